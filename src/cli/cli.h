@@ -1,0 +1,42 @@
+// cli/cli.h — what the nki-agent subcommands share: the exit codes, the --json convention and
+// how results and Diagnostics are printed.
+//
+// Exit codes (stable, documented in the README):
+//   0  success
+//   1  a user error or a failed check: bad input file, a kernel error, failed verification
+//   2  usage: unknown command or flag, missing or malformed argument
+//   3  internal error in nki-agent itself (a bug: please report it)
+// With --json, a command prints exactly one JSON object on stdout: {"ok": true, ...results} or
+// {"ok": false, "diagnostics": [...]}; nothing else goes to stdout. Without it, results go to
+// stdout and Diagnostics to stderr, formatted like compiler messages.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "core/diagnostic.h"
+
+namespace nki_agent::cli {
+
+enum ExitCode : int { kExitOk = 0, kExitUserError = 1, kExitUsage = 2, kExitInternal = 3 };
+
+struct Context {
+  bool json = false;
+  std::string log_level;
+  int exit_code = kExitOk;
+};
+
+// Prints a failure in the current mode and returns kExitUserError.
+int report(const Context& ctx, const Diagnostic& d);
+// Prints a JSON result (with "ok": true added) in --json mode; does nothing otherwise.
+void emit_json(const Context& ctx, nlohmann::json result);
+
+// Each adds one subcommand whose callback stores its exit code in ctx.exit_code.
+void add_info_command(CLI::App& app, Context& ctx);
+void add_dtypes_command(CLI::App& app, Context& ctx);
+void add_cast_command(CLI::App& app, Context& ctx);
+void add_npy_command(CLI::App& app, Context& ctx);
+void add_random_command(CLI::App& app, Context& ctx);
+
+}  // namespace nki_agent::cli

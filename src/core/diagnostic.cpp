@@ -1,0 +1,87 @@
+#include "core/diagnostic.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace nki_agent {
+
+std::string_view severity_name(Severity s) {
+  switch (s) {
+    case Severity::kNote: return "note";
+    case Severity::kWarning: return "warning";
+    case Severity::kError: return "error";
+  }
+  return "error";
+}
+
+static Severity severity_from_name(std::string_view s) {
+  if (s == "note") return Severity::kNote;
+  if (s == "warning") return Severity::kWarning;
+  return Severity::kError;
+}
+
+Diagnostic Diagnostic::error(std::string code, std::string message, std::string hint) {
+  Diagnostic d;
+  d.code = std::move(code);
+  d.message = std::move(message);
+  d.hint = std::move(hint);
+  return d;
+}
+
+Diagnostic& Diagnostic::at(SourceLoc where) {
+  loc = std::move(where);
+  return *this;
+}
+
+Diagnostic& Diagnostic::with_note(std::string note) {
+  notes.push_back(std::move(note));
+  return *this;
+}
+
+std::string Diagnostic::format() const {
+  std::string out;
+  if (loc.known()) {
+    out += loc.file.empty() ? std::string("<unknown>") : loc.file;
+    if (loc.line > 0) out += fmt::format(":{}", loc.line);
+    if (loc.line > 0 && loc.col > 0) out += fmt::format(":{}", loc.col);
+    out += ": ";
+  }
+  out += fmt::format("{}[{}]: {}", severity_name(severity), code, message);
+  if (!hint.empty()) out += fmt::format("\n  hint: {}", hint);
+  for (const auto& n : notes) out += fmt::format("\n  note: {}", n);
+  return out;
+}
+
+nlohmann::json Diagnostic::to_json() const {
+  nlohmann::json j = {{"code", code}, {"severity", severity_name(severity)}, {"message", message}};
+  if (loc.known()) j["location"] = {{"file", loc.file}, {"line", loc.line}, {"col", loc.col}};
+  if (!hint.empty()) j["hint"] = hint;
+  if (!notes.empty()) j["notes"] = notes;
+  return j;
+}
+
+Diagnostic Diagnostic::from_json(const nlohmann::json& j) {
+  Diagnostic d;
+  if (!j.is_object()) return d;
+  d.code = j.value("code", std::string());
+  d.severity = severity_from_name(j.value("severity", std::string("error")));
+  d.message = j.value("message", std::string());
+  d.hint = j.value("hint", std::string());
+  if (auto it = j.find("location"); it != j.end() && it->is_object()) {
+    d.loc.file = it->value("file", std::string());
+    d.loc.line = it->value("line", 0);
+    d.loc.col = it->value("col", 0);
+  }
+  if (auto it = j.find("notes"); it != j.end() && it->is_array()) {
+    for (const auto& n : *it)
+      if (n.is_string()) d.notes.push_back(n.get<std::string>());
+  }
+  return d;
+}
+
+void internal_fail(const char* file, int line, const std::string& what) {
+  throw InternalError(fmt::format("internal error at {}:{}: {}", file, line, what));
+}
+
+}  // namespace nki_agent

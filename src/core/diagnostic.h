@@ -1,0 +1,74 @@
+// core/diagnostic.h — the one shape every user-facing failure takes.
+//
+// A Diagnostic is what a kernel author, a benchmark user or an LLM sees when something they gave
+// us is wrong: a stable code (NKI's `err_*` catalogue names where one applies, else our own
+// `nkia_*` names), a severity, a plain message, where it happened (file:line:col), and a hint that
+// says how to fix it. The CLI prints it like a compiler; tools return its JSON form.
+//
+// Internal bugs are not Diagnostics: they are InternalError exceptions or failed assertions.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+#include <tl/expected.hpp>
+
+namespace nki_agent {
+
+enum class Severity : uint8_t { kNote, kWarning, kError };
+std::string_view severity_name(Severity s);
+
+struct SourceLoc {
+  std::string file;  // empty when unknown
+  int line = 0;      // 1-based; 0 when unknown
+  int col = 0;       // 1-based; 0 when unknown
+
+  bool known() const { return !file.empty() || line > 0; }
+};
+
+struct Diagnostic {
+  std::string code;  // stable identifier, e.g. "err_unsupported_memory", "nkia_npy_bad_header"
+  Severity severity = Severity::kError;
+  std::string message;
+  SourceLoc loc;
+  std::string hint;                // how to fix it; may be empty
+  std::vector<std::string> notes;  // extra lines (e.g. traceback frames inside the kernel)
+
+  static Diagnostic error(std::string code, std::string message, std::string hint = {});
+  Diagnostic& at(SourceLoc where);
+  Diagnostic& with_note(std::string note);
+
+  // "file:line:col: error[code]: message" then "  hint: ..." and note lines, like a compiler.
+  std::string format() const;
+  nlohmann::json to_json() const;
+  // Reads the JSON form back; unknown or missing fields take their defaults.
+  static Diagnostic from_json(const nlohmann::json& j);
+};
+
+// The result type of anything that can fail because of its input.
+template <typename T>
+using Result = tl::expected<T, Diagnostic>;
+
+inline tl::unexpected<Diagnostic> fail(Diagnostic d) { return tl::unexpected<Diagnostic>(std::move(d)); }
+inline tl::unexpected<Diagnostic> fail(std::string code, std::string message, std::string hint = {}) {
+  return tl::unexpected<Diagnostic>(Diagnostic::error(std::move(code), std::move(message), std::move(hint)));
+}
+
+// A broken invariant inside nki-agent itself (a simulator bug, never a kernel bug).
+class InternalError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+[[noreturn]] void internal_fail(const char* file, int line, const std::string& what);
+
+#define NKIA_ASSERT(cond)                                                             \
+  do {                                                                                \
+    if (!(cond)) ::nki_agent::internal_fail(__FILE__, __LINE__, "assertion failed: " #cond); \
+  } while (0)
+
+}  // namespace nki_agent

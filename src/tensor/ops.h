@@ -1,0 +1,112 @@
+// tensor/ops.h — elementwise, reduction and matmul operations on Tensors.
+//
+// Semantics follow NumPy (broadcasting, NaN propagation, Python-style floor division and modulo),
+// with NKI's type rules instead of NumPy's where they differ (dtype.h promote_types: no 64-bit
+// types; float with int gives the float). Arithmetic happens the way the NeuronCore engines do it:
+// floating operands are widened to float32, the operation runs in float32, and the result is
+// rounded once into the output type (RNE). Integer operations run in int64 and wrap into the
+// output type. Reductions accumulate in double (floats) or int64 (integers) in a fixed order, so
+// results are deterministic. Matmul runs on OpenBLAS in float32 (double for integer inputs).
+//
+// Every function returns a new contiguous tensor; inputs are never modified. Bad shapes or
+// unsupported dtype combinations throw std::invalid_argument.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "tensor/tensor.h"
+
+namespace nki_agent {
+
+enum class BinaryOp : uint8_t {
+  kAdd,
+  kSubtract,
+  kMultiply,
+  kDivide,       // true division: integer inputs give float32
+  kFloorDivide,  // floor(a / b); integers: Python semantics, x // 0 = 0
+  kMod,          // Python/NumPy remainder: sign of the divisor; integers: x % 0 = 0
+  kFmod,         // C fmod: sign of the dividend
+  kPower,
+  kMaximum,  // NaN-propagating, like np.maximum
+  kMinimum,
+  kEqual,  // comparisons give bool
+  kNotEqual,
+  kLess,
+  kLessEqual,
+  kGreater,
+  kGreaterEqual,
+  kLogicalAnd,  // logical ops give bool
+  kLogicalOr,
+  kLogicalXor,
+  kBitwiseAnd,  // bitwise and shift ops need integer or bool operands
+  kBitwiseOr,
+  kBitwiseXor,
+  kLeftShift,
+  kRightShift,  // arithmetic for signed types
+};
+
+enum class UnaryOp : uint8_t {
+  kNegative,
+  kAbs,
+  kSign,
+  kSquare,
+  kReciprocal,
+  kSqrt,
+  kRsqrt,
+  kExp,
+  kLog,
+  kSin,
+  kCos,
+  kTan,
+  kTanh,
+  kArctan,
+  kErf,
+  kSigmoid,
+  kRelu,
+  kGelu,       // exact: x * Φ(x) with erf
+  kGeluTanh,   // tanh approximation
+  kSilu,
+  kSoftplus,
+  kFloor,
+  kCeil,
+  kTrunc,
+  kRint,  // round half to even
+  kLogicalNot,  // gives bool
+  kInvert,      // bitwise not; integers and bool only
+};
+
+enum class ReduceOp : uint8_t { kSum, kProd, kMax, kMin, kMean, kAll, kAny };
+
+std::string_view binary_op_name(BinaryOp op);
+std::string_view unary_op_name(UnaryOp op);
+std::string_view reduce_op_name(ReduceOp op);
+
+// The dtype binary() gives when no output type is requested.
+DType binary_result_dtype(BinaryOp op, DType a, DType b);
+DType unary_result_dtype(UnaryOp op, DType a);
+DType reduce_result_dtype(ReduceOp op, DType a);
+
+// out_dtype overrides the result type: the value is computed as usual (float32 or int64) and
+// stored once, in out_dtype — as an engine writes its output, with no rounding in between.
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, std::optional<DType> out_dtype = {});
+Tensor unary(UnaryOp op, const Tensor& a, std::optional<DType> out_dtype = {});
+// Reduces over `axes` (negative axes count from the end; an empty list reduces every axis).
+Tensor reduce(ReduceOp op, const Tensor& a, std::span<const int> axes, bool keepdims = false,
+              std::optional<DType> out_dtype = {});
+// Index of the first maximum / minimum along one axis, as int32 (NaN counts as the extreme).
+Tensor argmax(const Tensor& a, int axis, bool keepdims = false);
+Tensor argmin(const Tensor& a, int axis, bool keepdims = false);
+
+// np.matmul: 1-D operands are promoted to matrices and the added axis removed; leading (batch)
+// axes broadcast. The default output type is promote_types(a, b).
+Tensor matmul(const Tensor& a, const Tensor& b, std::optional<DType> out_dtype = {});
+
+// Convenience
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return binary(BinaryOp::kAdd, a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return binary(BinaryOp::kSubtract, a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return binary(BinaryOp::kMultiply, a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return binary(BinaryOp::kDivide, a, b); }
+
+}  // namespace nki_agent

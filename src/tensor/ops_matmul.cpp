@@ -1,0 +1,123 @@
+// np.matmul over OpenBLAS (see ops.h). Float operands are widened to float32 and multiplied with
+// cblas_sgemm — directly on the operands' storage when they are float32 matrices with a unit
+// stride on either axis — and integer operands go through cblas_dgemm, exact up to 2^53.
+#include <cblas.h>
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "tensor/ops.h"
+
+namespace nki_agent {
+
+namespace {
+
+// A 2-D float32 view BLAS can read in place: row-major with a unit column stride (no transpose)
+// or a unit row stride (transpose). The leading dimension must be at least the row length.
+struct BlasOperand {
+  const void* data = nullptr;
+  CBLAS_TRANSPOSE trans = CblasNoTrans;
+  int ld = 0;
+};
+
+bool blas_view(const Tensor& m, BlasOperand* out) {
+  const int64_t r = m.shape()[0], c = m.shape()[1];
+  const int64_t s0 = m.strides()[0], s1 = m.strides()[1];
+  if ((s1 == 1 || c == 1) && s0 >= std::max<int64_t>(c, 1)) {
+    *out = {m.data(), CblasNoTrans, static_cast<int>(std::max<int64_t>(s0, 1))};
+    return true;
+  }
+  if ((s0 == 1 || r == 1) && s1 >= std::max<int64_t>(r, 1)) {
+    *out = {m.data(), CblasTrans, static_cast<int>(std::max<int64_t>(s1, 1))};
+    return true;
+  }
+  return false;
+}
+
+// out[M,N] = a[M,K] @ b[K,N] in float32; out is contiguous.
+void sgemm_2d(const Tensor& a, const Tensor& b, Tensor& out) {
+  const int M = static_cast<int>(a.shape()[0]), K = static_cast<int>(a.shape()[1]);
+  const int N = static_cast<int>(b.shape()[1]);
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    out.fill(0);
+    return;
+  }
+  Tensor ac = a, bc = b;
+  BlasOperand oa, ob;
+  if (!blas_view(ac, &oa)) {
+    ac = a.copy();
+    blas_view(ac, &oa);
+  }
+  if (!blas_view(bc, &ob)) {
+    bc = b.copy();
+    blas_view(bc, &ob);
+  }
+  cblas_sgemm(CblasRowMajor, oa.trans, ob.trans, M, N, K, 1.0f, static_cast<const float*>(oa.data), oa.ld,
+              static_cast<const float*>(ob.data), ob.ld, 0.0f, static_cast<float*>(out.data()), N);
+}
+
+// out[M,N] = a[M,K] @ b[K,N] for integer operands, through double (exact below 2^53), stored with
+// wrap-around into out's integer type.
+void igemm_2d(const Tensor& a, const Tensor& b, Tensor& out) {
+  const int64_t M = a.shape()[0], K = a.shape()[1], N = b.shape()[1];
+  std::vector<double> c(static_cast<size_t>(M * N), 0.0);
+  if (M > 0 && N > 0 && K > 0) {
+    std::vector<int64_t> va = a.to_i64_vector(), vb = b.to_i64_vector();
+    std::vector<double> da(va.begin(), va.end()), db(vb.begin(), vb.end());
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(M), static_cast<int>(N),
+                static_cast<int>(K), 1.0, da.data(), static_cast<int>(K), db.data(), static_cast<int>(N), 0.0,
+                c.data(), static_cast<int>(N));
+  }
+  auto* o = static_cast<uint8_t*>(out.data());
+  for (size_t j = 0; j < c.size(); ++j)
+    store_i64(o + static_cast<int64_t>(j) * out.itemsize(), out.dtype(), static_cast<int64_t>(c[j]));
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a_in, const Tensor& b_in, std::optional<DType> out_dtype) {
+  if (a_in.ndim() == 0 || b_in.ndim() == 0) throw std::invalid_argument("matmul: operands must be at least 1-D");
+  const DType rt = promote_types(a_in.dtype(), b_in.dtype());
+  const bool integer = !dtype_is_float(rt);
+  const DType ot = out_dtype.value_or(rt == DType::kBool ? DType::kInt32 : rt);
+
+  // Widen float operands to float32 before broadcasting, so each is converted once.
+  auto widen = [&](const Tensor& t) {
+    return integer || t.dtype() == DType::kFloat32 ? t : t.astype(DType::kFloat32);
+  };
+  Tensor a = widen(a_in.ndim() == 1 ? a_in.expand_dims(0) : a_in);
+  Tensor b = widen(b_in.ndim() == 1 ? b_in.expand_dims(1) : b_in);
+  const int64_t M = a.dim(-2), K = a.dim(-1), K2 = b.dim(-2), N = b.dim(-1);
+  if (K != K2)
+    throw std::invalid_argument(fmt::format("matmul: shapes {} and {} do not align ({} != {})",
+                                            shape_str(a_in.shape()), shape_str(b_in.shape()), K, K2));
+  constexpr int64_t kBlasMax = 2147483647;  // BLAS takes int dimensions
+  if (M > kBlasMax || N > kBlasMax || K > kBlasMax) throw std::invalid_argument("matmul: dimension too large");
+
+  Shape batch = broadcast_shapes(Shape(a.shape().begin(), a.shape().end() - 2),
+                                 Shape(b.shape().begin(), b.shape().end() - 2));
+  Shape full_a = batch, full_b = batch, out_shape = batch;
+  full_a.insert(full_a.end(), {M, K});
+  full_b.insert(full_b.end(), {K, N});
+  out_shape.insert(out_shape.end(), {M, N});
+  const int64_t nbatch = shape_numel(batch);
+  Tensor a3 = a.broadcast_to(full_a).reshape({nbatch, M, K});
+  Tensor b3 = b.broadcast_to(full_b).reshape({nbatch, K, N});
+
+  Tensor res = Tensor::empty(out_shape, integer ? ot : DType::kFloat32);
+  Tensor r3 = res.reshape({nbatch, M, N});
+  for (int64_t i = 0; i < nbatch; ++i) {
+    Tensor o = r3.select(0, i);
+    if (integer)
+      igemm_2d(a3.select(0, i), b3.select(0, i), o);
+    else
+      sgemm_2d(a3.select(0, i), b3.select(0, i), o);
+  }
+  if (res.dtype() != ot) res = res.astype(ot);
+  if (a_in.ndim() == 1) res = res.squeeze(-2);
+  if (b_in.ndim() == 1) res = res.squeeze(-1);
+  return res;
+}
+
+}  // namespace nki_agent
