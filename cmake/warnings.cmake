@@ -1,7 +1,9 @@
 # Compiler flags shared by every target of the project (through nkia_options).
 add_library(nkia_options INTERFACE)
 target_compile_options(nkia_options INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
-                                              -Wcast-align -Wformat=2 -Wimplicit-fallthrough)
+                                              -Wcast-align -Wformat=2 -Wimplicit-fallthrough
+                                              # GCC 12 false positive on std::string concatenation (GCC PR 105651)
+                                              -Wno-restrict)
 if(NKIA_WERROR)
   target_compile_options(nkia_options INTERFACE -Werror)
 endif()

@@ -61,17 +61,32 @@ nlohmann::json Diagnostic::to_json() const {
   return j;
 }
 
+namespace {
+
+// Field readers that take a wrong-typed or missing field as its default instead of throwing.
+std::string str_field(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+int int_field(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<int>() : 0;
+}
+
+}  // namespace
+
 Diagnostic Diagnostic::from_json(const nlohmann::json& j) {
   Diagnostic d;
   if (!j.is_object()) return d;
-  d.code = j.value("code", std::string());
-  d.severity = severity_from_name(j.value("severity", std::string("error")));
-  d.message = j.value("message", std::string());
-  d.hint = j.value("hint", std::string());
+  d.code = str_field(j, "code");
+  d.severity = severity_from_name(str_field(j, "severity"));
+  d.message = str_field(j, "message");
+  d.hint = str_field(j, "hint");
   if (auto it = j.find("location"); it != j.end() && it->is_object()) {
-    d.loc.file = it->value("file", std::string());
-    d.loc.line = it->value("line", 0);
-    d.loc.col = it->value("col", 0);
+    d.loc.file = str_field(*it, "file");
+    d.loc.line = int_field(*it, "line");
+    d.loc.col = int_field(*it, "col");
   }
   if (auto it = j.find("notes"); it != j.end() && it->is_array()) {
     for (const auto& n : *it)

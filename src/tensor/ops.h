@@ -8,7 +8,8 @@
 // output type. Reductions accumulate in double (floats) or int64 (integers) in a fixed order, so
 // results are deterministic. Matmul runs on OpenBLAS in float32 (double for integer inputs).
 //
-// Every function returns a new contiguous tensor; inputs are never modified. Bad shapes or
+// Every function returns a new contiguous tensor (the *_into forms write an existing view instead);
+// inputs are never modified. Bad shapes or
 // unsupported dtype combinations throw std::invalid_argument.
 #pragma once
 
@@ -92,6 +93,10 @@ DType reduce_result_dtype(ReduceOp op, DType a);
 // stored once, in out_dtype — as an engine writes its output, with no rounding in between.
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, std::optional<DType> out_dtype = {});
 Tensor unary(UnaryOp op, const Tensor& a, std::optional<DType> out_dtype = {});
+// The same, written into an existing view `out` (any dtype, any strides) whose shape must be the
+// broadcast shape of the operands. `out` may alias an operand only when they are the same view.
+void binary_into(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out);
+void unary_into(UnaryOp op, const Tensor& a, Tensor& out);
 // Reduces over `axes` (negative axes count from the end; an empty list reduces every axis).
 Tensor reduce(ReduceOp op, const Tensor& a, std::span<const int> axes, bool keepdims = false,
               std::optional<DType> out_dtype = {});

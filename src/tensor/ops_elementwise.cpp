@@ -25,9 +25,12 @@ bool is_bitwise(BinaryOp op) { return op >= BinaryOp::kBitwiseAnd; }
 
 // ---- float32 kernels ----------------------------------------------------------------------------
 
+// NumPy's float remainder: the sign of the divisor, and a zero result takes the divisor's sign too.
 float py_mod(float a, float b) {
   float r = std::fmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  if (b == 0) return r;  // NaN
+  if (r == 0) return std::copysign(0.0f, b);
+  if ((r < 0) != (b < 0)) r += b;
   return r;
 }
 
@@ -236,42 +239,6 @@ void unary_i64(UnaryOp op, const int64_t* a, int64_t* o, int64_t n, DType in) {
 #undef NKIA_LOOP
 }
 
-// ---- row plumbing -------------------------------------------------------------------------------
-
-// Widens `n` elements of type t at byte pointer p with element stride st into buf (float32).
-const float* widen_f32(const uint8_t* p, DType t, int64_t st, int64_t n, float* buf) {
-  if (t == DType::kFloat32 && st == 1) return reinterpret_cast<const float*>(p);
-  if (st == 1) {
-    convert_to_f32(p, t, buf, n);
-  } else if (st == 0) {
-    std::fill(buf, buf + n, load_f32(p, t));
-  } else {
-    const int64_t bs = st * dtype_size(t);
-    for (int64_t i = 0; i < n; ++i) buf[i] = load_f32(p + i * bs, t);
-  }
-  return buf;
-}
-
-void widen_i64(const uint8_t* p, DType t, int64_t st, int64_t n, int64_t* buf) {
-  const int64_t bs = st * dtype_size(t);
-  for (int64_t i = 0; i < n; ++i) buf[i] = load_i64(p + i * bs, t);
-}
-
-void narrow_f32(const float* v, uint8_t* p, DType t, int64_t st, int64_t n) {
-  if (st == 1) {
-    if (t == DType::kFloat32 && reinterpret_cast<const uint8_t*>(v) == p) return;
-    convert_from_f32(v, p, t, n);
-  } else {
-    const int64_t bs = st * dtype_size(t);
-    for (int64_t i = 0; i < n; ++i) store_f32(p + i * bs, t, v[i]);
-  }
-}
-
-void narrow_i64(const int64_t* v, uint8_t* p, DType t, int64_t st, int64_t n) {
-  const int64_t bs = st * dtype_size(t);
-  for (int64_t i = 0; i < n; ++i) store_i64(p + i * bs, t, v[i]);
-}
-
 // The domain a binary op computes in: float32 unless both operands are integers (or bool) and the
 // op is not true division.
 bool computes_in_float(BinaryOp op, DType a, DType b) {
@@ -323,12 +290,21 @@ DType unary_result_dtype(UnaryOp op, DType a) {
   return DType::kFloat32;
 }
 
-Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in, std::optional<DType> out_dtype) {
-  const DType rt = binary_result_dtype(op, a_in.dtype(), b_in.dtype());
-  const DType ot = out_dtype.value_or(rt);
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, std::optional<DType> out_dtype) {
+  const DType ot = out_dtype.value_or(binary_result_dtype(op, a.dtype(), b.dtype()));
+  Tensor out = Tensor::uninitialized(broadcast_shapes(a.shape(), b.shape()), ot);
+  binary_into(op, a, b, out);
+  return out;
+}
+
+void binary_into(BinaryOp op, const Tensor& a_in, const Tensor& b_in, Tensor& out) {
+  (void)binary_result_dtype(op, a_in.dtype(), b_in.dtype());  // rejects bitwise ops on floats
   const Shape shape = broadcast_shapes(a_in.shape(), b_in.shape());
+  if (out.shape() != shape)
+    throw std::invalid_argument(fmt::format("{}: output shape {} is not the broadcast shape {}", binary_op_name(op),
+                                            shape_str(out.shape()), shape_str(shape)));
   Tensor a = a_in.broadcast_to(shape), b = b_in.broadcast_to(shape);
-  Tensor out = Tensor::empty(shape, ot);
+  const DType ot = out.dtype();
   const DType at = a.dtype(), bt = b.dtype();
   const int64_t as = a.itemsize(), bs = b.itemsize(), os = out.itemsize();
 
@@ -357,13 +333,20 @@ Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in, std::optional
       }
     });
   }
-  return out;
 }
 
 Tensor unary(UnaryOp op, const Tensor& a, std::optional<DType> out_dtype) {
-  const DType rt = unary_result_dtype(op, a.dtype());
-  const DType ot = out_dtype.value_or(rt);
-  Tensor out = Tensor::empty(a.shape(), ot);
+  Tensor out = Tensor::uninitialized(a.shape(), out_dtype.value_or(unary_result_dtype(op, a.dtype())));
+  unary_into(op, a, out);
+  return out;
+}
+
+void unary_into(UnaryOp op, const Tensor& a, Tensor& out) {
+  (void)unary_result_dtype(op, a.dtype());  // rejects invert on floats
+  if (out.shape() != a.shape())
+    throw std::invalid_argument(fmt::format("{}: output shape {} differs from the input's {}", unary_op_name(op),
+                                            shape_str(out.shape()), shape_str(a.shape())));
+  const DType ot = out.dtype();
   const DType at = a.dtype();
   const int64_t as = a.itemsize(), os = out.itemsize();
   const bool int_domain = !dtype_is_float(at) && unary_stays_int(op);
@@ -390,7 +373,6 @@ Tensor unary(UnaryOp op, const Tensor& a, std::optional<DType> out_dtype) {
       }
     });
   }
-  return out;
 }
 
 }  // namespace nki_agent

@@ -1,8 +1,9 @@
 // Reductions over any set of axes, and argmax/argmin (see ops.h for the semantics).
 //
-// The input is viewed as [kept axes..., reduced axes...] and made contiguous in the compute domain
-// (float32 or int64), so each output element reduces one contiguous row of K values. Float sums
-// use kLanes double accumulators in a fixed interleaving: vectorisable and deterministic.
+// The input is walked once in its own memory order, each element combined into the accumulator
+// slot of its output element (double for floats, int64 for integers). A row that falls into one
+// slot is summed with kLanes interleaved accumulators; a row spread over slots (reducing a leading
+// axis) updates them side by side. The order depends only on the input's layout: deterministic.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@ struct ReducePlan {
   std::vector<int> perm;  // kept axes first, then reduced axes
   int64_t rows = 1;      // product of kept dims
   int64_t k = 1;         // product of reduced dims
+  std::vector<bool> reduced;  // per input axis
 };
 
 ReducePlan plan_reduce(const Tensor& a, std::span<const int> axes_in, bool keepdims) {
@@ -37,6 +39,7 @@ ReducePlan plan_reduce(const Tensor& a, std::span<const int> axes_in, bool keepd
     red[x] = true;
   }
   ReducePlan p;
+  p.reduced = red;
   for (int i = 0; i < nd; ++i) {
     if (!red[i]) {
       p.perm.push_back(i);
@@ -65,21 +68,6 @@ double sum_f32(const float* x, int64_t n) {
   return s;
 }
 
-double prod_f32(const float* x, int64_t n) {
-  double p = 1;
-  for (int64_t i = 0; i < n; ++i) p *= x[i];
-  return p;
-}
-
-float extreme_f32(const float* x, int64_t n, bool want_max) {
-  float m = x[0];
-  for (int64_t i = 0; i < n; ++i) {
-    if (x[i] != x[i]) return x[i];  // NaN propagates
-    m = want_max ? (x[i] > m ? x[i] : m) : (x[i] < m ? x[i] : m);
-  }
-  return m;
-}
-
 }  // namespace
 
 std::string_view reduce_op_name(ReduceOp op) {
@@ -104,6 +92,33 @@ DType reduce_result_dtype(ReduceOp op, DType a) {
   return a;
 }
 
+namespace {
+
+// The accumulator slot of each input element: a view of the input's shape over a byte-sized
+// "index" storage whose strides are those of the (kept-axes) output and 0 on reduced axes, so that
+// walking it beside the input with for_each_row yields, per element, its slot as a byte offset.
+Tensor slot_view(const Tensor& a, const ReducePlan& p, std::shared_ptr<Storage>& holder) {
+  Strides st(static_cast<size_t>(a.ndim()), 0);
+  int64_t step = 1;
+  for (int i = a.ndim() - 1; i >= 0; --i)
+    if (!p.reduced[static_cast<size_t>(i)]) {
+      st[static_cast<size_t>(i)] = step;
+      step *= a.shape()[static_cast<size_t>(i)];
+    }
+  holder = std::make_shared<Storage>(std::max<int64_t>(p.rows, 1), false);
+  return Tensor(holder, DType::kUInt8, a.shape(), st, 0);
+}
+
+template <typename Acc, typename Combine>
+void accumulate(const Tensor& x, const Tensor& slots, std::vector<Acc>& acc, Combine&& combine) {
+  const auto* slot0 = static_cast<const uint8_t*>(slots.data());
+  for_each_row({&x, &slots}, [&](const RowPtrs& p, int64_t n, const int64_t* st) {
+    combine(static_cast<const uint8_t*>(p[0]), st[0], acc.data() + (static_cast<const uint8_t*>(p[1]) - slot0), st[1], n);
+  });
+}
+
+}  // namespace
+
 Tensor reduce(ReduceOp op, const Tensor& a, std::span<const int> axes, bool keepdims,
               std::optional<DType> out_dtype) {
   const ReducePlan p = plan_reduce(a, axes, keepdims);
@@ -113,67 +128,79 @@ Tensor reduce(ReduceOp op, const Tensor& a, std::span<const int> axes, bool keep
   if (p.k == 0 && (op == ReduceOp::kMax || op == ReduceOp::kMin))
     throw std::invalid_argument(fmt::format("reduce {} over an empty axis has no identity", reduce_op_name(op)));
 
-  const bool float_domain = dtype_is_float(a.dtype()) || op == ReduceOp::kMean;
-  Tensor moved = a.transpose(p.perm);
-  // Integers stay in their own type; each element is read as int64 and accumulated in int64.
-  Tensor x = float_domain ? moved.astype(DType::kFloat32).contiguous() : moved.contiguous();
+  std::shared_ptr<Storage> holder;
+  const Tensor slots = slot_view(a, p, holder);
   auto* o = static_cast<uint8_t*>(out.data());
   const int64_t osz = out.itemsize();
+  const DType at = a.dtype();
+  const int64_t asz = a.itemsize();
 
-  if (float_domain) {
-    const float* base = x.data_as<float>();
-    for (int64_t r = 0; r < p.rows; ++r) {
-      const float* row = base + r * p.k;
-      double v = 0;
-      switch (op) {
-        case ReduceOp::kSum: v = sum_f32(row, p.k); break;
-        case ReduceOp::kMean: v = p.k ? sum_f32(row, p.k) / static_cast<double>(p.k) : NAN; break;
-        case ReduceOp::kProd: v = prod_f32(row, p.k); break;
-        case ReduceOp::kMax: v = extreme_f32(row, p.k, true); break;
-        case ReduceOp::kMin: v = extreme_f32(row, p.k, false); break;
-        case ReduceOp::kAll: v = std::all_of(row, row + p.k, [](float f) { return f != 0; }); break;
-        case ReduceOp::kAny: v = std::any_of(row, row + p.k, [](float f) { return f != 0; }); break;
+  if (dtype_is_float(at) || op == ReduceOp::kMean) {
+    double init = 0;
+    if (op == ReduceOp::kProd || op == ReduceOp::kAll) init = 1;
+    if (op == ReduceOp::kMax) init = -INFINITY;
+    if (op == ReduceOp::kMin) init = INFINITY;
+    std::vector<double> acc(static_cast<size_t>(p.rows), init);
+    std::vector<float> buf(1024);
+    accumulate(a, slots, acc, [&](const uint8_t* x, int64_t sx, double* dst, int64_t sd, int64_t n) {
+      for (int64_t c = 0; c < n; c += 1024) {
+        const int64_t m = std::min<int64_t>(1024, n - c);
+        const float* v = widen_f32(x + c * sx * asz, at, sx, m, buf.data());
+        double* d = dst + c * sd;
+        if (sd == 0 && (op == ReduceOp::kSum || op == ReduceOp::kMean)) {
+          *d += sum_f32(v, m);  // a whole row into one slot: lane-parallel
+          continue;
+        }
+        auto update = [&](auto f) {
+          for (int64_t i = 0; i < m; ++i) d[i * sd] = f(d[i * sd], static_cast<double>(v[i]));
+        };
+        switch (op) {
+          case ReduceOp::kSum:
+          case ReduceOp::kMean: update([](double r, double e) { return r + e; }); break;
+          case ReduceOp::kProd: update([](double r, double e) { return r * e; }); break;
+          // NaN is sticky: once a slot holds NaN no comparison replaces it.
+          case ReduceOp::kMax: update([](double r, double e) { return (r != r || e != e) ? r + e : (e > r ? e : r); }); break;
+          case ReduceOp::kMin: update([](double r, double e) { return (r != r || e != e) ? r + e : (e < r ? e : r); }); break;
+          case ReduceOp::kAll: update([](double r, double e) { return (r != 0 && e != 0) ? 1.0 : 0.0; }); break;
+          case ReduceOp::kAny: update([](double r, double e) { return (r != 0 || e != 0) ? 1.0 : 0.0; }); break;
+        }
       }
+    });
+    for (int64_t r = 0; r < p.rows; ++r) {
+      double v = acc[static_cast<size_t>(r)];
+      if (op == ReduceOp::kMean) v = p.k ? v / static_cast<double>(p.k) : NAN;
       store_f32(o + r * osz, ot, static_cast<float>(v));
     }
     return out;
   }
 
-  const auto* base = static_cast<const uint8_t*>(x.data());
-  const DType xt = x.dtype();
-  const int64_t xsz = x.itemsize();
-  for (int64_t r = 0; r < p.rows; ++r) {
-    const uint8_t* row = base + r * p.k * xsz;
-    int64_t v = 0;
-    switch (op) {
-      case ReduceOp::kSum:
-        for (int64_t i = 0; i < p.k; ++i)
-          v = static_cast<int64_t>(static_cast<uint64_t>(v) + static_cast<uint64_t>(load_i64(row + i * xsz, xt)));
-        break;
-      case ReduceOp::kProd:
-        v = 1;
-        for (int64_t i = 0; i < p.k; ++i)
-          v = static_cast<int64_t>(static_cast<uint64_t>(v) * static_cast<uint64_t>(load_i64(row + i * xsz, xt)));
-        break;
-      case ReduceOp::kMax:
-      case ReduceOp::kMin:
-        v = load_i64(row, xt);
-        for (int64_t i = 1; i < p.k; ++i) {
-          int64_t e = load_i64(row + i * xsz, xt);
-          v = op == ReduceOp::kMax ? std::max(v, e) : std::min(v, e);
-        }
-        break;
-      case ReduceOp::kAll:
-        v = 1;
-        for (int64_t i = 0; i < p.k && v; ++i) v = load_i64(row + i * xsz, xt) != 0;
-        break;
-      case ReduceOp::kAny:
-        for (int64_t i = 0; i < p.k && !v; ++i) v = load_i64(row + i * xsz, xt) != 0;
-        break;
-      case ReduceOp::kMean: break;  // float domain
+  int64_t init = 0;
+  if (op == ReduceOp::kProd || op == ReduceOp::kAll) init = 1;
+  if (op == ReduceOp::kMax) init = INT64_MIN;
+  if (op == ReduceOp::kMin) init = INT64_MAX;
+  std::vector<int64_t> acc(static_cast<size_t>(p.rows), init);
+  std::vector<int64_t> buf(1024);
+  auto wrap = [](uint64_t v) { return static_cast<int64_t>(v); };
+  accumulate(a, slots, acc, [&](const uint8_t* x, int64_t sx, int64_t* dst, int64_t sd, int64_t n) {
+    for (int64_t c = 0; c < n; c += 1024) {
+      const int64_t m = std::min<int64_t>(1024, n - c);
+      widen_i64(x + c * sx * asz, at, sx, m, buf.data());
+      int64_t* d = dst + c * sd;
+      auto update = [&](auto f) {
+        for (int64_t i = 0; i < m; ++i) d[i * sd] = f(d[i * sd], buf[static_cast<size_t>(i)]);
+      };
+      switch (op) {
+        case ReduceOp::kSum: update([&](int64_t r, int64_t e) { return wrap(static_cast<uint64_t>(r) + static_cast<uint64_t>(e)); }); break;
+        case ReduceOp::kProd: update([&](int64_t r, int64_t e) { return wrap(static_cast<uint64_t>(r) * static_cast<uint64_t>(e)); }); break;
+        case ReduceOp::kMax: update([](int64_t r, int64_t e) { return std::max(r, e); }); break;
+        case ReduceOp::kMin: update([](int64_t r, int64_t e) { return std::min(r, e); }); break;
+        case ReduceOp::kAll: update([](int64_t r, int64_t e) -> int64_t { return r != 0 && e != 0; }); break;
+        case ReduceOp::kAny: update([](int64_t r, int64_t e) -> int64_t { return r != 0 || e != 0; }); break;
+        case ReduceOp::kMean: break;  // float domain
+      }
     }
-    store_i64(o + r * osz, ot, v);
-  }
+  });
+  for (int64_t r = 0; r < p.rows; ++r) store_i64(o + r * osz, ot, acc[static_cast<size_t>(r)]);
   return out;
 }
 

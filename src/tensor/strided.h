@@ -7,6 +7,7 @@
 // unit or zero strides there.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <initializer_list>
@@ -87,6 +88,43 @@ void for_each_row(std::initializer_list<const Tensor*> ops, Fn&& fn) {
       p[o] = static_cast<uint8_t*>(base[o]) + off * isz[o];
     }
   }
+}
+
+// ---- row conversions shared by the elementwise and reduction kernels ----
+// Rows are given as a byte pointer to the first element, the dtype and the element stride.
+
+// Widens `n` elements of type t at byte pointer p with element stride st into buf (float32).
+inline const float* widen_f32(const uint8_t* p, DType t, int64_t st, int64_t n, float* buf) {
+  if (t == DType::kFloat32 && st == 1) return reinterpret_cast<const float*>(p);
+  if (st == 1) {
+    convert_to_f32(p, t, buf, n);
+  } else if (st == 0) {
+    std::fill(buf, buf + n, load_f32(p, t));
+  } else {
+    const int64_t bs = st * dtype_size(t);
+    for (int64_t i = 0; i < n; ++i) buf[i] = load_f32(p + i * bs, t);
+  }
+  return buf;
+}
+
+inline void widen_i64(const uint8_t* p, DType t, int64_t st, int64_t n, int64_t* buf) {
+  const int64_t bs = st * dtype_size(t);
+  for (int64_t i = 0; i < n; ++i) buf[i] = load_i64(p + i * bs, t);
+}
+
+inline void narrow_f32(const float* v, uint8_t* p, DType t, int64_t st, int64_t n) {
+  if (st == 1) {
+    if (t == DType::kFloat32 && reinterpret_cast<const uint8_t*>(v) == p) return;
+    convert_from_f32(v, p, t, n);
+  } else {
+    const int64_t bs = st * dtype_size(t);
+    for (int64_t i = 0; i < n; ++i) store_f32(p + i * bs, t, v[i]);
+  }
+}
+
+inline void narrow_i64(const int64_t* v, uint8_t* p, DType t, int64_t st, int64_t n) {
+  const int64_t bs = st * dtype_size(t);
+  for (int64_t i = 0; i < n; ++i) store_i64(p + i * bs, t, v[i]);
 }
 
 }  // namespace nki_agent

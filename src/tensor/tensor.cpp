@@ -73,13 +73,13 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
 
 // ---- storage ------------------------------------------------------------------------------------
 
-Storage::Storage(int64_t nbytes) : nbytes_(nbytes) {
+Storage::Storage(int64_t nbytes, bool zero_fill) : nbytes_(nbytes) {
   if (nbytes < 0) bad_arg("negative storage size");
   size_t n = static_cast<size_t>(std::max<int64_t>(nbytes, 1));
   n = (n + kStorageAlign - 1) / kStorageAlign * kStorageAlign;
   data_ = static_cast<uint8_t*>(std::aligned_alloc(kStorageAlign, n));
   if (!data_) throw std::bad_alloc();
-  std::memset(data_, 0, n);
+  if (zero_fill) std::memset(data_, 0, n);
 }
 
 Storage::~Storage() { std::free(data_); }
@@ -97,14 +97,20 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Strid
     if (d < 0) bad_arg(fmt::format("negative dimension in shape {}", shape_str(shape_)));
 }
 
-Tensor Tensor::empty(const Shape& shape, DType dtype) {
-  for (int64_t d : shape)
+static Tensor allocate(const Shape& shape, DType dtype, bool zero_fill) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
     if (d < 0) bad_arg(fmt::format("negative dimension in shape {}", shape_str(shape)));
-  int64_t n = shape_numel(shape);
-  if (n > std::numeric_limits<int64_t>::max() / 8) bad_arg(fmt::format("shape {} is too large", shape_str(shape)));
-  auto st = std::make_shared<Storage>(n * dtype_size(dtype));
+    if (d > 0 && n > std::numeric_limits<int64_t>::max() / 8 / d)
+      bad_arg(fmt::format("shape {} is too large", shape_str(shape)));
+    n *= d;
+  }
+  auto st = std::make_shared<Storage>(n * dtype_size(dtype), zero_fill);
   return Tensor(std::move(st), dtype, shape, contiguous_strides(shape), 0);
 }
+
+Tensor Tensor::empty(const Shape& shape, DType dtype) { return allocate(shape, dtype, true); }
+Tensor Tensor::uninitialized(const Shape& shape, DType dtype) { return allocate(shape, dtype, false); }
 
 Tensor Tensor::full(const Shape& shape, DType dtype, double value) {
   Tensor t = empty(shape, dtype);
@@ -134,6 +140,7 @@ Tensor Tensor::from_i64(const Shape& shape, std::span<const int64_t> values, DTy
 int64_t Tensor::dim(int axis) const { return shape_[normalize_axis(axis, ndim(), "dim")]; }
 
 bool Tensor::is_contiguous() const {
+  if (numel() == 0) return true;
   int64_t expect = 1;
   for (int i = ndim() - 1; i >= 0; --i) {
     if (shape_[i] == 1) continue;
@@ -364,7 +371,7 @@ Tensor Tensor::view_as(DType dtype) const {
 // ---- copies -------------------------------------------------------------------------------------
 
 Tensor Tensor::copy() const {
-  Tensor out = empty(shape_, dtype_);
+  Tensor out = uninitialized(shape_, dtype_);
   out.assign(*this);
   return out;
 }
@@ -372,7 +379,7 @@ Tensor Tensor::copy() const {
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : copy(); }
 
 Tensor Tensor::astype(DType dtype, Fp8Overflow ovf) const {
-  Tensor out = empty(shape_, dtype);
+  Tensor out = uninitialized(shape_, dtype);
   out.assign(*this, ovf);
   return out;
 }

@@ -33,7 +33,7 @@ bool shapes_broadcastable(const Shape& a, const Shape& b);
 // Bytes shared by the views of one allocation. 64-byte aligned.
 class Storage {
  public:
-  explicit Storage(int64_t nbytes);
+  explicit Storage(int64_t nbytes, bool zero_fill = true);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -60,6 +60,8 @@ class Tensor {
   Tensor() = default;  // an undefined tensor: defined() is false
 
   static Tensor empty(const Shape& shape, DType dtype);  // zero-filled
+  // Contents unspecified: for outputs whose every element is written before it is read.
+  static Tensor uninitialized(const Shape& shape, DType dtype);
   static Tensor zeros(const Shape& shape, DType dtype) { return empty(shape, dtype); }
   static Tensor full(const Shape& shape, DType dtype, double value);
   // Values are rounded into `dtype` by store_f32 rules.

@@ -1,0 +1,136 @@
+// The nki-agent command line: exit codes, the --json convention, and the array commands end to end.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+#include "support/python_oracle.h"
+
+namespace nki_agent {
+namespace {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;  // stdout only
+};
+
+CliRun cli(const std::string& args) {
+  CliRun r;
+  std::string cmd = std::string(NKIA_CLI) + " " + args + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+nlohmann::json json_of(const CliRun& r) {
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << "not one JSON object: " << r.out;
+  return j;
+}
+
+TEST(Cli, VersionHelpAndUsageErrors) {
+  auto v = cli("--version");
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.out.find("nki-agent 0."), std::string::npos);
+  EXPECT_EQ(cli("--help").exit_code, 0);
+  EXPECT_EQ(cli("").exit_code, 2);
+  EXPECT_EQ(cli("no-such-command").exit_code, 2);
+  EXPECT_EQ(cli("cast").exit_code, 2);
+  EXPECT_EQ(cli("--log-level loud info").exit_code, 2);
+  EXPECT_EQ(cli("random 'a=float32[2]' --dist cauchy").exit_code, 2);
+}
+
+TEST(Cli, InfoAndDtypesJson) {
+  auto info = json_of(cli("--json info"));
+  EXPECT_EQ(info["ok"], true);
+  EXPECT_EQ(info["dtypes"].size(), 14u);
+  auto dt = json_of(cli("--json dtypes"));
+  bool saw_e4m3 = false;
+  for (const auto& r : dt["dtypes"])
+    if (r["name"] == "float8_e4m3") {
+      saw_e4m3 = true;
+      EXPECT_EQ(r["max_finite"], 240.0);
+    }
+  EXPECT_TRUE(saw_e4m3);
+}
+
+TEST(Cli, CastShowsRoundedValuesAndBits) {
+  auto r = cli("--json cast 1.00390625 -t bf16 -t fp16");
+  ASSERT_EQ(r.exit_code, 0);
+  auto j = json_of(r);
+  ASSERT_EQ(j["casts"].size(), 2u);
+  EXPECT_EQ(j["casts"][0]["bits"], "0x3f80");  // 1 + 2^-8 is a tie in bf16: rounds to even (1.0)
+  EXPECT_EQ(j["casts"][0]["value"], 1.0);
+  EXPECT_EQ(j["casts"][1]["value"], 1.00390625);  // exact in fp16
+  auto sat = json_of(cli("--json cast 1000 -t fp8_e4m3 --saturate"));
+  EXPECT_EQ(sat["casts"][0]["value"], 240.0);
+  auto nonsat = json_of(cli("--json cast 1000 -t fp8_e4m3"));
+  EXPECT_EQ(nonsat["casts"][0]["value"], "inf");
+  auto bad = cli("--json cast abc");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(json_of(bad)["diagnostics"][0]["code"], "nkia_bad_value");
+  EXPECT_EQ(cli("cast 1 -t float64").exit_code, 1);
+}
+
+TEST(Cli, RandomThenInfoThenDiff) {
+  testing::ScratchDir dir;
+  auto r = cli("--json random 'x=bfloat16[16,32]' 'y=float32[16,32]' --seed 7 --out " + dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json_of(r)["files"].size(), 2u);
+
+  auto info = json_of(cli("--json npy info " + dir.file("x.npy")));
+  ASSERT_EQ(info["arrays"].size(), 1u);
+  EXPECT_EQ(info["arrays"][0]["dtype"], "bfloat16");
+  EXPECT_EQ(info["arrays"][0]["shape"], nlohmann::json({16, 32}));
+  EXPECT_EQ(info["arrays"][0]["nan"], 0);
+
+  // Same seed and name: the same array; another name: another stream.
+  testing::ScratchDir dir2;
+  ASSERT_EQ(cli("random 'x=bfloat16[16,32]' --seed 7 --out " + dir2.path()).exit_code, 0);
+  auto same = cli("--json npy diff " + dir.file("x.npy") + " " + dir2.file("x.npy") + " --atol 0 --rtol 0");
+  EXPECT_EQ(same.exit_code, 0);
+  EXPECT_EQ(json_of(same)["mismatches"], 0);
+
+  auto differ = cli("--json npy diff " + dir.file("x.npy") + " " + dir.file("y.npy"));
+  EXPECT_EQ(differ.exit_code, 1);
+  auto j = json_of(differ);
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_GT(j["mismatches"].get<int>(), 0);
+  EXPECT_EQ(j["first_mismatch"]["index"].size(), 2u);
+}
+
+TEST(Cli, BadFilesGiveDiagnosticsNotCrashes) {
+  testing::ScratchDir dir;
+  {
+    std::ofstream f(dir.file("junk.npy"), std::ios::binary);
+    f << "this is not a numpy file at all";
+  }
+  auto r = cli("--json npy info " + dir.file("junk.npy"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(json_of(r)["diagnostics"][0]["code"], "nkia_npy_bad_magic");
+  auto missing = cli("--json npy info " + dir.file("absent.npy"));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(json_of(missing)["diagnostics"][0]["code"], "nkia_npy_not_found");
+  auto spec = cli("--json random 'x=float32[2' --out " + dir.path());
+  EXPECT_EQ(spec.exit_code, 1);
+  EXPECT_EQ(json_of(spec)["diagnostics"][0]["code"], "nkia_bad_tensor_spec");
+}
+
+TEST(Cli, DiffRejectsShapeMismatch) {
+  testing::ScratchDir dir;
+  ASSERT_EQ(cli("random 'a=float32[4]' 'b=float32[5]' --out " + dir.path()).exit_code, 0);
+  auto r = cli("--json npy diff " + dir.file("a.npy") + " " + dir.file("b.npy"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(json_of(r)["diagnostics"][0]["code"], "nkia_shape_mismatch");
+}
+
+}  // namespace
+}  // namespace nki_agent
