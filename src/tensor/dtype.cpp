@@ -15,6 +15,7 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -426,6 +427,16 @@ uint16_t bf16_from_f32(float x) { return encode_bf16(x); }
 float bf16_to_f32(uint16_t bits) { return decode_bf16(bits); }
 uint16_t fp16_from_f32(float x) { return encode_fp16(x); }
 float fp16_to_f32(uint16_t bits) { return fp16_table()[bits]; }
+float f32_from_f64(double d) {
+  constexpr double kFltMax = std::numeric_limits<float>::max();
+  constexpr double kOverflow = kFltMax + 0x1p103;  // FLT_MAX + half an ulp: rounds to inf (ties even)
+  if (std::isfinite(d) && std::fabs(d) > kFltMax) {
+    const double mag = std::fabs(d) >= kOverflow ? std::numeric_limits<double>::infinity() : kFltMax;
+    return static_cast<float>(std::copysign(mag, d));
+  }
+  return static_cast<float>(d);
+}
+
 float tf32_round(float x) { return round_tf32(x); }
 
 uint8_t fp8e4m3_from_f32(float x, Fp8Overflow ovf) { return encode_fp8<kE4M3>(x, ovf); }

@@ -60,7 +60,10 @@ uint16_t bf16_from_f32(float x);
 float bf16_to_f32(uint16_t bits);
 uint16_t fp16_from_f32(float x);
 float fp16_to_f32(uint16_t bits);
-float tf32_round(float x);  // float32 rounded (RNE) to a 10-bit mantissa; the result is a float32
+float tf32_round(float x);
+// double → float32, round to nearest even, overflowing to ±inf as an IEEE conversion does (a plain
+// C++ cast of a double beyond float's range is undefined behaviour).
+float f32_from_f64(double d);  // float32 rounded (RNE) to a 10-bit mantissa; the result is a float32
 uint8_t fp8e4m3_from_f32(float x, Fp8Overflow ovf = Fp8Overflow::kNonSaturating);
 float fp8e4m3_to_f32(uint8_t bits);
 uint8_t fp8e4m3fn_from_f32(float x, Fp8Overflow ovf = Fp8Overflow::kNonSaturating);

@@ -104,18 +104,6 @@ bool needs_tag(DType d) {
          d == DType::kFloat8E5M2;
 }
 
-// double → float with round-to-nearest-even, overflowing to ±inf like an IEEE conversion (a plain
-// cast of an out-of-range double is undefined behaviour in C++).
-float f32_from_f64(double d) {
-  constexpr double kFltMax = std::numeric_limits<float>::max();
-  constexpr double kOverflow = kFltMax + 0x1p103;  // FLT_MAX + half an ulp: rounds to inf (ties even)
-  if (std::isfinite(d) && std::fabs(d) > kFltMax) {
-    const double mag = std::fabs(d) >= kOverflow ? std::numeric_limits<double>::infinity() : kFltMax;
-    return static_cast<float>(std::copysign(mag, d));
-  }
-  return static_cast<float>(d);
-}
-
 // ---- diagnostics --------------------------------------------------------------------------------
 
 tl::unexpected<Diagnostic> npy_fail(std::string_view name, std::string code, std::string message,

@@ -39,18 +39,6 @@ constexpr std::array<double, kLogTerms> log_coeffs() {
 }
 constexpr std::array<double, kLogTerms> kLogCoeffs = log_coeffs();
 
-// double → float with round-to-nearest-even, overflowing to ±inf as an IEEE conversion does (a
-// plain cast of a double beyond float's range is undefined behaviour in C++).
-float f32_from_f64(double d) {
-  constexpr double kFltMax = std::numeric_limits<float>::max();
-  constexpr double kOverflow = kFltMax + 0x1p103;  // FLT_MAX + half an ulp: rounds to inf (ties even)
-  if (std::isfinite(d) && std::fabs(d) > kFltMax) {
-    const double mag = std::fabs(d) >= kOverflow ? std::numeric_limits<double>::infinity() : kFltMax;
-    return static_cast<float>(std::copysign(mag, d));
-  }
-  return static_cast<float>(d);
-}
-
 // Visits the address of every element of the view `t` in C order.
 template <typename Fn>
 void for_each_element(Tensor& t, Fn&& fn) {

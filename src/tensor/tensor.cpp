@@ -413,7 +413,7 @@ void Tensor::assign(const Tensor& src_in, Fp8Overflow ovf) {
 void Tensor::fill(double value) {
   Tensor one = empty({}, dtype_);
   if (dtype_is_float(dtype_)) {
-    store_f32(one.data(), dtype_, static_cast<float>(value));
+    store_f32(one.data(), dtype_, f32_from_f64(value));
   } else if (dtype_ == DType::kBool || std::isnan(value)) {
     store_i64(one.data(), dtype_, (dtype_ == DType::kBool && value != 0) ? 1 : 0);
   } else {
