@@ -1,0 +1,209 @@
+#include "runtime/python/py_host.h"
+
+#include <fmt/format.h>
+#include <pybind11/embed.h>
+#include <pybind11/stl.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/python/py_convert.h"
+#include "runtime/python/pylib.h"
+
+namespace py = pybind11;
+namespace fs = std::filesystem;
+
+namespace nki_agent {
+
+void link_nkia_core_module();  // py_module.cpp
+
+namespace {
+
+// Serves the embedded pylib sources as modules, then warms the interpreter up: NumPy, the NKI
+// modules and the allow-listed standard modules are imported now, so a forked child finds them in
+// sys.modules and never needs the file system.
+constexpr const char* kBootstrap = R"py(
+import sys, importlib.abc, importlib.util
+
+class _PylibFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def __init__(self, files):
+        self.mods = {}
+        for path, src in files.items():
+            name, pkg = path[:-3].replace("/", "."), False
+            if name.endswith(".__init__"):
+                name, pkg = name[: -len(".__init__")], True
+            self.mods[name] = (path, src, pkg)
+
+    def find_spec(self, fullname, path=None, target=None):
+        m = self.mods.get(fullname)
+        if m is None:
+            return None
+        spec = importlib.util.spec_from_loader(fullname, self, is_package=m[2])
+        spec.origin = "<nki-agent>/" + m[0]
+        return spec
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        path, src, _ = self.mods[module.__name__]
+        module.__file__ = "<nki-agent>/" + path
+        exec(compile(src, module.__file__, "exec", dont_inherit=True), module.__dict__)
+
+sys.meta_path.insert(0, _PylibFinder(_pylib_files))
+sys.dont_write_bytecode = True
+
+import numpy
+import _nkia.policy, _nkia.loader, _nkia.kernel, _nkia.runner
+import nki, nki.language, nki.isa, nki.typing, nki.compiler
+import neuronxcc.nki, neuronxcc.nki.language, neuronxcc.nki.isa, neuronxcc.nki.typing, neuronxcc.nki.compiler
+for _name in sorted(_nkia.policy.ALLOWED):
+    if not _name.startswith("_") and _name not in ("nki", "neuronxcc"):
+        try:
+            __import__(_name)
+        except ImportError:
+            pass
+_nkia.policy.install()
+)py";
+
+bool g_ready = false;
+Result<void> g_init_result;
+
+Diagnostic python_error(const char* what, const py::error_already_set& e) {
+  return Diagnostic::error("nkia_internal_python", fmt::format("{}: {}", what, e.what()),
+                           "this is a bug in nki-agent's kernel host; please report it");
+}
+
+}  // namespace
+
+// ---- kernel files ------------------------------------------------------------------------------
+
+static Result<std::string> read_text(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) return fail("nkia_kernel_unreadable", fmt::format("cannot read {}", p.string()));
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+Result<KernelFiles> load_kernel_files(const std::string& path) {
+  std::error_code ec;
+  fs::path main = fs::absolute(path, ec);
+  if (ec || !fs::is_regular_file(main, ec))
+    return fail("nkia_kernel_not_found", fmt::format("no kernel file at {}", path),
+                "give the path of the .py file that defines the kernel");
+  // The root: the kernel's folder, or the parent of the outermost package that contains it.
+  fs::path root = main.parent_path();
+  while (fs::exists(root / "__init__.py", ec) && root.has_parent_path() && root.parent_path() != root)
+    root = root.parent_path();
+
+  KernelFiles kf;
+  kf.root = root.string();
+  kf.main_path = fs::relative(main, root, ec).generic_string();
+  int64_t total = 0;
+  auto add = [&](const fs::path& p) -> Result<void> {
+    if (static_cast<int>(kf.files.size()) >= kMaxKernelFiles)
+      return fail("nkia_kernel_too_large", fmt::format("more than {} Python files under {}", kMaxKernelFiles, kf.root),
+                  "keep the kernel and its helper modules in a small folder of their own");
+    auto text = read_text(p);
+    if (!text) return fail(text.error());
+    total += static_cast<int64_t>(text->size());
+    if (total > kMaxKernelSourceBytes)
+      return fail("nkia_kernel_too_large", fmt::format("more than {} MiB of Python under {}", kMaxKernelSourceBytes >> 20, kf.root),
+                  "keep the kernel and its helper modules in a small folder of their own");
+    kf.files[fs::relative(p, root, ec).generic_string()] = std::move(*text);
+    return {};
+  };
+  const bool in_package = root != main.parent_path();
+  if (in_package) {
+    for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      const fs::path& p = it->path();
+      const std::string name = p.filename().string();
+      if (it->is_directory(ec) && (name.starts_with(".") || name == "__pycache__" || !fs::exists(p / "__init__.py", ec))) {
+        it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_regular_file(ec) && p.extension() == ".py") {
+        if (auto r = add(p); !r) return fail(r.error());
+      }
+    }
+  } else {
+    for (const auto& e : fs::directory_iterator(root, fs::directory_options::skip_permission_denied, ec))
+      if (e.is_regular_file(ec) && e.path().extension() == ".py")
+        if (auto r = add(e.path()); !r) return fail(r.error());
+  }
+  if (!kf.files.count(kf.main_path))
+    if (auto r = add(main); !r) return fail(r.error());
+  return kf;
+}
+
+KernelFiles kernel_files_from_source(std::string source, std::string name) {
+  KernelFiles kf;
+  kf.main_path = name;
+  kf.files[name] = std::move(source);
+  return kf;
+}
+
+// ---- the interpreter ----------------------------------------------------------------------------
+
+Result<void> python_host_init() {
+  if (g_ready) return g_init_result;
+  g_ready = true;
+  link_nkia_core_module();
+  try {
+    py::initialize_interpreter(/*init_signal_handlers=*/false);
+    py::dict files;
+    for (const auto& f : pylib_files()) files[py::str(std::string(f.path))] = py::str(std::string(f.source));
+    py::dict g = py::module_::import("__main__").attr("__dict__");
+    g["_pylib_files"] = files;
+    py::exec(kBootstrap, g);
+    g_init_result = {};
+  } catch (const py::error_already_set& e) {
+    g_init_result = fail(python_error("starting the kernel host failed", e));
+  }
+  return g_init_result;
+}
+
+bool python_host_ready() { return g_ready && g_init_result.has_value(); }
+
+Result<KernelOutcome> python_run(const KernelCall& call) {
+  if (!python_host_ready()) return fail("nkia_internal_python", "python_run before python_host_init");
+  try {
+    py::dict files;
+    for (const auto& [p, s] : call.src.files) files[py::str(p)] = py::str(s);
+    py::list args;
+    for (size_t i = 0; i < call.inputs.size(); ++i) args.append(tensor_to_numpy(call.inputs[i]));
+    py::dict kwargs;
+    for (const auto& [k, v] : call.kwargs) kwargs[py::str(k)] = py::str(v);
+    py::object run = py::module_::import("_nkia.runner").attr("run");
+    py::tuple r = run(files, call.src.main_path, call.entry, args, kwargs, py::cast(call.grid));
+    const std::string status = r[0].cast<std::string>();
+    KernelOutcome out;
+    out.printed = r[2].cast<std::string>();
+    if (status != "ok") {
+      py::dict d = r[1].cast<py::dict>();
+      Diagnostic diag = Diagnostic::error(d["code"].cast<std::string>(), d["message"].cast<std::string>(),
+                                          d["hint"].cast<std::string>());
+      std::string file = d["file"].cast<std::string>();
+      if (!file.empty())
+        diag.at({call.src.root.empty() ? file : (fs::path(call.src.root) / file).string(), d["line"].cast<int>(),
+                 d["col"].cast<int>()});
+      for (auto n : d["notes"]) diag.with_note(n.cast<std::string>());
+      if (!out.printed.empty()) diag.with_note("printed before the error:\n" + out.printed);
+      return fail(std::move(diag));
+    }
+    int idx = 0;
+    for (py::handle o : r[1].cast<py::list>()) {
+      auto t = object_to_tensor(o, fmt::format("output {}", idx++));
+      if (!t) return fail(t.error());
+      out.outputs.push_back(std::move(*t));
+    }
+    return out;
+  } catch (const py::error_already_set& e) {
+    return fail(python_error("running the kernel failed inside the host", e));
+  }
+}
+
+}  // namespace nki_agent

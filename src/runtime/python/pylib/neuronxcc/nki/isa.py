@@ -1,0 +1,1 @@
+"""neuronxcc.nki.isa (legacy dialect): its API comes with the NKI semantics core."""

@@ -1,0 +1,1 @@
+"""neuronxcc.nki.typing (legacy dialect): its API comes with the NKI semantics core."""

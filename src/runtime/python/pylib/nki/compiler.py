@@ -1,0 +1,1 @@
+"""nki.compiler (current dialect): its API comes with the NKI semantics core."""

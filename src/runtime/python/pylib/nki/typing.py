@@ -1,0 +1,1 @@
+"""nki.typing (current dialect): its API comes with the NKI semantics core."""

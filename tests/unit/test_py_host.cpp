@@ -1,0 +1,242 @@
+// The embedded kernel host, in process: loading kernels from memory and from disk, the calling
+// convention, SPMD launches, the import policy and Diagnostics located in the kernel's files.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "runtime/python/py_host.h"
+#include "support/python_oracle.h"
+
+namespace nki_agent {
+namespace {
+
+class PyHost : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto r = python_host_init();
+    ASSERT_TRUE(r) << r.error().format();
+  }
+
+  static Result<KernelOutcome> run_src(const std::string& src, const std::string& entry, std::vector<Tensor> inputs = {},
+                                       std::map<std::string, std::string> kwargs = {}, std::vector<int64_t> grid = {}) {
+    KernelCall c;
+    c.src = kernel_files_from_source(src);
+    c.entry = entry;
+    c.inputs = std::move(inputs);
+    c.kwargs = std::move(kwargs);
+    c.grid = std::move(grid);
+    return python_run(c);
+  }
+};
+
+TEST_F(PyHost, PlainHostFunctionWithNumPy) {
+  Tensor a = Tensor::from_f32({2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6});
+  auto r = run_src(
+      "import numpy as np\n"
+      "def entry(a, scale=1.0):\n"
+      "    print('shape', a.shape)\n"
+      "    return a * scale, np.int32(7), a.sum(axis=1).astype(np.float16)\n",
+      "entry", {a}, {{"scale", "2.5"}});
+  ASSERT_TRUE(r) << r.error().format();
+  ASSERT_EQ(r->outputs.size(), 3u);
+  EXPECT_EQ(r->outputs[0].to_f32_vector(), (std::vector<float>{2.5, 5, 7.5, 10, 12.5, 15}));
+  EXPECT_EQ(r->outputs[1].dtype(), DType::kInt32);
+  EXPECT_EQ(r->outputs[1].item(), 7);
+  EXPECT_EQ(r->outputs[2].dtype(), DType::kFloat16);
+  EXPECT_EQ(r->outputs[2].to_f32_vector(), (std::vector<float>{6, 15}));
+  EXPECT_EQ(r->printed, "shape (2, 3)\n");
+}
+
+TEST_F(PyHost, NarrowTypesCrossAsTypedArrays) {
+  Tensor a = Tensor::from_f32({3}, std::vector<float>{1.0f, 1.00390625f, -2.0f}).astype(DType::kBFloat16);
+  auto r = run_src(
+      "def entry(a):\n"
+      "    assert a.nki_dtype == 'bfloat16', a.nki_dtype\n"
+      "    return a\n",
+      "entry", {a});
+  ASSERT_TRUE(r) << r.error().format();
+  ASSERT_EQ(r->outputs.size(), 1u);
+  EXPECT_EQ(r->outputs[0].dtype(), DType::kBFloat16);
+  EXPECT_EQ(r->outputs[0].to_f32_vector(), a.to_f32_vector());
+}
+
+TEST_F(PyHost, BothDialectsDecorateAndLaunch) {
+  for (const char* pkg : {"import nki", "import neuronxcc.nki as nki"}) {
+    std::string src = std::string(pkg) +
+                      "\n"
+                      "import numpy as np\n"
+                      "seen = []\n"
+                      "@nki.jit\n"
+                      "def k1(a):\n"
+                      "    return a\n"
+                      "@nki.jit(mode='simulation')\n"
+                      "def k2(a):\n"
+                      "    return a\n"
+                      "@nki.baremetal(save_neff_name='file.neff')\n"
+                      "def k3(a):\n"
+                      "    return a\n"
+                      "def host(a):\n"
+                      "    outs = [k1(a), k2(a), k3(a), nki.simulate_kernel(k1, a), nki.simulate(k1)(a)]\n"
+                      "    for o in outs:\n"
+                      "        assert isinstance(o, np.ndarray) and (o == a).all(), type(o)\n"
+                      "    return outs[0]\n";
+    Tensor a = Tensor::from_f32({2, 2}, std::vector<float>{1, 2, 3, 4});
+    auto r = run_src(src, "host", {a});
+    ASSERT_TRUE(r) << pkg << ": " << r.error().format();
+    EXPECT_EQ(r->outputs[0].to_f32_vector(), a.to_f32_vector());
+  }
+}
+
+TEST_F(PyHost, SpmdGridRunsEveryInstance) {
+  const std::string src =
+      "import nki\n"
+      "import nki.language as nl\n"
+      "ids = []\n"
+      "@nki.jit\n"
+      "def k(a):\n"
+      "    assert nl.num_programs() == 6 and nl.num_programs(1) == 3 and nl.program_ndim() == 2\n"
+      "    ids.append((nl.program_id(0), nl.program_id(axis=1)))\n"
+      "    return a\n"
+      "def host(a):\n"
+      "    k[2, 3](a)\n"
+      "    assert ids == [(i, j) for i in range(2) for j in range(3)], ids\n"
+      "    return a\n";
+  auto r = run_src(src, "host", {Tensor::zeros({1}, DType::kFloat32)});
+  ASSERT_TRUE(r) << r.error().format();
+  // The entry itself launched with a grid from the caller.
+  auto g = run_src("import nki\n@nki.jit\ndef k(a):\n    return a\n", "k", {Tensor::zeros({1}, DType::kInt8)}, {}, {4});
+  ASSERT_TRUE(g) << g.error().format();
+  auto bad = run_src("import nki\n@nki.jit\ndef k(a):\n    return a\ndef host(a):\n    return k[0](a)\n", "host",
+                     {Tensor::zeros({1}, DType::kInt8)});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, "nkia_bad_launch");
+}
+
+TEST_F(PyHost, MainBlocksDoNotRunAndFrameworkImportsAreStandIns) {
+  const std::string src =
+      "import torch\n"
+      "import torch_xla.core.xla_model as xm\n"
+      "from jax import numpy as jnp\n"
+      "class M(torch.nn.Module):\n"
+      "    pass\n"
+      "def entry(a):\n"
+      "    return a\n"
+      "def uses_torch(a):\n"
+      "    return torch.tensor(a)\n"
+      "if __name__ == '__main__':\n"
+      "    raise SystemExit('must not run')\n";
+  auto ok = run_src(src, "entry", {Tensor::zeros({2}, DType::kFloat32)});
+  ASSERT_TRUE(ok) << ok.error().format();
+  auto used = run_src(src, "uses_torch", {Tensor::zeros({2}, DType::kFloat32)});
+  ASSERT_FALSE(used);
+  EXPECT_NE(used.error().message.find("torch.tensor() is not available"), std::string::npos) << used.error().format();
+  EXPECT_EQ(used.error().loc.line, 9);
+}
+
+TEST_F(PyHost, ForbiddenImportsAreDiagnostics) {
+  for (const char* stmt : {"import os", "import subprocess", "from socket import socket", "import ctypes",
+                           "x = __import__('os')", "import importlib", "import sys"}) {
+    auto r = run_src(std::string("def entry():\n    ") + stmt + "\n    return 1\n", "entry");
+    ASSERT_FALSE(r) << stmt;
+    EXPECT_EQ(r.error().code, "nkia_forbidden_import") << stmt << ": " << r.error().format();
+    EXPECT_EQ(r.error().loc.file, "kernel.py");
+    EXPECT_EQ(r.error().loc.line, 2);
+  }
+  auto ok = run_src("import math, functools, numpy as np\nfrom dataclasses import dataclass\ndef entry():\n    return np.float32(math.pi)\n",
+                    "entry");
+  ASSERT_TRUE(ok) << ok.error().format();
+}
+
+TEST_F(PyHost, ExceptionsPointIntoTheKernel) {
+  const std::string src =
+      "def helper(x):\n"
+      "    return x[10]\n"
+      "\n"
+      "def entry(a):\n"
+      "    return helper([1, 2])\n";
+  auto r = run_src(src, "entry", {Tensor::zeros({1}, DType::kFloat32)});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "nkia_python_exception");
+  EXPECT_EQ(r.error().message, "IndexError: list index out of range");
+  EXPECT_EQ(r.error().loc.line, 2);
+  ASSERT_GE(r.error().notes.size(), 2u);
+  EXPECT_EQ(r.error().notes[0], "kernel.py:5 in entry: return helper([1, 2])");
+  EXPECT_EQ(r.error().notes[1], "kernel.py:2 in helper: return x[10]");
+}
+
+TEST_F(PyHost, SyntaxErrorsAndMissingEntries) {
+  auto syn = run_src("def entry(a):\n    return a +\n", "entry");
+  ASSERT_FALSE(syn);
+  EXPECT_EQ(syn.error().code, "nkia_syntax_error");
+  EXPECT_EQ(syn.error().loc.line, 2);
+  auto missing = run_src("def kernel_a(a):\n    return a\ndef other(b):\n    return b\n", "kernel_b");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, "nkia_entry_not_found");
+  EXPECT_NE(missing.error().hint.find("kernel_a, other"), std::string::npos) << missing.error().hint;
+  auto rec = run_src("def f(n):\n    return f(n + 1)\ndef entry():\n    return f(0)\n", "entry");
+  ASSERT_FALSE(rec);
+  EXPECT_EQ(rec.error().code, "nkia_recursion_limit");
+  auto bad_out = run_src("def entry():\n    return 'text'\n", "entry");
+  ASSERT_FALSE(bad_out);
+  EXPECT_EQ(bad_out.error().code, "nkia_bad_kernel_value");
+}
+
+TEST_F(PyHost, PackagesWithRelativeAndAbsoluteImportsLoadFromDisk) {
+  testing::ScratchDir dir;
+  namespace fs = std::filesystem;
+  auto write = [&](const std::string& rel, const std::string& text) {
+    fs::path p = fs::path(dir.path()) / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+  };
+  write("lib/__init__.py", "");
+  write("lib/utils/__init__.py", "");
+  write("lib/utils/helpers.py", "def double(x):\n    return x * 2\n");
+  write("lib/ops/__init__.py", "");
+  write("lib/ops/scale.py",
+        "from ..utils.helpers import double\n"
+        "from lib.utils import helpers\n"
+        "def entry(a):\n"
+        "    assert helpers.double is double\n"
+        "    return double(a)\n");
+  write("lib/ops/notes.txt", "not python");
+  auto files = load_kernel_files(dir.file("lib/ops/scale.py"));
+  ASSERT_TRUE(files) << files.error().format();
+  EXPECT_EQ(files->main_path, "lib/ops/scale.py");
+  EXPECT_EQ(files->files.size(), 5u);  // the five .py files of the package, not notes.txt
+  KernelCall c;
+  c.src = *files;
+  c.entry = "entry";
+  c.inputs = {Tensor::from_f32({2}, std::vector<float>{1, 2})};
+  auto r = python_run(c);
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_EQ(r->outputs[0].to_f32_vector(), (std::vector<float>{2, 4}));
+
+  // Siblings without a package import each other absolutely; errors name the real file.
+  write("flat/k.py", "import helper\ndef entry(a):\n    return helper.boom(a)\n");
+  write("flat/helper.py", "def boom(a):\n    raise ValueError('bad tile')\n");
+  auto flat = load_kernel_files(dir.file("flat/k.py"));
+  ASSERT_TRUE(flat) << flat.error().format();
+  c.src = *flat;
+  auto e = python_run(c);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().loc.file, (fs::path(dir.path()) / "flat" / "helper.py").string());
+  EXPECT_EQ(e.error().loc.line, 2);
+  EXPECT_EQ(e.error().message, "ValueError: bad tile");
+
+  auto missing = load_kernel_files(dir.file("nope.py"));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, "nkia_kernel_not_found");
+}
+
+TEST_F(PyHost, RunsAreIndependent) {
+  auto first = run_src("state = []\ndef entry():\n    state.append(1)\n    return len(state)\n", "entry");
+  auto second = run_src("state = []\ndef entry():\n    state.append(1)\n    return len(state)\n", "entry");
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->outputs[0].item(), 1);
+  EXPECT_EQ(second->outputs[0].item(), 1);
+}
+
+}  // namespace
+}  // namespace nki_agent
