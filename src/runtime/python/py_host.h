@@ -14,21 +14,13 @@
 // Untrusted kernels must only reach it inside a sandboxed child (runtime/sandbox.h).
 #pragma once
 
-#include <map>
 #include <string>
-#include <vector>
 
 #include "core/diagnostic.h"
+#include "runtime/kernel_call.h"
 #include "tensor/tensor.h"
 
 namespace nki_agent {
-
-// A kernel's Python sources: paths relative to a root folder, '/'-separated.
-struct KernelFiles {
-  std::string root;       // the folder they came from, to turn relative paths back into real ones
-  std::string main_path;  // the file that holds the entry, relative to root
-  std::map<std::string, std::string> files;  // relative path -> source
-};
 
 // Limits on what load_kernel_files() reads: a kernel with its helpers is a few files, not a tree.
 inline constexpr int kMaxKernelFiles = 256;
@@ -40,19 +32,6 @@ inline constexpr int64_t kMaxKernelSourceBytes = 8 << 20;
 Result<KernelFiles> load_kernel_files(const std::string& path);
 // A single in-memory file (tests, the agent's candidate kernels).
 KernelFiles kernel_files_from_source(std::string source, std::string name = "kernel.py");
-
-struct KernelCall {
-  KernelFiles src;
-  std::string entry;
-  std::vector<Tensor> inputs;                 // positional arguments, in order
-  std::map<std::string, std::string> kwargs;  // Python literals ("128", "True", "'x'", "(1, 2)")
-  std::vector<int64_t> grid;                  // an SPMD launch grid; empty: a plain call
-};
-
-struct KernelOutcome {
-  std::vector<Tensor> outputs;  // in return order (a tuple's elements, or the one tensor)
-  std::string printed;          // what the kernel printed (capped)
-};
 
 // Starts the interpreter once; later calls return the first call's result.
 Result<void> python_host_init();

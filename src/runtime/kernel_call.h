@@ -1,0 +1,46 @@
+// runtime/kernel_call.h — a kernel call and its outcome, and their wire form between the host and
+// a sandboxed worker.
+//
+// The wire form is one byte string: an 8-byte little-endian length, a JSON header of that length,
+// then the arrays as .npy images (bf16/fp8 as tagged raw bits, so types survive exactly) at the
+// offsets the header gives. Decoding validates everything — lengths, offsets, JSON types — since a
+// compromised worker's reply must not be able to hurt the host.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "tensor/tensor.h"
+
+namespace nki_agent {
+
+// A kernel's Python sources: paths relative to a root folder, '/'-separated.
+struct KernelFiles {
+  std::string root;       // the folder they came from, to turn relative paths back into real ones
+  std::string main_path;  // the file that holds the entry, relative to root
+  std::map<std::string, std::string> files;  // relative path -> source
+};
+
+struct KernelCall {
+  KernelFiles src;
+  std::string entry;
+  std::vector<Tensor> inputs;                 // positional arguments, in order
+  std::map<std::string, std::string> kwargs;  // Python literals ("128", "True", "'x'", "(1, 2)")
+  std::vector<int64_t> grid;                  // an SPMD launch grid; empty: a plain call
+};
+
+struct KernelOutcome {
+  std::vector<Tensor> outputs;  // in return order (a tuple's elements, or the one tensor)
+  std::string printed;          // what the kernel printed (capped)
+};
+
+std::string encode_call(const KernelCall& call);
+Result<KernelCall> decode_call(std::string_view bytes);
+// A worker's reply: the outcome, or the Diagnostic that ended the run.
+std::string encode_outcome(const Result<KernelOutcome>& outcome);
+Result<KernelOutcome> decode_outcome(std::string_view bytes);
+
+}  // namespace nki_agent
