@@ -85,7 +85,8 @@ bool get_to(const nlohmann::json& j, const char* key, T& out) {
 
 std::string encode_call(const KernelCall& c) {
   nlohmann::json h = {{"root", c.src.root},     {"main_path", c.src.main_path}, {"files", c.src.files},
-                      {"entry", c.entry},       {"kwargs", c.kwargs},           {"grid", c.grid}};
+                      {"entry", c.entry},       {"kwargs", c.kwargs},           {"grid", c.grid},
+                      {"input_names", c.input_names}};
   return pack(h, c.inputs, "inputs");
 }
 
@@ -95,9 +96,12 @@ Result<KernelCall> decode_call(std::string_view bytes) {
   KernelCall c;
   if (!get_to(u->header, "root", c.src.root) || !get_to(u->header, "main_path", c.src.main_path) ||
       !get_to(u->header, "files", c.src.files) || !get_to(u->header, "entry", c.entry) ||
-      !get_to(u->header, "kwargs", c.kwargs) || !get_to(u->header, "grid", c.grid))
+      !get_to(u->header, "kwargs", c.kwargs) || !get_to(u->header, "grid", c.grid) ||
+      !get_to(u->header, "input_names", c.input_names))
     return fail(bad_wire("a call field is missing or has the wrong type"));
   c.inputs = std::move(u->arrays);
+  if (!c.input_names.empty() && c.input_names.size() != c.inputs.size())
+    return fail(bad_wire("input_names and inputs differ in length"));
   return c;
 }
 

@@ -27,7 +27,10 @@ struct KernelFiles {
 struct KernelCall {
   KernelFiles src;
   std::string entry;
-  std::vector<Tensor> inputs;                 // positional arguments, in order
+  std::vector<Tensor> inputs;                 // the tensor arguments, in order
+  // Optional names of the inputs (empty, or one per input). When every name is a parameter of the
+  // entry function the inputs bind by name, else by position.
+  std::vector<std::string> input_names;
   std::map<std::string, std::string> kwargs;  // Python literals ("128", "True", "'x'", "(1, 2)")
   std::vector<int64_t> grid;                  // an SPMD launch grid; empty: a plain call
 };

@@ -230,6 +230,27 @@ TEST_F(PyHost, PackagesWithRelativeAndAbsoluteImportsLoadFromDisk) {
   EXPECT_EQ(missing.error().code, "nkia_kernel_not_found");
 }
 
+TEST_F(PyHost, InputsBindByNameWhenEveryNameIsAParameter) {
+  KernelCall c;
+  c.src = kernel_files_from_source("def entry(a, b, scale=1):\n    return (a - b) * scale\n");
+  c.entry = "entry";
+  c.inputs = {Tensor::full({1}, DType::kFloat32, 10), Tensor::full({1}, DType::kFloat32, 3)};
+  c.input_names = {"b", "a"};
+  c.kwargs = {{"scale", "2"}};
+  auto r = python_run(c);
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_EQ(r->outputs[0].item(), (3 - 10) * 2);
+  c.input_names = {"x", "y"};  // not parameter names: positional
+  r = python_run(c);
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_EQ(r->outputs[0].item(), (10 - 3) * 2);
+  c.input_names = {"a", "scale"};
+  c.inputs[1] = Tensor::full({1}, DType::kFloat32, 1);
+  auto clash = python_run(c);
+  ASSERT_FALSE(clash);
+  EXPECT_NE(clash.error().message.find("both as an input array and as --arg"), std::string::npos);
+}
+
 TEST_F(PyHost, RunsAreIndependent) {
   auto first = run_src("state = []\ndef entry():\n    state.append(1)\n    return len(state)\n", "entry");
   auto second = run_src("state = []\ndef entry():\n    state.append(1)\n    return len(state)\n", "entry");

@@ -178,7 +178,7 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
     py::dict kwargs;
     for (const auto& [k, v] : call.kwargs) kwargs[py::str(k)] = py::str(v);
     py::object run = py::module_::import("_nkia.runner").attr("run");
-    py::tuple r = run(files, call.src.main_path, call.entry, args, kwargs, py::cast(call.grid));
+    py::tuple r = run(files, call.src.main_path, call.entry, args, py::cast(call.input_names), kwargs, py::cast(call.grid));
     const std::string status = r[0].cast<std::string>();
     KernelOutcome out;
     out.printed = r[2].cast<std::string>();

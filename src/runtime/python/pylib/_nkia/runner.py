@@ -5,6 +5,7 @@ description being a dict the host turns into a Diagnostic: code, message, hint, 
 kernel-file location and the traceback lines that lie inside the kernel's own files.
 """
 import ast
+import inspect
 import io
 import linecache
 import sys
@@ -77,7 +78,19 @@ def _literal(text):
         return text  # a bare word is a string
 
 
-def run(files, main_path, entry, args, kwargs_src, grid):
+def _bind(fn, args, names):
+    """Inputs bind by name when every name is a parameter of the entry, else by position."""
+    target = fn.func if isinstance(fn, kernel_mod.Kernel) else fn
+    try:
+        params = inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return list(args), {}
+    if names and all(n in params for n in names):
+        return [], dict(zip(names, args))
+    return list(args), {}
+
+
+def run(files, main_path, entry, args, names, kwargs_src, grid):
     out = _CappedWriter(MAX_PRINTED)
     saved = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = out
@@ -99,8 +112,12 @@ def run(files, main_path, entry, args, kwargs_src, grid):
             if not isinstance(fn, kernel_mod.Kernel):
                 fn = kernel_mod.Kernel(fn, mode="simulation")
             fn = fn[tuple(grid)]
+        pos, named = _bind(fn, args, names)
         kwargs = {k: _literal(v) for k, v in kwargs_src.items()}
-        result = fn(*args, **kwargs)
+        clash = sorted(set(named) & set(kwargs))
+        if clash:
+            raise TypeError(f"argument {clash[0]!r} given both as an input array and as --arg")
+        result = fn(*pos, **named, **kwargs)
         if result is None:
             outputs = []
         elif isinstance(result, (tuple, list)):
