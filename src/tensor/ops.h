@@ -6,7 +6,15 @@
 // floating operands are widened to float32, the operation runs in float32, and the result is
 // rounded once into the output type (RNE). Integer operations run in int64 and wrap into the
 // output type. Reductions accumulate in double (floats) or int64 (integers) in a fixed order, so
-// results are deterministic. Matmul runs on OpenBLAS in float32 (double for integer inputs).
+// results are deterministic. Matmul runs on OpenBLAS in float32 (an exact int64 loop for integers).
+//
+// Edge rules worth knowing:
+//   - bool with bool in arithmetic gives uint8 (NumPy keeps bool for + and *), and so do abs,
+//     sign, square... of a bool tensor.
+//   - Integer pairs whose NKI type is float32 ((int32, uint32), (int8, uint32)...) are computed
+//     exactly in int64 and rounded once into float32; bitwise and shift ops on them too.
+//   - Integer power with a negative exponent truncates toward zero: 2 ** -1 == 0, 1 ** -3 == 1,
+//     (-1) ** -3 == -1 (NumPy raises instead).
 //
 // Every function returns a new contiguous tensor (the *_into forms write an existing view instead);
 // inputs are never modified. Bad shapes or

@@ -153,10 +153,19 @@ void binary_i64(BinaryOp op, const int64_t* a, const int64_t* b, int64_t* o, int
 #undef NKIA_LOOP
 }
 
-float gelu_exact(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
+// Written to avoid cancellation for negative x: 1 + erf(x) loses every digit below x = -4, while
+// erfc(-x) keeps them; likewise 1 + tanh(u) = 2 / (1 + exp(-2u)).
+float gelu_exact(float x) { return 0.5f * x * std::erfc(-x * 0.70710678118654752f); }
 float gelu_tanh(float x) {
   const float k = 0.79788456080286536f;  // sqrt(2/pi)
-  return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+  const float u = k * (x + 0.044715f * x * x * x);
+  return x / (1.0f + std::exp(-2.0f * u));
+}
+// x * sigmoid(x); for x < 0 through exp(x), which does not overflow where exp(-x) would.
+float silu(float x) {
+  if (x >= 0) return x / (1.0f + std::exp(-x));
+  const float e = std::exp(x);
+  return x * e / (1.0f + e);
 }
 float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 
@@ -167,7 +176,7 @@ void unary_f32(UnaryOp op, const float* a, float* o, int64_t n) {
   switch (op) {
     case UnaryOp::kNegative: NKIA_LOOP(-a[i]);
     case UnaryOp::kAbs: NKIA_LOOP(std::fabs(a[i]));
-    case UnaryOp::kSign: NKIA_LOOP(a[i] > 0 ? 1.0f : (a[i] < 0 ? -1.0f : a[i]));
+    case UnaryOp::kSign: NKIA_LOOP(a[i] > 0 ? 1.0f : (a[i] < 0 ? -1.0f : (a[i] == 0 ? 0.0f : a[i])));
     case UnaryOp::kSquare: NKIA_LOOP(a[i] * a[i]);
     case UnaryOp::kReciprocal: NKIA_LOOP(1.0f / a[i]);
     case UnaryOp::kSqrt: NKIA_LOOP(std::sqrt(a[i]));
@@ -184,7 +193,7 @@ void unary_f32(UnaryOp op, const float* a, float* o, int64_t n) {
     case UnaryOp::kRelu: NKIA_LOOP(a[i] > 0 ? a[i] : (a[i] != a[i] ? a[i] : 0.0f));
     case UnaryOp::kGelu: NKIA_LOOP(gelu_exact(a[i]));
     case UnaryOp::kGeluTanh: NKIA_LOOP(gelu_tanh(a[i]));
-    case UnaryOp::kSilu: NKIA_LOOP(a[i] / (1.0f + std::exp(-a[i])));
+    case UnaryOp::kSilu: NKIA_LOOP(silu(a[i]));
     case UnaryOp::kSoftplus: NKIA_LOOP(softplus(a[i]));
     case UnaryOp::kFloor: NKIA_LOOP(std::floor(a[i]));
     case UnaryOp::kCeil: NKIA_LOOP(std::ceil(a[i]));
@@ -231,7 +240,9 @@ void unary_i64(UnaryOp op, const int64_t* a, int64_t* o, int64_t n, DType in) {
     case UnaryOp::kRint: NKIA_LOOP(a[i]);
     case UnaryOp::kLogicalNot: NKIA_LOOP(a[i] == 0);
     case UnaryOp::kInvert:
-      if (in == DType::kBool) NKIA_LOOP(a[i] == 0);
+      if (in == DType::kBool) {
+        NKIA_LOOP(a[i] == 0);
+      }
       NKIA_LOOP(~a[i]);
     default: break;
   }

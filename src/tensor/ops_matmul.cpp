@@ -1,9 +1,10 @@
-// np.matmul over OpenBLAS (see ops.h). Float operands are widened to float32 and multiplied with
+// np.matmul (see ops.h). Float operands are widened to float32 and multiplied with OpenBLAS's
 // cblas_sgemm — directly on the operands' storage when they are float32 matrices with a unit
-// stride on either axis — and integer operands go through cblas_dgemm, exact up to 2^53.
+// stride on either axis; integer operands use an exact int64 loop.
 #include <cblas.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "tensor/ops.h"
@@ -57,21 +58,23 @@ void sgemm_2d(const Tensor& a, const Tensor& b, Tensor& out) {
               static_cast<const float*>(ob.data), ob.ld, 0.0f, static_cast<float*>(out.data()), N);
 }
 
-// out[M,N] = a[M,K] @ b[K,N] for integer operands, through double (exact below 2^53), stored with
-// wrap-around into out's integer type.
+// out[M,N] = a[M,K] @ b[K,N] for integer operands: int64 products and sums with wrap-around, which
+// is exact modulo 2^64 and so exact once wrapped into out's (at most 32-bit) integer type.
 void igemm_2d(const Tensor& a, const Tensor& b, Tensor& out) {
   const int64_t M = a.shape()[0], K = a.shape()[1], N = b.shape()[1];
-  std::vector<double> c(static_cast<size_t>(M * N), 0.0);
-  if (M > 0 && N > 0 && K > 0) {
-    std::vector<int64_t> va = a.to_i64_vector(), vb = b.to_i64_vector();
-    std::vector<double> da(va.begin(), va.end()), db(vb.begin(), vb.end());
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(M), static_cast<int>(N),
-                static_cast<int>(K), 1.0, da.data(), static_cast<int>(K), db.data(), static_cast<int>(N), 0.0,
-                c.data(), static_cast<int>(N));
-  }
+  const std::vector<int64_t> va = a.to_i64_vector(), vb = b.to_i64_vector();
+  std::vector<uint64_t> row(static_cast<size_t>(N));
   auto* o = static_cast<uint8_t*>(out.data());
-  for (size_t j = 0; j < c.size(); ++j)
-    store_i64(o + static_cast<int64_t>(j) * out.itemsize(), out.dtype(), static_cast<int64_t>(c[j]));
+  for (int64_t i = 0; i < M; ++i) {
+    std::fill(row.begin(), row.end(), 0);
+    for (int64_t k = 0; k < K; ++k) {
+      const uint64_t x = static_cast<uint64_t>(va[static_cast<size_t>(i * K + k)]);
+      const int64_t* brow = vb.data() + k * N;
+      for (int64_t j = 0; j < N; ++j) row[static_cast<size_t>(j)] += x * static_cast<uint64_t>(brow[j]);
+    }
+    for (int64_t j = 0; j < N; ++j)
+      store_i64(o + (i * N + j) * out.itemsize(), out.dtype(), static_cast<int64_t>(row[static_cast<size_t>(j)]));
+  }
 }
 
 }  // namespace

@@ -135,7 +135,7 @@ Tensor reduce(ReduceOp op, const Tensor& a, std::span<const int> axes, bool keep
   const DType at = a.dtype();
   const int64_t asz = a.itemsize();
 
-  if (dtype_is_float(at) || op == ReduceOp::kMean) {
+  if (dtype_is_float(at)) {
     double init = 0;
     if (op == ReduceOp::kProd || op == ReduceOp::kAll) init = 1;
     if (op == ReduceOp::kMax) init = -INFINITY;
@@ -190,17 +190,23 @@ Tensor reduce(ReduceOp op, const Tensor& a, std::span<const int> axes, bool keep
         for (int64_t i = 0; i < m; ++i) d[i * sd] = f(d[i * sd], buf[static_cast<size_t>(i)]);
       };
       switch (op) {
-        case ReduceOp::kSum: update([&](int64_t r, int64_t e) { return wrap(static_cast<uint64_t>(r) + static_cast<uint64_t>(e)); }); break;
+        case ReduceOp::kSum:
+        case ReduceOp::kMean: update([&](int64_t r, int64_t e) { return wrap(static_cast<uint64_t>(r) + static_cast<uint64_t>(e)); }); break;
         case ReduceOp::kProd: update([&](int64_t r, int64_t e) { return wrap(static_cast<uint64_t>(r) * static_cast<uint64_t>(e)); }); break;
         case ReduceOp::kMax: update([](int64_t r, int64_t e) { return std::max(r, e); }); break;
         case ReduceOp::kMin: update([](int64_t r, int64_t e) { return std::min(r, e); }); break;
         case ReduceOp::kAll: update([](int64_t r, int64_t e) -> int64_t { return r != 0 && e != 0; }); break;
         case ReduceOp::kAny: update([](int64_t r, int64_t e) -> int64_t { return r != 0 || e != 0; }); break;
-        case ReduceOp::kMean: break;  // float domain
       }
     }
   });
-  for (int64_t r = 0; r < p.rows; ++r) store_i64(o + r * osz, ot, acc[static_cast<size_t>(r)]);
+  for (int64_t r = 0; r < p.rows; ++r) {
+    const int64_t v = acc[static_cast<size_t>(r)];
+    if (op == ReduceOp::kMean)  // the exact int64 sum, divided once
+      store_f32(o + r * osz, ot, p.k ? f32_from_f64(static_cast<double>(v) / static_cast<double>(p.k)) : NAN);
+    else
+      store_i64(o + r * osz, ot, v);
+  }
   return out;
 }
 

@@ -387,6 +387,11 @@ Tensor Tensor::astype(DType dtype, Fp8Overflow ovf) const {
 void Tensor::assign(const Tensor& src_in, Fp8Overflow ovf) {
   if (!defined() || !src_in.defined()) bad_arg("assign on an undefined tensor");
   Tensor src = src_in.broadcast_to(shape_);
+  // A source overlapping this view (x[...] = x[::-1]) is read in full before anything is written,
+  // as NumPy does; the identical view is a no-op copy and needs no snapshot.
+  const bool same_view = src_in.storage_ == storage_ && src_in.dtype_ == dtype_ && src_in.shape_ == shape_ &&
+                         src_in.strides_ == strides_ && src_in.offset_ == offset_;
+  if (src.storage_ == storage_ && !same_view) src = src_in.copy().broadcast_to(shape_);
   const DType sd = src.dtype_, dd = dtype_;
   const int64_t ssz = src.itemsize(), dsz = itemsize();
   // Integers and bool travel as int64 so that large int32/uint32 values stay exact.
