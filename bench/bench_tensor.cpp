@@ -134,7 +134,7 @@ void BM_MatmulTensor(benchmark::State& state) {
   state.counters["GFLOPS"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * m * k * n * 1e-9,
                                                 benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_MatmulTensor)->Apply(MatmulArgs);
+BENCHMARK(BM_MatmulTensor)->Apply(MatmulArgs)->UseRealTime();
 
 void BM_MatmulTensorTransposedA(benchmark::State& state) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
@@ -147,7 +147,7 @@ void BM_MatmulTensorTransposedA(benchmark::State& state) {
   state.counters["GFLOPS"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * m * k * n * 1e-9,
                                                 benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_MatmulTensorTransposedA)->Apply(MatmulArgs);
+BENCHMARK(BM_MatmulTensorTransposedA)->Apply(MatmulArgs)->UseRealTime();
 
 void BM_MatmulPlainSgemm(benchmark::State& state) {
   const int m = static_cast<int>(state.range(0)), k = static_cast<int>(state.range(1)),
@@ -162,7 +162,7 @@ void BM_MatmulPlainSgemm(benchmark::State& state) {
   state.counters["GFLOPS"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * m * k * n * 1e-9,
                                                 benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_MatmulPlainSgemm)->Apply(MatmulArgs);
+BENCHMARK(BM_MatmulPlainSgemm)->Apply(MatmulArgs)->UseRealTime();
 
 }  // namespace
 }  // namespace nki_agent

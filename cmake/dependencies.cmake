@@ -10,6 +10,8 @@ set(BLA_VENDOR OpenBLAS)
 find_package(BLAS REQUIRED)
 find_path(CBLAS_INCLUDE_DIR cblas.h PATHS /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/openblas
           REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SECCOMP REQUIRED IMPORTED_TARGET libseccomp)  # no CMake config in Debian
 if(NKIA_BUILD_TESTS)
   find_package(GTest CONFIG REQUIRED)
   find_package(Eigen3 3.4 CONFIG REQUIRED)

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   cli::add_cast_command(app, ctx);
   cli::add_npy_command(app, ctx);
   cli::add_random_command(app, ctx);
+  cli::add_run_command(app, ctx);
 
   app.parse_complete_callback([&] {
     if (!init_logging(ctx.log_level))

@@ -108,7 +108,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in, std::optional<DType> out_d
   Tensor a3 = a.broadcast_to(full_a).reshape({nbatch, M, K});
   Tensor b3 = b.broadcast_to(full_b).reshape({nbatch, K, N});
 
-  Tensor res = Tensor::empty(out_shape, integer ? ot : DType::kFloat32);
+  Tensor res = Tensor::uninitialized(out_shape, integer ? ot : DType::kFloat32);  // gemm writes every element
   Tensor r3 = res.reshape({nbatch, M, N});
   for (int64_t i = 0; i < nbatch; ++i) {
     Tensor o = r3.select(0, i);

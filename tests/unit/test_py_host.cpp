@@ -42,6 +42,7 @@ TEST_F(PyHost, PlainHostFunctionWithNumPy) {
   ASSERT_EQ(r->outputs.size(), 3u);
   EXPECT_EQ(r->outputs[0].to_f32_vector(), (std::vector<float>{2.5, 5, 7.5, 10, 12.5, 15}));
   EXPECT_EQ(r->outputs[1].dtype(), DType::kInt32);
+  EXPECT_EQ(r->outputs[1].ndim(), 0);  // a NumPy scalar stays 0-d
   EXPECT_EQ(r->outputs[1].item(), 7);
   EXPECT_EQ(r->outputs[2].dtype(), DType::kFloat16);
   EXPECT_EQ(r->outputs[2].to_f32_vector(), (std::vector<float>{6, 15}));

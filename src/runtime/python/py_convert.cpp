@@ -50,9 +50,9 @@ py::object tensor_to_numpy(const Tensor& t) {
 }
 
 Result<Tensor> numpy_to_tensor(py::handle obj, const std::string& dtype_name_override, const std::string& what) {
-  py::array arr = py::array::ensure(obj);
+  // C order, keeping 0-d arrays 0-d (np.ascontiguousarray would make them 1-d).
+  py::array arr = py::array::ensure(obj, py::array::c_style);
   if (!arr) return fail(bad_value(what, "not an array"));
-  arr = py::module_::import("numpy").attr("ascontiguousarray")(arr);
   py::dtype dt = arr.dtype();
   const char kind = dt.kind();
   const int64_t size = static_cast<int64_t>(dt.itemsize());

@@ -5,8 +5,6 @@
 #include <pybind11/stl.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "runtime/python/py_convert.h"
 #include "runtime/python/pylib.h"
@@ -76,75 +74,6 @@ Diagnostic python_error(const char* what, const py::error_already_set& e) {
 }
 
 }  // namespace
-
-// ---- kernel files ------------------------------------------------------------------------------
-
-static Result<std::string> read_text(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) return fail("nkia_kernel_unreadable", fmt::format("cannot read {}", p.string()));
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-Result<KernelFiles> load_kernel_files(const std::string& path) {
-  std::error_code ec;
-  fs::path main = fs::absolute(path, ec);
-  if (ec || !fs::is_regular_file(main, ec))
-    return fail("nkia_kernel_not_found", fmt::format("no kernel file at {}", path),
-                "give the path of the .py file that defines the kernel");
-  // The root: the kernel's folder, or the parent of the outermost package that contains it.
-  fs::path root = main.parent_path();
-  while (fs::exists(root / "__init__.py", ec) && root.has_parent_path() && root.parent_path() != root)
-    root = root.parent_path();
-
-  KernelFiles kf;
-  kf.root = root.string();
-  kf.main_path = fs::relative(main, root, ec).generic_string();
-  int64_t total = 0;
-  auto add = [&](const fs::path& p) -> Result<void> {
-    if (static_cast<int>(kf.files.size()) >= kMaxKernelFiles)
-      return fail("nkia_kernel_too_large", fmt::format("more than {} Python files under {}", kMaxKernelFiles, kf.root),
-                  "keep the kernel and its helper modules in a small folder of their own");
-    auto text = read_text(p);
-    if (!text) return fail(text.error());
-    total += static_cast<int64_t>(text->size());
-    if (total > kMaxKernelSourceBytes)
-      return fail("nkia_kernel_too_large", fmt::format("more than {} MiB of Python under {}", kMaxKernelSourceBytes >> 20, kf.root),
-                  "keep the kernel and its helper modules in a small folder of their own");
-    kf.files[fs::relative(p, root, ec).generic_string()] = std::move(*text);
-    return {};
-  };
-  const bool in_package = root != main.parent_path();
-  if (in_package) {
-    for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      const fs::path& p = it->path();
-      const std::string name = p.filename().string();
-      if (it->is_directory(ec) && (name.starts_with(".") || name == "__pycache__" || !fs::exists(p / "__init__.py", ec))) {
-        it.disable_recursion_pending();
-        continue;
-      }
-      if (it->is_regular_file(ec) && p.extension() == ".py") {
-        if (auto r = add(p); !r) return fail(r.error());
-      }
-    }
-  } else {
-    for (const auto& e : fs::directory_iterator(root, fs::directory_options::skip_permission_denied, ec))
-      if (e.is_regular_file(ec) && e.path().extension() == ".py")
-        if (auto r = add(e.path()); !r) return fail(r.error());
-  }
-  if (!kf.files.count(kf.main_path))
-    if (auto r = add(main); !r) return fail(r.error());
-  return kf;
-}
-
-KernelFiles kernel_files_from_source(std::string source, std::string name) {
-  KernelFiles kf;
-  kf.main_path = name;
-  kf.files[name] = std::move(source);
-  return kf;
-}
 
 // ---- the interpreter ----------------------------------------------------------------------------
 

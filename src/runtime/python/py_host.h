@@ -22,17 +22,6 @@
 
 namespace nki_agent {
 
-// Limits on what load_kernel_files() reads: a kernel with its helpers is a few files, not a tree.
-inline constexpr int kMaxKernelFiles = 256;
-inline constexpr int64_t kMaxKernelSourceBytes = 8 << 20;
-
-// Reads `path` and the .py files that it may import: those in its folder, and, when that folder is
-// inside a package (has __init__.py), the whole tree from the outermost package's parent down.
-// Codes: nkia_kernel_not_found, nkia_kernel_unreadable, nkia_kernel_too_large.
-Result<KernelFiles> load_kernel_files(const std::string& path);
-// A single in-memory file (tests, the agent's candidate kernels).
-KernelFiles kernel_files_from_source(std::string source, std::string name = "kernel.py");
-
 // Starts the interpreter once; later calls return the first call's result.
 Result<void> python_host_init();
 bool python_host_ready();

@@ -1,0 +1,110 @@
+// runtime/protocol.h — the framed messages between the host (WorkerPool) and a worker zygote.
+//
+// One AF_UNIX stream socket per worker. Every message is a frame:
+//   u32 magic 'N','K','W','1' · u32 header_bytes · u64 body_bytes   (16 bytes, little-endian)
+//   header: a JSON object (1 .. kMaxFrameHeaderBytes bytes)
+//   body:   binary sections (0 .. kMaxFrameBodyBytes bytes) whose lengths the header gives
+// Messages (every header has "type" and "version": 1; unknown keys are an error):
+//   worker → host, once, after its warm-up:
+//     ready    {"pid", "handlers": [names], "sanitizer": bool}
+//     error    {"diagnostic"}                  the warm-up failed; the worker then exits
+//   host → worker:
+//     request  {"id", "handler", "limits": {SandboxLimits fields}, "payload_bytes"}   body: payload
+//   worker → host, one per request:
+//     response {"id", "diagnostic" (absent on success), "wall_seconds", "cpu_seconds",
+//               "peak_rss_bytes", "payload_bytes", "stdout_bytes", "stdout_total",
+//               "stderr_bytes", "stderr_total"}          body: payload · stdout · stderr
+// Both sides validate every field: the host is trusted, but a wrong frame must be a Diagnostic,
+// never a crash, a huge allocation or a desynchronised stream.
+//
+// This file must never allocate a body before its bytes arrive, nor block past a given deadline.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "runtime/sandbox.h"
+
+namespace nki_agent {
+
+inline constexpr uint32_t kFrameMagic = 0x31574B4E;  // "NKW1" in little-endian byte order
+inline constexpr int kProtocolVersion = 1;
+inline constexpr size_t kFramePrefixBytes = 16;
+// A header carries limits, counts and at most one Diagnostic (a traceback's notes included).
+inline constexpr uint32_t kMaxFrameHeaderBytes = 1 << 20;
+// A request's payload: the kernel's inputs (NKIBench inputs are at most tens of MiB).
+inline constexpr int64_t kMaxRequestPayloadBytes = 256 * kMiB;
+// The largest body either side sends: a result payload plus both captures at their ceilings.
+inline constexpr int64_t kMaxFrameBodyBytes = kMaxOutputBytesCeiling + 2 * kMaxCaptureBytesCeiling;
+// Handler names: [A-Za-z0-9_.-], at most this long.
+inline constexpr size_t kMaxHandlerNameBytes = 64;
+
+// Diagnostic codes of the worker layer.
+inline constexpr std::string_view kWorkerBadFrame = "nkia_worker_bad_frame";
+inline constexpr std::string_view kWorkerUnknownHandler = "nkia_worker_unknown_handler";
+inline constexpr std::string_view kWorkerNotFound = "nkia_worker_not_found";
+inline constexpr std::string_view kWorkerStartup = "nkia_worker_startup";
+inline constexpr std::string_view kWorkerDied = "nkia_worker_died";
+inline constexpr std::string_view kWorkerHung = "nkia_worker_hung";
+// Transport outcomes of read_frame/write_frame (mapped to the worker codes by their callers).
+inline constexpr std::string_view kFrameEof = "nkia_frame_eof";  // peer closed between frames
+inline constexpr std::string_view kFrameTimeout = "nkia_frame_timeout";
+inline constexpr std::string_view kFrameIo = "nkia_frame_io";  // read/write error, EOF mid-frame
+
+using Deadline = std::optional<std::chrono::steady_clock::time_point>;  // nullopt: wait forever
+
+// NOLINTNEXTLINE(bugprone-exception-escape): flagged through nlohmann::json's noexcept move
+struct Frame {
+  nlohmann::json header;  // always an object
+  std::string body;
+};
+
+struct WorkerRequest {
+  std::string handler;  // a name registered in the worker
+  std::string payload;  // the handler's input bytes
+  SandboxLimits limits;
+};
+
+bool valid_handler_name(std::string_view name);
+
+// The 16-byte prefix + header + sections. Throws InternalError if the header would exceed its cap
+// (the caller built it) — never for anything read from a peer.
+std::string encode_frame(const nlohmann::json& header, std::initializer_list<std::string_view> sections);
+
+// Parses a prefix: kWorkerBadFrame for a wrong magic or a size beyond the caps.
+struct FramePrefix {
+  uint32_t header_bytes = 0;
+  uint64_t body_bytes = 0;
+};
+Result<FramePrefix> parse_frame_prefix(std::string_view prefix16);
+// Parses a header: kWorkerBadFrame unless it is one JSON object.
+Result<nlohmann::json> parse_frame_header(std::string_view text);
+
+// Reads one whole frame. kFrameEof (clean close before a frame), kFrameTimeout, kFrameIo, or
+// kWorkerBadFrame (the stream cannot be trusted any more).
+Result<Frame> read_frame(int fd, Deadline deadline);
+// Writes all bytes (send with MSG_NOSIGNAL: a dead peer is kFrameIo, never SIGPIPE).
+Result<void> write_frame(int fd, std::string_view bytes, Deadline deadline);
+
+nlohmann::json limits_to_json(const SandboxLimits& limits);
+Result<SandboxLimits> limits_from_json(const nlohmann::json& j);  // strict, then validate_limits
+
+std::string encode_request(uint64_t id, const WorkerRequest& request);
+// kWorkerBadFrame / kSandboxBadLimits; `id` is set whenever the header has a usable one. Takes the
+// frame by value so that a caller can move a large body into the payload without a copy.
+Result<WorkerRequest> decode_request(Frame frame, uint64_t* id);
+
+std::string encode_response(uint64_t id, const SandboxReport& report);
+// kWorkerBadFrame unless it is a well-formed response to request `expected_id`.
+Result<SandboxReport> decode_response(Frame frame, uint64_t expected_id);
+
+std::string encode_ready(int pid, const std::vector<std::string>& handlers, bool sanitizer);
+std::string encode_startup_error(const Diagnostic& d);
+
+}  // namespace nki_agent

@@ -1,0 +1,180 @@
+#include "runtime/seccomp_policy.h"
+
+#include <seccomp.h>
+
+#include <fcntl.h>
+#include <sys/ioctl.h>  // TCGETS, TIOCGWINSZ
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+
+namespace nki_agent {
+namespace {
+
+struct SyscallEntry {
+  std::string_view name;
+  int nr;  // libseccomp's number: the native one, or a negative pseudo-number it maps per arch
+};
+
+// The tables read better as the groups they are than one call per line.
+// clang-format off
+#define NKIA_SYSCALL(n) SyscallEntry{#n, SCMP_SYS(n)}
+
+// Allowed without conditions: what an interpreter needs to compute and to use the fds it has.
+// No call here takes a path, creates an fd, or touches another process.
+constexpr SyscallEntry kAllowed[] = {
+    // I/O on the fds the child was given (stdin = /dev/null, stdout, stderr, result pipe).
+    NKIA_SYSCALL(read), NKIA_SYSCALL(write), NKIA_SYSCALL(readv), NKIA_SYSCALL(writev),
+    NKIA_SYSCALL(pread64), NKIA_SYSCALL(close), NKIA_SYSCALL(lseek),
+    // CPython's io calls fstat on its fds; glibc >= 2.33 implements fstat as
+    // newfstatat(fd, "", AT_EMPTY_PATH). newfstatat also accepts a path, so a child can learn
+    // whether a file exists and its size and times (never its contents): see docs/sandbox.md.
+    NKIA_SYSCALL(fstat), NKIA_SYSCALL(newfstatat),
+    // Memory.
+    NKIA_SYSCALL(mmap), NKIA_SYSCALL(munmap), NKIA_SYSCALL(mremap), NKIA_SYSCALL(mprotect),
+    NKIA_SYSCALL(brk), NKIA_SYSCALL(madvise),
+    // Locks (glibc's, even single-threaded), time, randomness.
+    NKIA_SYSCALL(futex), NKIA_SYSCALL(clock_gettime), NKIA_SYSCALL(clock_getres),
+    NKIA_SYSCALL(clock_nanosleep), NKIA_SYSCALL(nanosleep), NKIA_SYSCALL(gettimeofday),
+    NKIA_SYSCALL(time), NKIA_SYSCALL(getrusage), NKIA_SYSCALL(times), NKIA_SYSCALL(getrandom),
+    // Signals to itself (kill/tgkill/tkill are below, with their checks).
+    NKIA_SYSCALL(rt_sigprocmask), NKIA_SYSCALL(rt_sigreturn), NKIA_SYSCALL(sigaltstack),
+    NKIA_SYSCALL(restart_syscall),
+    // Leaving.
+    NKIA_SYSCALL(exit), NKIA_SYSCALL(exit_group),
+    // Harmless facts about itself.
+    NKIA_SYSCALL(getpid), NKIA_SYSCALL(gettid), NKIA_SYSCALL(getppid), NKIA_SYSCALL(getuid),
+    NKIA_SYSCALL(geteuid), NKIA_SYSCALL(getgid), NKIA_SYSCALL(getegid), NKIA_SYSCALL(sched_yield),
+    NKIA_SYSCALL(sched_getaffinity), NKIA_SYSCALL(uname), NKIA_SYSCALL(getcwd),
+    NKIA_SYSCALL(getrlimit),
+};
+
+// Allowed only with the argument checks in add_conditional_rules(); listed for docs and tests.
+constexpr std::string_view kConditional[] = {"rt_sigaction", "kill", "tgkill", "tkill", "ioctl", "fcntl",
+                                             "prlimit64"};
+
+// Made only by escape attempts: the child dies by SIGSYS (after reporting the number).
+constexpr SyscallEntry kKilling[] = {
+    NKIA_SYSCALL(execve), NKIA_SYSCALL(execveat), NKIA_SYSCALL(ptrace),
+    NKIA_SYSCALL(process_vm_readv), NKIA_SYSCALL(process_vm_writev), NKIA_SYSCALL(pidfd_getfd),
+    NKIA_SYSCALL(bpf), NKIA_SYSCALL(perf_event_open), NKIA_SYSCALL(userfaultfd),
+    // io_uring runs file and socket operations without passing them through this filter.
+    NKIA_SYSCALL(io_uring_setup), NKIA_SYSCALL(io_uring_enter), NKIA_SYSCALL(io_uring_register),
+    NKIA_SYSCALL(keyctl), NKIA_SYSCALL(add_key), NKIA_SYSCALL(request_key),
+    NKIA_SYSCALL(init_module), NKIA_SYSCALL(finit_module), NKIA_SYSCALL(delete_module),
+    NKIA_SYSCALL(kexec_load), NKIA_SYSCALL(kexec_file_load), NKIA_SYSCALL(reboot),
+    NKIA_SYSCALL(mount), NKIA_SYSCALL(umount2), NKIA_SYSCALL(pivot_root), NKIA_SYSCALL(chroot),
+    NKIA_SYSCALL(fsopen), NKIA_SYSCALL(fsconfig), NKIA_SYSCALL(fsmount), NKIA_SYSCALL(fspick),
+    NKIA_SYSCALL(move_mount), NKIA_SYSCALL(open_tree), NKIA_SYSCALL(unshare), NKIA_SYSCALL(setns),
+    NKIA_SYSCALL(swapon), NKIA_SYSCALL(swapoff), NKIA_SYSCALL(open_by_handle_at),
+    NKIA_SYSCALL(name_to_handle_at), NKIA_SYSCALL(kcmp), NKIA_SYSCALL(acct), NKIA_SYSCALL(iopl),
+    NKIA_SYSCALL(ioperm), NKIA_SYSCALL(syslog), NKIA_SYSCALL(quotactl),
+};
+
+#undef NKIA_SYSCALL
+// clang-format on
+
+// A comparison that looks at the low 32 bits only, as the OS kernel does for an `int` argument
+// (a caller may put anything in the upper half of the register).
+scmp_arg_cmp low32_eq(unsigned arg, uint32_t value) {
+  return scmp_arg_cmp{arg, SCMP_CMP_MASKED_EQ, 0xffffffffULL, value};
+}
+
+struct RuleError {
+  std::string text;
+  bool failed() const { return !text.empty(); }
+};
+
+void add_rule(scmp_filter_ctx ctx, RuleError* err, uint32_t action, int nr, std::string_view name,
+              std::initializer_list<scmp_arg_cmp> args = {}) {
+  if (err->failed()) return;
+  int rc = seccomp_rule_add_array(ctx, action, nr, static_cast<unsigned>(args.size()), args.begin());
+  if (rc < 0) err->text = "seccomp rule for " + std::string(name) + ": " + std::strerror(-rc);
+}
+
+void add_conditional_rules(scmp_filter_ctx ctx, RuleError* err, int self_pid) {
+  const uint32_t allow = SCMP_ACT_ALLOW;
+  // rt_sigaction for any signal but SIGSYS, so the SIGSYS handler that reports forbidden calls
+  // stays in place. 64-bit comparisons: a value with upper bits set is refused, so the kernel's
+  // truncation to int can never turn an allowed value into SIGSYS.
+  static_assert(SIGSYS == 31, "the signal ranges below assume SIGSYS is 31");
+  const int sa = SCMP_SYS(rt_sigaction);
+  add_rule(ctx, err, allow, sa, "rt_sigaction", {scmp_arg_cmp{0, SCMP_CMP_LE, 30, 0}});
+  add_rule(ctx, err, allow, sa, "rt_sigaction", {scmp_arg_cmp{0, SCMP_CMP_MASKED_EQ, ~0x1fULL, 32}});
+  add_rule(ctx, err, allow, sa, "rt_sigaction", {scmp_arg_cmp{0, SCMP_CMP_EQ, 64, 0}});
+
+  // Signals only to itself: its pid, its own process group (0 or -pid; it leads a group of one).
+  const auto pid = static_cast<uint32_t>(self_pid);
+  const auto neg_pid = static_cast<uint32_t>(-self_pid);
+  add_rule(ctx, err, allow, SCMP_SYS(kill), "kill", {low32_eq(0, pid)});
+  add_rule(ctx, err, allow, SCMP_SYS(kill), "kill", {low32_eq(0, 0)});
+  add_rule(ctx, err, allow, SCMP_SYS(kill), "kill", {low32_eq(0, neg_pid)});
+  add_rule(ctx, err, allow, SCMP_SYS(tgkill), "tgkill", {low32_eq(0, pid), low32_eq(1, pid)});
+  add_rule(ctx, err, allow, SCMP_SYS(tkill), "tkill", {low32_eq(0, pid)});
+
+  // ioctl: only the terminal queries isatty() and CPython's io make (never TIOCSTI and friends).
+  add_rule(ctx, err, allow, SCMP_SYS(ioctl), "ioctl", {low32_eq(1, TCGETS)});
+  add_rule(ctx, err, allow, SCMP_SYS(ioctl), "ioctl", {low32_eq(1, TIOCGWINSZ)});
+
+  // fcntl: fd and status flags; no F_DUPFD (no new fds), no locks, no leases, no F_SETOWN.
+  for (int cmd : {F_GETFD, F_SETFD, F_GETFL, F_SETFL})
+    add_rule(ctx, err, allow, SCMP_SYS(fcntl), "fcntl", {low32_eq(1, static_cast<uint32_t>(cmd))});
+
+  // prlimit64: reading its own limits (pid 0, new_limit NULL), never raising or setting them.
+  add_rule(ctx, err, allow, SCMP_SYS(prlimit64), "prlimit64",
+           {scmp_arg_cmp{0, SCMP_CMP_EQ, 0, 0}, scmp_arg_cmp{2, SCMP_CMP_EQ, 0, 0}});
+}
+
+// Extra calls the sanitizer runtimes make in a child (sanitizer builds only). UBSan's vptr check
+// probes whether memory is readable by write()ing it into a fresh pipe: without pipe/pipe2 every
+// check of a polymorphic object fails as "invalid vptr". ASan itself needed nothing more (its
+// shadow is mapped before main, and it reports through write()).
+constexpr SyscallEntry kSanitizerExtra[] = {SyscallEntry{"pipe", SCMP_SYS(pipe)},
+                                            SyscallEntry{"pipe2", SCMP_SYS(pipe2)}};
+
+}  // namespace
+
+std::string install_seccomp_filter(int self_pid, bool sanitizer_runtime) {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+  if (ctx == nullptr) return "seccomp_init failed";
+  RuleError err;
+  // A call made through another ABI (32-bit int 0x80, x32) is refused outright.
+  if (int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc < 0)
+    err.text = std::string("seccomp bad-arch action: ") + std::strerror(-rc);
+  for (const auto& s : kAllowed) add_rule(ctx, &err, SCMP_ACT_ALLOW, s.nr, s.name);
+  if (sanitizer_runtime)
+    for (const auto& s : kSanitizerExtra) add_rule(ctx, &err, SCMP_ACT_ALLOW, s.nr, s.name);
+  add_conditional_rules(ctx, &err, self_pid);
+  for (const auto& s : kKilling) add_rule(ctx, &err, SCMP_ACT_TRAP, s.nr, s.name);
+  // glibc's pthread_create and posix_spawn try clone3 first and fall back to clone only on ENOSYS.
+  add_rule(ctx, &err, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), "clone3");
+  if (!err.failed()) {
+    if (int rc = seccomp_load(ctx); rc < 0) err.text = std::string("seccomp_load: ") + std::strerror(-rc);
+  }
+  seccomp_release(ctx);
+  return err.text;
+}
+
+std::string syscall_name(int nr) {
+  char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+  if (name == nullptr) return "syscall " + std::to_string(nr);
+  std::string out(name);
+  std::free(name);  // NOLINT(cppcoreguidelines-no-malloc): libseccomp allocates it with malloc
+  return out;
+}
+
+std::vector<std::string_view> seccomp_allowed_syscalls() {
+  std::vector<std::string_view> out;
+  for (const auto& s : kAllowed) out.push_back(s.name);
+  for (auto n : kConditional) out.push_back(n);
+  return out;
+}
+
+std::vector<std::string_view> seccomp_killing_syscalls() {
+  std::vector<std::string_view> out;
+  for (const auto& s : kKilling) out.push_back(s.name);
+  return out;
+}
+
+}  // namespace nki_agent
