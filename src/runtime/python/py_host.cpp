@@ -75,6 +75,22 @@ Diagnostic python_error(const char* what, const py::error_already_set& e) {
 
 }  // namespace
 
+// One run of each path a kernel call takes (loading, a jit launch, array conversion in both
+// directions, an exception report), so that whatever CPython and NumPy initialise lazily is
+// initialised here, once, and not again in every forked child.
+static void warm_up_paths() {
+  KernelCall c;
+  c.src = kernel_files_from_source(
+      "import nki\nimport numpy as np\n\n@nki.jit\ndef k(a):\n    return a\n\n"
+      "def entry(a):\n    return k(a), np.float32(1)\n\ndef fails(a):\n    raise ValueError('warm-up')\n",
+      "warmup.py");
+  c.entry = "entry";
+  c.inputs = {Tensor::full({2, 2}, DType::kBFloat16, 1)};
+  (void)python_run(c);
+  c.entry = "fails";
+  (void)python_run(c);
+}
+
 // ---- the interpreter ----------------------------------------------------------------------------
 
 Result<void> python_host_init() {
@@ -89,6 +105,12 @@ Result<void> python_host_init() {
     g["_pylib_files"] = files;
     py::exec(kBootstrap, g);
     g_init_result = {};
+    warm_up_paths();
+    // Everything that exists now is shared with every forked child. Freezing it keeps the
+    // collector from walking (and so copying, page by page) those objects in each child.
+    py::module_ gc = py::module_::import("gc");
+    gc.attr("collect")();
+    gc.attr("freeze")();
   } catch (const py::error_already_set& e) {
     g_init_result = fail(python_error("starting the kernel host failed", e));
   }

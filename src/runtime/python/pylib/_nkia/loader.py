@@ -41,9 +41,16 @@ class KernelFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             for i in range(1, len(parts)):
                 self.packages.add(".".join(parts[:i]))
         self.tops = {r.split(".")[0] for r in list(self.sources) + list(self.packages) if r}
+        self.loaded = set()  # names this finder put in sys.modules, for uninstall()
 
     # -- finder --
     def find_spec(self, fullname, path=None, target=None):
+        spec = self._find_spec(fullname)
+        if spec is not None:
+            self.loaded.add(fullname)
+        return spec
+
+    def _find_spec(self, fullname):
         if fullname == PKG or fullname.startswith(PKG + "."):
             rel = fullname[len(PKG) + 1:]
             if rel in self.sources or rel in self.packages:
@@ -104,9 +111,10 @@ def uninstall():
     global _active
     if _active is not None:
         sys.meta_path.remove(_active)
-        for name in list(sys.modules):
-            if name == PKG or name.startswith(PKG + ".") or name.split(".")[0] in _active.tops:
-                del sys.modules[name]
+        # Only the names this finder served: scanning all of sys.modules would touch (and, in a
+        # forked child, copy) memory shared with the zygote for nothing.
+        for name in _active.loaded:
+            sys.modules.pop(name, None)
         _active = None
     policy.LOCAL_TOPS = frozenset()
 
