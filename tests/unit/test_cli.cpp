@@ -132,5 +132,84 @@ TEST(Cli, DiffRejectsShapeMismatch) {
   EXPECT_EQ(json_of(r)["diagnostics"][0]["code"], "nkia_shape_mismatch");
 }
 
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(CliRun, KernelWithInputsArgsAndDtypes) {
+  testing::ScratchDir dir;
+  write_file(dir.file("k.py"),
+             "import neuronxcc.nki as nki\n"
+             "import numpy as np\n"
+             "from helpers import scale\n"
+             "def entry(b, a, factor=1.0):\n"
+             "    print('types', getattr(a, 'nki_dtype', a.dtype), b.dtype)\n"
+             "    return scale(a, factor) - b, a\n");
+  write_file(dir.file("helpers.py"), "def scale(x, f):\n    return x * f\n");
+  ASSERT_EQ(cli("random 'a=float32[4,8]' 'b=float32[4,8]' --seed 3 --out " + dir.path()).exit_code, 0);
+  auto r = cli("--json run " + dir.file("k.py") + " --entry entry --input " + dir.file("a.npy") + " --input " +
+               dir.file("b.npy") + " --arg factor=2 --dtype a=bfloat16 --out " + dir.file("out"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = json_of(r);
+  ASSERT_EQ(j["outputs"].size(), 2u);
+  EXPECT_EQ(j["outputs"][0]["dtype"], "float32");
+  EXPECT_EQ(j["outputs"][1]["dtype"], "bfloat16");  // the cast input comes back as bf16
+  EXPECT_EQ(j["printed"], "types bfloat16 float32\n");
+  // out1 is a rounded to bf16, written as float32 values; out0 = 2 * bf16(a) - b.
+  auto info = json_of(cli("--json npy info " + dir.file("out/out0.npy") + " " + dir.file("out/out1.npy")));
+  EXPECT_EQ(info["arrays"][0]["dtype"], "float32");
+  EXPECT_EQ(info["arrays"][1]["dtype"], "float32");  // float32 values unless --raw-bits
+  auto raw = cli("--json run " + dir.file("k.py") + " --entry entry -i " + dir.file("a.npy") + " -i " +
+                 dir.file("b.npy") + " --dtype a=bf16 --raw-bits --out " + dir.file("raw"));
+  ASSERT_EQ(raw.exit_code, 0) << raw.out;
+  EXPECT_EQ(json_of(cli("--json npy info " + dir.file("raw/out1.npy")))["arrays"][0]["dtype"], "bfloat16");
+  auto same = cli("--json npy diff " + dir.file("out/out1.npy") + " " + dir.file("raw/out1.npy") + " --atol 0 --rtol 0");
+  EXPECT_EQ(same.exit_code, 0) << same.out;
+}
+
+TEST(CliRun, RandomInputsAndGrid) {
+  testing::ScratchDir dir;
+  write_file(dir.file("k.py"),
+             "import nki\n"
+             "import nki.language as nl\n"
+             "import numpy as np\n"
+             "seen = []\n"
+             "@nki.jit\n"
+             "def k(x):\n"
+             "    seen.append(nl.program_id(0) * 10 + nl.program_id(1))\n"
+             "    return x\n");
+  auto r = cli("--json run " + dir.file("k.py") + " --entry k --random 'x=float16[3,5]' --grid 2,3 --out " +
+               dir.file("o"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = json_of(r);
+  ASSERT_EQ(j["outputs"].size(), 1u);
+  EXPECT_EQ(j["outputs"][0]["dtype"], "float16");
+  EXPECT_EQ(j["outputs"][0]["shape"], nlohmann::json({3, 5}));
+}
+
+TEST(CliRun, KernelErrorsAreCompilerStyleDiagnostics) {
+  testing::ScratchDir dir;
+  write_file(dir.file("bad.py"), "def entry(x):\n    return x.no_such_method()\n");
+  auto r = cli("--json run " + dir.file("bad.py") + " --entry entry --random 'x=float32[2]' --out " + dir.file("o"));
+  EXPECT_EQ(r.exit_code, 1);
+  auto d = json_of(r)["diagnostics"][0];
+  EXPECT_EQ(d["code"], "nkia_python_exception");
+  EXPECT_EQ(d["location"]["file"], dir.file("bad.py"));
+  EXPECT_EQ(d["location"]["line"], 2);
+
+  write_file(dir.file("spin.py"), "def entry():\n    while True:\n        pass\n");
+  auto t = cli("--json run " + dir.file("spin.py") + " --entry entry --timeout 0.5 --out " + dir.file("o"));
+  EXPECT_EQ(t.exit_code, 1);
+  auto code = json_of(t)["diagnostics"][0]["code"].get<std::string>();
+  EXPECT_TRUE(code == "nkia_sandbox_timeout" || code == "nkia_sandbox_cpu_limit") << code;
+
+  EXPECT_EQ(json_of(cli("--json run " + dir.file("absent.py") + " --entry e"))["diagnostics"][0]["code"],
+            "nkia_kernel_not_found");
+  EXPECT_EQ(json_of(cli("--json run " + dir.file("bad.py") + " --entry entry --grid 2,x"))["diagnostics"][0]["code"],
+            "nkia_bad_grid");
+  EXPECT_EQ(json_of(cli("--json run " + dir.file("bad.py") + " --entry entry --random 'x=float32[2]' --dtype y=bf16"))
+                ["diagnostics"][0]["code"],
+            "nkia_bad_argument");
+  EXPECT_EQ(cli("run " + dir.file("bad.py")).exit_code, 2);  // --entry is required
+}
+
 }  // namespace
 }  // namespace nki_agent

@@ -52,8 +52,11 @@ TEST_F(PyHost, PlainHostFunctionWithNumPy) {
 TEST_F(PyHost, NarrowTypesCrossAsTypedArrays) {
   Tensor a = Tensor::from_f32({3}, std::vector<float>{1.0f, 1.00390625f, -2.0f}).astype(DType::kBFloat16);
   auto r = run_src(
+      "import numpy as np\n"
       "def entry(a):\n"
       "    assert a.nki_dtype == 'bfloat16', a.nki_dtype\n"
+      "    assert a[1:].nki_dtype == 'bfloat16' and a.T.nki_dtype == 'bfloat16'\n"
+      "    assert type(a * 2) is np.ndarray and type(a.sum()) is np.float32\n"
       "    return a\n",
       "entry", {a});
   ASSERT_TRUE(r) << r.error().format();

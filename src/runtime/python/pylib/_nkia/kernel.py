@@ -25,7 +25,12 @@ class TypedArray(np.ndarray):
         return obj
 
     def __array_finalize__(self, obj):
-        self.nki_dtype = getattr(obj, "nki_dtype", None)
+        self.nki_dtype = getattr(obj, "nki_dtype", None)  # views and slices keep the type
+
+    def __array_wrap__(self, out_arr, context=None):
+        # Arithmetic on the values gives plain float32 results: the narrow type is not implied.
+        plain = out_arr.view(np.ndarray)
+        return plain[()] if plain.ndim == 0 else plain
 
 
 class LaunchError(Exception):
