@@ -345,6 +345,8 @@ bool dtype_is_int(DType t) {
   }
 }
 
+bool dtype_is_numpy_foreign(DType t) { return dtype_is_float(t) && t != DType::kFloat32 && t != DType::kFloat16; }
+
 bool dtype_is_signed(DType t) {
   return dtype_is_float(t) || t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32;
 }

@@ -47,7 +47,11 @@ int dtype_size(DType t);
 bool dtype_is_float(DType t);  // every floating type, tfloat32 and float8 included
 bool dtype_is_int(DType t);    // signed or unsigned integer (not bool)
 bool dtype_is_signed(DType t);  // float types and signed integers
+// Types NumPy has no dtype for: bfloat16, tfloat32 and the float8 formats. They cross into NumPy
+// as float32 values (or raw bits with a tag, in .npy files).
+bool dtype_is_numpy_foreign(DType t);
 // Canonical name as NKI spells it: "float32", "bfloat16", "float8_e4m3", "uint8", "bool", ...
+// (a view of a string literal, so .data() is NUL-terminated)
 std::string_view dtype_name(DType t);
 // Parses a canonical name or a common alias ("bf16", "fp16", "half", "fp32", "float", "fp8_e4m3",
 // "tf32", "bool_", "int", ...). Empty on an unknown name.

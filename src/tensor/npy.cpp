@@ -98,12 +98,6 @@ FileType carrier_of(DType d) {
   return FileType::kU1;
 }
 
-// Types NumPy has no dtype for: written as raw bits plus a tag (or as float32 values).
-bool needs_tag(DType d) {
-  return d == DType::kBFloat16 || d == DType::kTFloat32 || d == DType::kFloat8E4M3 || d == DType::kFloat8E4M3FN ||
-         d == DType::kFloat8E5M2;
-}
-
 // ---- diagnostics --------------------------------------------------------------------------------
 
 tl::unexpected<Diagnostic> npy_fail(std::string_view name, std::string code, std::string message,
@@ -629,12 +623,12 @@ WritePlan plan_write(const Tensor& t, NpyOptions opts) {
   const DType d = t.dtype();
   std::string descr;
   std::string tag;
-  if (needs_tag(d) && opts.narrow_as == NarrowAs::kFloat32) {
+  if (dtype_is_numpy_foreign(d) && opts.narrow_as == NarrowAs::kFloat32) {
     plan.as_f32 = true;
     descr = descr_of(FileType::kF4);
   } else {
     descr = descr_of(carrier_of(d));
-    if (needs_tag(d)) tag = fmt::format(" # {} dtype={}", kTagWord, dtype_name(d));
+    if (dtype_is_numpy_foreign(d)) tag = fmt::format(" # {} dtype={}", kTagWord, dtype_name(d));
   }
   std::string shape = "(";
   for (size_t i = 0; i < t.shape().size(); ++i) shape += fmt::format("{}{}", i ? ", " : "", t.shape()[i]);

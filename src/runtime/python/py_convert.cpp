@@ -15,22 +15,8 @@ namespace nki_agent {
 
 namespace {
 
-// The NumPy type that holds a dtype's values exactly (float32 for the narrow floats).
-const char* numpy_name(DType t) {
-  switch (t) {
-    case DType::kFloat16: return "float16";
-    case DType::kInt8: return "int8";
-    case DType::kInt16: return "int16";
-    case DType::kInt32: return "int32";
-    case DType::kUInt8: return "uint8";
-    case DType::kUInt16: return "uint16";
-    case DType::kUInt32: return "uint32";
-    case DType::kBool: return "bool";
-    default: return "float32";
-  }
-}
-
-bool is_narrow(DType t) { return std::string_view(numpy_name(t)) == "float32" && t != DType::kFloat32; }
+// The NumPy type that holds a dtype's values exactly: the same name, float32 for the others.
+const char* numpy_name(DType t) { return dtype_is_numpy_foreign(t) ? "float32" : dtype_name(t).data(); }
 
 Diagnostic bad_value(const std::string& what, const std::string& msg) {
   return Diagnostic::error("nkia_bad_kernel_value", fmt::format("{}: {}", what, msg),
@@ -41,10 +27,10 @@ Diagnostic bad_value(const std::string& what, const std::string& msg) {
 
 py::object tensor_to_numpy(const Tensor& t) {
   py::module_ np = py::module_::import("numpy");
-  Tensor c = is_narrow(t.dtype()) ? t.astype(DType::kFloat32) : t.contiguous();
+  Tensor c = dtype_is_numpy_foreign(t.dtype()) ? t.astype(DType::kFloat32) : t.contiguous();
   py::array arr(np.attr("dtype")(numpy_name(t.dtype())), std::vector<py::ssize_t>(t.shape().begin(), t.shape().end()));
   if (c.nbytes() > 0) std::memcpy(arr.mutable_data(), c.data(), static_cast<size_t>(c.nbytes()));
-  if (is_narrow(t.dtype()))
+  if (dtype_is_numpy_foreign(t.dtype()))
     return py::module_::import("_nkia.kernel").attr("TypedArray")(arr, std::string(dtype_name(t.dtype())));
   return arr;
 }

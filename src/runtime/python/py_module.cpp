@@ -54,8 +54,8 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
   m.doc() = "nki-agent's C++ core, as the NKI modules see it";
 
   py::list narrow;
-  for (DType t : {DType::kBFloat16, DType::kTFloat32, DType::kFloat8E4M3, DType::kFloat8E4M3FN, DType::kFloat8E5M2})
-    narrow.append(std::string(dtype_name(t)));
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (dtype_is_numpy_foreign(static_cast<DType>(i))) narrow.append(std::string(dtype_name(static_cast<DType>(i))));
   m.attr("NARROW_DTYPES") = py::tuple(narrow);
 
   py::class_<HbmTensor, std::shared_ptr<HbmTensor>>(m, "Tensor")
