@@ -1,11 +1,15 @@
 // tensor/rng.cpp — Philox4x32-10, the derived distributions, a portable log and the tensor fills.
 #include "tensor/rng.h"
 
+#include "tensor/strided.h"
+
 #include <bit>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+#include "tensor/strided.h"
 
 namespace nki_agent {
 
@@ -42,27 +46,11 @@ constexpr std::array<double, kLogTerms> kLogCoeffs = log_coeffs();
 // Visits the address of every element of the view `t` in C order.
 template <typename Fn>
 void for_each_element(Tensor& t, Fn&& fn) {
-  const int64_t n = t.numel();
-  if (n == 0) return;
-  auto* base = static_cast<uint8_t*>(t.data());
   const int64_t itemsize = t.itemsize();
-  const int nd = t.ndim();
-  const Shape& shape = t.shape();
-  const Strides& strides = t.strides();
-  std::vector<int64_t> idx(static_cast<size_t>(nd), 0);
-  int64_t off = 0;  // element offset of idx from base
-  for (int64_t i = 0; i < n; ++i) {
-    fn(base + off * itemsize);
-    for (int ax = nd - 1; ax >= 0; --ax) {
-      const auto a = static_cast<size_t>(ax);
-      if (++idx[a] < shape[a]) {
-        off += strides[a];
-        break;
-      }
-      off -= strides[a] * (shape[a] - 1);
-      idx[a] = 0;
-    }
-  }
+  for_each_row({&t}, [&](const RowPtrs& p, int64_t n, const int64_t* st) {
+    auto* row = static_cast<uint8_t*>(p[0]);
+    for (int64_t i = 0; i < n; ++i) fn(row + i * st[0] * itemsize);
+  });
 }
 
 }  // namespace
