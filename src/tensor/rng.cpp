@@ -1,8 +1,6 @@
 // tensor/rng.cpp — Philox4x32-10, the derived distributions, a portable log and the tensor fills.
 #include "tensor/rng.h"
 
-#include "tensor/strided.h"
-
 #include <bit>
 #include <cmath>
 #include <limits>
