@@ -7,7 +7,7 @@
 #include <cstring>
 #include <limits>
 
-#include "runtime/python/hbm_tensor.h"
+#include "nki/nki_tensor.h"
 
 namespace py = pybind11;
 
@@ -86,7 +86,8 @@ Result<Tensor> numpy_to_tensor(py::handle obj, const std::string& dtype_name_ove
 }
 
 Result<Tensor> object_to_tensor(py::handle o, const std::string& what) {
-  if (py::isinstance<HbmTensor>(o)) return o.cast<HbmTensor&>().data;
+  if (py::isinstance<NkiTensor>(o)) return o.cast<NkiTensor&>().data;
+  if (py::isinstance<Access>(o)) return o.cast<Access&>().view.copy();
   if (py::isinstance(o, py::module_::import("numpy").attr("generic")))  // np.float32(1.5), np.int8(3)
     return numpy_to_tensor(py::module_::import("numpy").attr("asarray")(o), "", what);
   if (py::isinstance<py::array>(o)) {

@@ -1,10 +1,14 @@
-// The `_nkia_core` module: what the Python half of the kernel host calls into C++ for. The NKI
-// semantics core will grow it with tiles, access patterns and instructions.
+// The `_nkia_core` module: what the Python half of the kernel host calls into C++ for — tensors in
+// HBM/SBUF/PSUM, indexing them into access patterns, the instructions of nki/isa.h, and the
+// launch context. The dialect front ends (pylib/nki, pylib/neuronxcc) are thin Python over this.
 #include <fmt/format.h>
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
 
-#include "runtime/python/hbm_tensor.h"
+#include <frameobject.h>
+
+#include "nki/checks.h"
+#include "runtime/python/launch.h"
 #include "runtime/python/py_convert.h"
 
 namespace py = pybind11;
@@ -12,7 +16,187 @@ namespace py = pybind11;
 namespace nki_agent {
 
 namespace {
+
 thread_local LaunchContext* t_launch = nullptr;
+
+// A failed instruction becomes the Python exception _nkia.errors.NkiError(code, message, hint); it
+// unwinds through the kernel's frames, so the runner reports it at the kernel's own line.
+[[noreturn]] void raise(const Diagnostic& d) {
+  py::object cls = py::module_::import("_nkia.errors").attr("NkiError");
+  PyErr_SetObject(cls.ptr(), cls(d.code, d.message, d.hint).ptr());
+  throw py::error_already_set();
+}
+
+void check(const Result<void>& r) {
+  if (!r) raise(r.error());
+}
+
+// The innermost frame in the kernel's own files: where an instruction is issued from.
+SourceLoc caller_loc() {
+  SourceLoc loc;
+  PyFrameObject* f = PyEval_GetFrame();
+  while (f) {
+    PyCodeObject* code = PyFrame_GetCode(f);
+    std::string file = py::str(code->co_filename);
+    Py_DECREF(code);
+    if (!file.starts_with("<nki-agent>")) {
+      loc.file = file;
+      loc.line = PyFrame_GetLineNumber(f);
+      break;
+    }
+    f = PyFrame_GetBack(f);  // a new reference since 3.9; the frames stay alive on the stack
+    Py_XDECREF(f);
+  }
+  return loc;
+}
+
+ExecContext& exec_or_raise(const char* api) {
+  if (!t_launch)
+    raise(nki_error("err_nki_api_outside_of_nki_kernel",
+                    fmt::format("'{}' was called outside of a running NKI kernel", api),
+                    "call NKI APIs only inside a function decorated with @nki.jit, launched by calling it"));
+  return t_launch->exec;
+}
+
+Buffer parse_buffer(const std::string& name) {
+  if (name == "sbuf") return Buffer::kSbuf;
+  if (name == "psum") return Buffer::kPsum;
+  if (name == "shared_hbm") return Buffer::kSharedHbm;
+  if (name == "hbm" || name == "private_hbm") return Buffer::kPrivateHbm;
+  raise(nki_error("nkia_unknown_buffer", fmt::format("unknown buffer '{}'", name),
+                  "use nl.sbuf, nl.psum, nl.hbm, nl.private_hbm or nl.shared_hbm"));
+}
+
+DType parse_dtype(const std::string& name) {
+  auto t = dtype_from_name(name);
+  if (!t)
+    raise(nki_error("nkia_unknown_dtype", fmt::format("unknown dtype '{}'", name),
+                    "use an nl dtype such as nl.float32, nl.bfloat16 or nl.int32"));
+  return *t;
+}
+
+BinaryOp parse_binary(const std::string& name) {
+  for (int i = 0; i <= static_cast<int>(BinaryOp::kRightShift); ++i)
+    if (binary_op_name(static_cast<BinaryOp>(i)) == name) return static_cast<BinaryOp>(i);
+  raise(nki_error("nkia_unsupported_operator", fmt::format("'{}' is not an arithmetic operator", name),
+                  "use an nl operator such as nl.add, nl.multiply, nl.maximum or nl.subtract"));
+}
+
+UnaryOp parse_unary(const std::string& name) {
+  for (int i = 0; i <= static_cast<int>(UnaryOp::kInvert); ++i)
+    if (unary_op_name(static_cast<UnaryOp>(i)) == name) return static_cast<UnaryOp>(i);
+  raise(nki_error("nkia_unsupported_operator", fmt::format("'{}' is not an activation function", name),
+                  "use an nl function such as nl.exp, nl.tanh, nl.gelu or nl.copy"));
+}
+
+Engine parse_engine(const std::string& name) {
+  if (name == "vector") return Engine::kVector;
+  if (name == "scalar") return Engine::kScalar;
+  if (name == "gpsimd") return Engine::kGpSimd;
+  if (name == "tensor") return Engine::kTensor;
+  raise(nki_error("nkia_unknown_engine", fmt::format("unknown engine '{}'", name),
+                  "use nisa.vector_engine, nisa.scalar_engine or nisa.gpsimd_engine"));
+}
+
+// Applies a Python index key (ints, slices, Ellipsis, None, or a tuple of them) to a view.
+Tensor index_view(const Tensor& base, py::handle key, const std::string& what) {
+  std::vector<py::object> items;
+  if (py::isinstance<py::tuple>(key)) {
+    for (py::handle h : key.cast<py::tuple>()) items.push_back(py::reinterpret_borrow<py::object>(h));
+  } else {
+    items.push_back(py::reinterpret_borrow<py::object>(key));
+  }
+  int consumed = 0, ellipses = 0;
+  for (const auto& it : items) {
+    if (it.is(py::ellipsis()))
+      ++ellipses;
+    else if (!it.is_none())
+      ++consumed;
+  }
+  if (ellipses > 1) raise(nki_error("nkia_bad_index", "an index may hold only one '...'", "remove the extra '...'"));
+  if (consumed > base.ndim())
+    raise(nki_error("err_tensor_access_out_of_bound",
+                    fmt::format("{} has {} dimensions but is indexed with {}", what, base.ndim(), consumed),
+                    "index each dimension at most once"));
+  Tensor v = base;
+  int axis = 0;  // the next axis of v to index
+  for (const auto& it : items) {
+    if (it.is(py::ellipsis())) {
+      axis += base.ndim() - consumed;  // '...' keeps the axes the other items do not name
+      continue;
+    }
+    if (it.is_none()) {
+      v = v.expand_dims(axis++);
+      continue;
+    }
+    if (py::isinstance<py::slice>(it)) {
+      auto sl = it.cast<py::slice>();
+      auto get = [&](const char* attr) -> int64_t {
+        py::object o = sl.attr(attr);
+        return o.is_none() ? Slice::kNone : o.cast<int64_t>();
+      };
+      Slice s{get("start"), get("stop"), sl.attr("step").is_none() ? 1 : sl.attr("step").cast<int64_t>()};
+      const int64_t n = v.shape()[static_cast<size_t>(axis)];
+      // A static slice beyond the dimension is an out-of-bound access, not a silent clip.
+      if (s.step > 0 && s.stop != Slice::kNone && s.stop > n)
+        raise(nki_error("err_tensor_access_out_of_bound",
+                        fmt::format("out-of-bound access for {} on dimension {}: index range [{}, {}] exceeds "
+                                    "dimension size of {}",
+                                    what, axis, s.start == Slice::kNone ? 0 : s.start, s.stop - 1, n),
+                        "shrink the slice, or handle the ragged last tile with a smaller tile or a mask"));
+      if (s.step == 0) raise(nki_error("nkia_bad_index", "slice step cannot be zero", "use a step of 1 or more"));
+      v = v.slice(axis++, s);
+      continue;
+    }
+    if (py::isinstance<py::int_>(it) || py::hasattr(it, "__index__")) {
+      int64_t i = py::int_(it).cast<int64_t>();
+      const int64_t n = v.shape()[static_cast<size_t>(axis)];
+      if (i < -n || i >= n)
+        raise(nki_error("err_tensor_access_out_of_bound",
+                        fmt::format("out-of-bound access for {} on dimension {}: index {} exceeds dimension size of {}",
+                                    what, axis, i, n),
+                        "index within the tensor's shape"));
+      v = v.select(axis, i);
+      continue;
+    }
+    raise(nki_error("nkia_bad_index",
+                    fmt::format("cannot index {} with a {}", what,
+                                py::str(py::type::handle_of(it).attr("__name__")).cast<std::string>()),
+                    "index with integers, slices (or nl.ds(start, size)) and '...'"));
+  }
+  return v;
+}
+
+Access to_access(py::handle h, const char* role) {
+  if (py::isinstance<Access>(h)) return h.cast<Access>();
+  if (py::isinstance<NkiTensor>(h)) return whole(h.cast<std::shared_ptr<NkiTensor>>());
+  raise(nki_error("nkia_bad_operand",
+                  fmt::format("operand '{}' is a {}, not an NKI tensor", role,
+                              py::str(py::type::handle_of(h).attr("__name__")).cast<std::string>()),
+                  "pass a tensor or a slice of one (load HBM data with nl.load first)"));
+}
+
+std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const std::string& dtype,
+                                      const std::string& buffer, const std::string& name) {
+  ExecContext& ctx = exec_or_raise("ndarray");
+  const Buffer b = parse_buffer(buffer);
+  for (int64_t d : shape)
+    if (d < 0) raise(nki_error("nkia_bad_shape", fmt::format("negative dimension in shape {}", shape_str(shape)), "use sizes of 0 or more"));
+  if (buffer_is_on_chip(b)) {
+    if (shape.size() < 2)
+      raise(nki_error("nkia_insufficient_rank",
+                      fmt::format("an {} tensor needs a partition and a free dimension, got shape {}", buffer_name(b),
+                                  shape_str(shape)),
+                      "give on-chip tiles at least two dimensions, e.g. (128, 1) instead of (128,)"));
+    if (shape[0] > ctx.target->partitions)
+      raise(nki_error("err_num_partition_exceed_arch_limit",
+                      fmt::format("number of partitions {} of the {} tensor {} exceeds the architecture limit of {}",
+                                  shape[0], buffer_name(b), shape_str(shape), ctx.target->partitions),
+                      fmt::format("tile the partition dimension in blocks of at most {} (nl.tile_size.pmax)",
+                                  ctx.target->partitions)));
+  }
+  return make_nki_tensor(shape, parse_dtype(dtype), b, name);
+}
 
 // Runs `func` once per SPMD instance (serially, as on one NeuronCore) and returns the first
 // instance's result: outputs are shared_hbm tensors, the same objects in every instance.
@@ -39,6 +223,7 @@ py::object launch(py::function func, py::list args, py::dict kwargs, std::vector
   }
   return first;
 }
+
 }  // namespace
 
 LaunchContext* current_launch() { return t_launch; }
@@ -58,33 +243,92 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
     if (dtype_is_numpy_foreign(static_cast<DType>(i))) narrow.append(std::string(dtype_name(static_cast<DType>(i))));
   m.attr("NARROW_DTYPES") = py::tuple(narrow);
 
-  py::class_<HbmTensor, std::shared_ptr<HbmTensor>>(m, "Tensor")
+  py::class_<NkiTensor, std::shared_ptr<NkiTensor>>(m, "Tensor", py::dynamic_attr())
       .def_static(
           "from_numpy",
           [](py::handle arr, const std::string& dtype, const std::string& name) {
             auto t = numpy_to_tensor(arr, dtype, name.empty() ? "argument" : name);
             if (!t) throw py::value_error(t.error().message);
-            auto h = std::make_shared<HbmTensor>();
+            auto h = std::make_shared<NkiTensor>();
             h->data = std::move(*t);
             h->name = name;
+            h->buffer = Buffer::kSharedHbm;
+            h->kernel_argument = true;
             return h;
           },
           py::arg("array"), py::arg("dtype") = "", py::arg("name") = "")
-      .def_property_readonly("shape", [](const HbmTensor& h) { return py::tuple(py::cast(h.data.shape())); })
-      .def_property_readonly("dtype", [](const HbmTensor& h) { return std::string(dtype_name(h.data.dtype())); })
-      .def_property_readonly("ndim", [](const HbmTensor& h) { return h.data.ndim(); })
-      .def_property_readonly("name", [](const HbmTensor& h) { return h.name; })
-      .def_property_readonly("buffer", [](const HbmTensor& h) { return h.buffer; })
-      .def_readwrite("written", &HbmTensor::written)
-      .def("numpy", [](const HbmTensor& h) { return tensor_to_numpy(h.data); })
-      .def("__repr__", [](const HbmTensor& h) {
+      .def_property_readonly("shape", [](const NkiTensor& h) { return py::tuple(py::cast(h.data.shape())); })
+      .def_property_readonly("dtype_str", [](const NkiTensor& h) { return std::string(dtype_name(h.data.dtype())); })
+      .def_property_readonly("ndim", [](const NkiTensor& h) { return h.data.ndim(); })
+      .def_property_readonly("name", [](const NkiTensor& h) { return h.name; })
+      .def_property_readonly("buffer", [](const NkiTensor& h) { return std::string(buffer_name(h.buffer)); })
+      .def_readwrite("written", &NkiTensor::written)
+      .def("numpy", [](const NkiTensor& h) { return tensor_to_numpy(h.data); })
+      .def("view",
+           [](const std::shared_ptr<NkiTensor>& h, py::handle key) {
+             return Access{h, index_view(h->data, key, h->name.empty() ? "tensor" : h->name)};
+           })
+      .def("__repr__", [](const NkiTensor& h) {
         return fmt::format("<nki tensor '{}' {}{} in {}>", h.name, dtype_name(h.data.dtype()), shape_str(h.data.shape()),
-                           h.buffer);
+                           buffer_name(h.buffer));
       });
+
+  py::class_<Access>(m, "View", py::dynamic_attr())
+      .def_property_readonly("shape", [](const Access& a) { return py::tuple(py::cast(a.view.shape())); })
+      .def_property_readonly("dtype_str", [](const Access& a) { return std::string(dtype_name(a.view.dtype())); })
+      .def_property_readonly("ndim", [](const Access& a) { return a.view.ndim(); })
+      .def_property_readonly("buffer", [](const Access& a) { return std::string(buffer_name(a.buffer())); })
+      .def_property_readonly("tensor", [](const Access& a) { return a.tensor; })
+      .def("numpy", [](const Access& a) { return tensor_to_numpy(a.view); })
+      .def("view",
+           [](const Access& a, py::handle key) {
+             return Access{a.tensor, index_view(a.view, key, a.tensor->name.empty() ? "tensor" : a.tensor->name)};
+           })
+      .def("__repr__", [](const Access& a) { return fmt::format("<nki view {}>", a.describe()); });
 
   py::class_<LaunchContext>(m, "LaunchContext")
       .def_readonly("grid", &LaunchContext::grid)
-      .def_readonly("program_id", &LaunchContext::program_id);
+      .def_readonly("program_id", &LaunchContext::program_id)
+      .def_property_readonly("target", [](const LaunchContext& c) { return std::string(c.exec.target->name); })
+      .def_property_readonly("trace_size", [](const LaunchContext& c) { return c.exec.trace.size(); });
   m.def("current_context", [] { return current_launch(); }, py::return_value_policy::reference);
   m.def("launch", &launch, py::arg("func"), py::arg("args"), py::arg("kwargs"), py::arg("grid"));
+
+  m.def("promote", [](const std::string& a, const std::string& b) {
+    return std::string(dtype_name(promote_types(parse_dtype(a), parse_dtype(b))));
+  });
+  m.def("scalar_dtype", [](py::handle v) {
+    ScalarKind k = py::isinstance<py::bool_>(v) ? ScalarKind::kBool
+                   : (py::isinstance<py::int_>(v) ? ScalarKind::kInt : ScalarKind::kFloat);
+    return std::string(dtype_name(scalar_dtype(k)));
+  });
+  m.def("ndarray", &new_tensor, py::arg("shape"), py::arg("dtype"), py::arg("buffer"), py::arg("name") = "");
+  m.def("dma_copy", [](py::handle dst, py::handle src) {
+    ExecContext& ctx = exec_or_raise("dma_copy");
+    check(isa_dma_copy(ctx, to_access(dst, "dst"), to_access(src, "src"), caller_loc()));
+  });
+  m.def("tensor_tensor", [](py::handle dst, py::handle a, py::handle b, const std::string& op) {
+    ExecContext& ctx = exec_or_raise("tensor_tensor");
+    check(isa_tensor_tensor(ctx, to_access(dst, "dst"), to_access(a, "data1"), to_access(b, "data2"), parse_binary(op),
+                            caller_loc()));
+  });
+  m.def("tensor_scalar", [](py::handle dst, py::handle src, const std::string& op, double scalar, bool reverse) {
+    ExecContext& ctx = exec_or_raise("tensor_scalar");
+    check(isa_tensor_scalar(ctx, to_access(dst, "dst"), to_access(src, "data"), parse_binary(op), scalar, reverse,
+                            caller_loc()));
+  });
+  m.def("activation", [](py::handle dst, const std::string& op, py::handle src, py::handle bias, double scale) {
+    ExecContext& ctx = exec_or_raise("activation");
+    std::optional<Access> b;
+    if (!bias.is_none()) b = to_access(bias, "bias");
+    check(isa_activation(ctx, to_access(dst, "dst"), parse_unary(op), to_access(src, "data"), b, scale, caller_loc()));
+  });
+  m.def("memset", [](py::handle dst, double value, const std::string& engine) {
+    ExecContext& ctx = exec_or_raise("memset");
+    check(isa_memset(ctx, to_access(dst, "dst"), value, parse_engine(engine), caller_loc()));
+  });
+  m.def("tensor_copy", [](py::handle dst, py::handle src, const std::string& engine) {
+    ExecContext& ctx = exec_or_raise("tensor_copy");
+    check(isa_tensor_copy(ctx, to_access(dst, "dst"), to_access(src, "src"), parse_engine(engine), caller_loc()));
+  });
 }

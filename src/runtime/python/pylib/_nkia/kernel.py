@@ -48,7 +48,7 @@ def _to_hbm(value, name):
 def _to_host(value):
     if isinstance(value, core.Tensor):
         arr = value.numpy()
-        return TypedArray(arr, value.dtype) if value.dtype in core.NARROW_DTYPES else arr
+        return TypedArray(arr, value.dtype_str) if value.dtype_str in core.NARROW_DTYPES else arr
     if isinstance(value, tuple):
         return tuple(_to_host(v) for v in value)
     if isinstance(value, list):

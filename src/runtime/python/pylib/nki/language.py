@@ -1,3 +1,2 @@
-"""nki.language (current dialect): its API comes with the NKI semantics core."""
-
-from _nkia.spmd import num_programs, program_id, program_ndim  # noqa: E402,F401
+"""nki.language (current dialect), as simulated by nki-agent."""
+from _nkia.lang import *  # noqa: F401,F403

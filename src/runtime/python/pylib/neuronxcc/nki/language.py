@@ -1,3 +1,2 @@
-"""neuronxcc.nki.language (legacy dialect): its API comes with the NKI semantics core."""
-
-from _nkia.spmd import num_programs, program_id, program_ndim  # noqa: E402,F401
+"""neuronxcc.nki.language (legacy dialect), as simulated by nki-agent."""
+from _nkia.lang import *  # noqa: F401,F403

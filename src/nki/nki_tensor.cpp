@@ -1,0 +1,55 @@
+#include "nki/nki_tensor.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace nki_agent {
+
+std::string_view buffer_name(Buffer b) {
+  switch (b) {
+    case Buffer::kSharedHbm: return "shared_hbm";
+    case Buffer::kPrivateHbm: return "private_hbm";
+    case Buffer::kSbuf: return "sbuf";
+    case Buffer::kPsum: return "psum";
+  }
+  return "?";
+}
+
+bool buffer_is_hbm(Buffer b) { return b == Buffer::kSharedHbm || b == Buffer::kPrivateHbm; }
+bool buffer_is_on_chip(Buffer b) { return b == Buffer::kSbuf || b == Buffer::kPsum; }
+
+void poison(Tensor& t) { t.fill(dtype_is_float(t.dtype()) ? NAN : static_cast<double>(kPoisonInt)); }
+
+std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buffer buffer, std::string name) {
+  auto t = std::make_shared<NkiTensor>();
+  t->data = Tensor::uninitialized(shape, dtype);
+  poison(t->data);
+  t->buffer = buffer;
+  t->name = std::move(name);
+  return t;
+}
+
+int64_t Access::partitions() const { return view.ndim() == 0 ? 1 : view.shape()[0]; }
+
+int64_t Access::start_partition() const {
+  if (view.ndim() == 0 || tensor->data.ndim() == 0) return 0;
+  // The offset of the view's first element along the tensor's axis 0.
+  const int64_t elem = view.offset() - tensor->data.offset();
+  const int64_t row = tensor->data.strides()[0];
+  return row > 0 ? elem / row : 0;
+}
+
+int64_t Access::free_bytes() const {
+  const int64_t p = partitions();
+  return p > 0 ? view.numel() / p * view.itemsize() : 0;
+}
+
+std::string Access::describe() const {
+  return fmt::format("{}{} ({}, {})", tensor->name.empty() ? "tensor" : tensor->name, shape_str(view.shape()),
+                     buffer_name(tensor->buffer), dtype_name(view.dtype()));
+}
+
+Access whole(const std::shared_ptr<NkiTensor>& t) { return Access{t, t->data}; }
+
+}  // namespace nki_agent

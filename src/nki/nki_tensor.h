@@ -1,0 +1,61 @@
+// nki/nki_tensor.h — tensors as NKI kernels see them: storage in a memory (HBM, SBUF or PSUM),
+// and access patterns (views) into them that instructions read and write.
+//
+// An NkiTensor owns its Tensor storage. For SBUF and PSUM tensors axis 0 is the partition
+// dimension (P) and the rest are free dimensions; HBM tensors are plain row-major arrays. An
+// Access is a strided view of one NkiTensor — what `a[0:128, 512:1024]` evaluates to — and is
+// what every instruction takes as an operand.
+//
+// Fresh on-chip and kernel-allocated HBM memory is poisoned (NaN for floats, kPoisonInt for
+// integers), so reading data that nothing wrote shows up in the results instead of passing as 0.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "tensor/tensor.h"
+
+namespace nki_agent {
+
+enum class Buffer : uint8_t { kSharedHbm, kPrivateHbm, kSbuf, kPsum };
+
+std::string_view buffer_name(Buffer b);  // "shared_hbm", "private_hbm", "sbuf", "psum"
+bool buffer_is_hbm(Buffer b);
+bool buffer_is_on_chip(Buffer b);  // SBUF or PSUM
+
+// What unwritten integer memory reads as (the NKI simulator uses 4 as well).
+inline constexpr int64_t kPoisonInt = 4;
+
+struct NkiTensor {
+  Tensor data;
+  Buffer buffer = Buffer::kSharedHbm;
+  std::string name;
+  bool kernel_argument = false;  // an input (or old-style output) passed in by the caller
+  bool written = false;          // stored to since the launch began
+};
+
+// A new tensor in `buffer`, poisoned. Checks are the caller's (nki/checks.h).
+std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buffer buffer, std::string name);
+void poison(Tensor& t);
+
+struct Access {
+  std::shared_ptr<NkiTensor> tensor;
+  Tensor view;  // a view into tensor->data
+
+  DType dtype() const { return view.dtype(); }
+  const Shape& shape() const { return view.shape(); }
+  Buffer buffer() const { return tensor->buffer; }
+  // On-chip operands: the partition count (the size of axis 0, 1 for a 0-d view) and the first
+  // partition the view touches.
+  int64_t partitions() const;
+  int64_t start_partition() const;
+  // Bytes the view covers in each partition (on-chip) — free elements times the element size.
+  int64_t free_bytes() const;
+  std::string describe() const;  // "a[128, 512] (sbuf, bfloat16)"
+};
+
+// The whole tensor as an access.
+Access whole(const std::shared_ptr<NkiTensor>& t);
+
+}  // namespace nki_agent

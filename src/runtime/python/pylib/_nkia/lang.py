@@ -1,0 +1,351 @@
+"""The NKI language API shared by both dialects: dtypes, buffers, tensor creation, loads and
+stores, elementwise math, iterators. Every operation lowers onto the C++ instruction core
+(_nkia_core); the dialect modules (nki.language, neuronxcc.nki.language) re-export from here.
+"""
+import numpy as np
+
+import _nkia_core as core
+from _nkia.errors import NkiError
+from _nkia.spmd import num_programs, program_id, program_ndim  # noqa: F401
+
+
+# ---- dtypes ------------------------------------------------------------------------------------
+
+class dtype(str):
+    """An NKI element type. Compares equal to its name, to the matching NumPy dtype and to aliases,
+    so ``t.dtype == nl.float32``, ``== np.float32`` and ``== 'float32'`` all hold."""
+
+    def __eq__(self, other):
+        try:
+            return str.__eq__(self, dtype_name(other))
+        except NkiError:
+            return False
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
+
+    @property
+    def itemsize(self):
+        return _ITEMSIZE[str(self)]
+
+
+_ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "tfloat32": 4, "float8_e4m3": 1, "float8_e4m3fn": 1,
+             "float8_e5m2": 1, "int8": 1, "int16": 2, "int32": 4, "uint8": 1, "uint16": 2, "uint32": 4, "bool": 1}
+_NUMPY_NAMES = {"float32": "float32", "float16": "float16", "int8": "int8", "int16": "int16", "int32": "int32",
+                "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "bool": "bool", "float64": "float32",
+                "int64": "int32", "uint64": "uint32"}
+_ALIASES = {"bool_": "bool", "fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "tf32": "tfloat32",
+            "float32r": "float32"}
+
+
+def dtype_name(d):
+    """The canonical name of anything used as a dtype: an nl dtype, a NumPy dtype or type, a name."""
+    if isinstance(d, dtype):
+        return str(d)
+    if isinstance(d, str):
+        name = _ALIASES.get(d, d)
+        if name in _ITEMSIZE:
+            return name
+    else:
+        try:
+            name = np.dtype(d).name
+        except TypeError:
+            name = None
+        if name in _NUMPY_NAMES:
+            return _NUMPY_NAMES[name]
+    raise NkiError("nkia_unknown_dtype", f"{d!r} is not an NKI dtype",
+                   "use an nl dtype such as nl.float32, nl.bfloat16, nl.float16 or nl.int32")
+
+
+float32 = dtype("float32")
+bfloat16 = dtype("bfloat16")
+float16 = dtype("float16")
+tfloat32 = dtype("tfloat32")
+float8_e4m3 = dtype("float8_e4m3")
+float8_e4m3fn = dtype("float8_e4m3fn")
+float8_e5m2 = dtype("float8_e5m2")
+int8, int16, int32 = dtype("int8"), dtype("int16"), dtype("int32")
+uint8, uint16, uint32 = dtype("uint8"), dtype("uint16"), dtype("uint32")
+bool_ = dtype("bool")
+float32r = float32  # legacy: fp32 "round" mode for matmul operands; same values here
+
+
+# ---- buffers and constants ----------------------------------------------------------------------
+
+class _Buffer(str):
+    pass
+
+
+sbuf = _Buffer("sbuf")
+psum = _Buffer("psum")
+hbm = _Buffer("hbm")
+private_hbm = _Buffer("private_hbm")
+shared_hbm = _Buffer("shared_hbm")
+
+
+class tile_size:
+    """nl.tile_size: the architecture's tile limits (nki-spec §2.4)."""
+    pmax = 128
+    psum_fmax = 512
+    psum_bank_fmax = 512
+    psum_bank_fmax_bytes = 2048
+    psum_num_banks = 8
+    gemm_stationary_fmax = 128
+    gemm_moving_fmax = 512
+    bn_stats_fmax = 512
+    total_available_sbuf_size = 180224
+    sbuf_fmax_bytes = 180224
+
+
+def _name(name):
+    return name if isinstance(name, str) else ""
+
+
+def _shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        return [int(shape)]
+    return [int(d) for d in shape]
+
+
+# ---- creation -----------------------------------------------------------------------------------
+
+def ndarray(shape, dtype, buffer=None, name="", **kwargs):
+    """A new tensor in `buffer` (SBUF by default). Its contents are undefined until written."""
+    return core.ndarray(_shape(shape), dtype_name(dtype), str(buffer or sbuf), _name(name))
+
+
+def empty_like(t, dtype=None, buffer=None, name="", **kwargs):
+    return ndarray(t.shape, dtype or t.dtype, buffer, name)
+
+
+def full(shape, fill_value, dtype, buffer=None, name="", **kwargs):
+    buf = str(buffer or sbuf)
+    if buf in ("hbm", "private_hbm", "shared_hbm"):
+        raise NkiError("err_hbm_tensor_with_init_value_not_supported",
+                       f"nl.full/zeros/ones cannot create an initialised tensor in {buf}",
+                       "allocate it with nl.ndarray and store values into it with nl.store")
+    t = ndarray(shape, dtype, buf, name)
+    core.memset(t, float(fill_value), "vector")
+    return t
+
+
+def zeros(shape, dtype, buffer=None, name="", **kwargs):
+    return full(shape, 0, dtype, buffer, name)
+
+
+def ones(shape, dtype, buffer=None, name="", **kwargs):
+    return full(shape, 1, dtype, buffer, name)
+
+
+def zeros_like(t, dtype=None, buffer=None, name="", **kwargs):
+    return zeros(t.shape, dtype or t.dtype, buffer, name)
+
+
+# ---- data movement ------------------------------------------------------------------------------
+
+def load(src, dtype=None, mask=None, **kwargs):
+    """HBM -> SBUF: a new SBUF tile holding `src` (a tensor or a slice of one)."""
+    t = ndarray(src.shape, dtype or src.dtype, sbuf)
+    core.dma_copy(t, src)
+    return t
+
+
+def store(dst, value, mask=None, **kwargs):
+    """SBUF -> HBM: writes the tile `value` into `dst`."""
+    core.dma_copy(dst, value)
+
+
+def copy(src, dtype=None, **kwargs):
+    """A new SBUF tile with the values of `src`."""
+    t = ndarray(src.shape, dtype or src.dtype, sbuf)
+    core.tensor_copy(t, src, "vector")
+    return t
+
+
+def ds(start, size):
+    """A dynamic slice: elements start .. start + size - 1 of one dimension."""
+    return slice(start, start + size)
+
+
+# ---- elementwise math ---------------------------------------------------------------------------
+
+def _is_tensor(x):
+    return isinstance(x, (core.Tensor, core.View))
+
+
+def result_shape(x, y):
+    """The broadcast shape of two operands; x's own when they do not broadcast, so that the
+    instruction core reports the mismatch with its catalogue code."""
+    try:
+        return np.broadcast_shapes(tuple(x.shape), tuple(y.shape))
+    except ValueError:
+        return tuple(x.shape)
+
+
+def _binary(op, x, y, dtype):
+    if _is_tensor(x) and _is_tensor(y):
+        shape = result_shape(x, y)
+        out = ndarray(shape, dtype or core.promote(x.dtype, y.dtype), sbuf)
+        core.tensor_tensor(out, x, y, op)
+        return out
+    if _is_tensor(x) or _is_tensor(y):
+        t, s, reverse = (x, y, False) if _is_tensor(x) else (y, x, True)
+        if not isinstance(s, (int, float, bool, np.number)):
+            raise NkiError("nkia_bad_operand", f"{op}: {type(s).__name__} is neither a tile nor a number",
+                           "pass tiles (nl.load the data first) or Python numbers")
+        out = ndarray(t.shape, dtype or core.promote(t.dtype, core.scalar_dtype(s)), sbuf)
+        core.tensor_scalar(out, t, op, float(s), reverse)
+        return out
+    raise NkiError("nkia_bad_operand", f"{op} needs at least one tile operand",
+                   "compute with Python numbers directly, or load the data into a tile")
+
+
+def _make_binary(name):
+    def fn(x, y, dtype=None, mask=None, **kwargs):
+        return _binary(name, x, y, dtype)
+    fn.__name__ = name
+    fn._nkia_op = name
+    return fn
+
+
+def _make_unary(name):
+    def fn(x, dtype=None, mask=None, **kwargs):
+        if not _is_tensor(x):
+            raise NkiError("nkia_bad_operand", f"{name} needs a tile operand", "load the data into a tile first")
+        out = ndarray(x.shape, dtype or (x.dtype if x.dtype.startswith(("float", "bfloat", "tfloat")) else float32), sbuf)
+        core.activation(out, name, x, None, 1.0)
+        return out
+    fn.__name__ = name
+    fn._nkia_op = name
+    return fn
+
+
+add = _make_binary("add")
+subtract = _make_binary("subtract")
+multiply = _make_binary("multiply")
+divide = _make_binary("divide")
+maximum = _make_binary("maximum")
+minimum = _make_binary("minimum")
+power = _make_binary("power")
+equal = _make_binary("equal")
+not_equal = _make_binary("not_equal")
+greater = _make_binary("greater")
+greater_equal = _make_binary("greater_equal")
+less = _make_binary("less")
+less_equal = _make_binary("less_equal")
+logical_and = _make_binary("logical_and")
+logical_or = _make_binary("logical_or")
+logical_xor = _make_binary("logical_xor")
+bitwise_and = _make_binary("bitwise_and")
+bitwise_or = _make_binary("bitwise_or")
+bitwise_xor = _make_binary("bitwise_xor")
+left_shift = _make_binary("left_shift")
+right_shift = _make_binary("right_shift")
+fmod = _make_binary("fmod")
+mod = _make_binary("mod")
+
+def _copy_op(x, dtype=None, **kwargs):
+    return copy(x, dtype)
+
+
+_copy_op._nkia_op = "copy"
+
+exp = _make_unary("exp")
+log = _make_unary("log")
+sqrt = _make_unary("sqrt")
+rsqrt = _make_unary("rsqrt")
+reciprocal = _make_unary("reciprocal")
+tanh = _make_unary("tanh")
+sigmoid = _make_unary("sigmoid")
+relu = _make_unary("relu")
+gelu = _make_unary("gelu")
+gelu_apprx_tanh = _make_unary("gelu_tanh")
+silu = _make_unary("silu")
+softplus = _make_unary("softplus")
+sin = _make_unary("sin")
+cos = _make_unary("cos")
+tan = _make_unary("tan")
+arctan = _make_unary("arctan")
+erf = _make_unary("erf")
+abs = _make_unary("abs")  # noqa: A001 - the NKI name
+negative = _make_unary("negative")
+sign = _make_unary("sign")
+square = _make_unary("square")
+floor = _make_unary("floor")
+ceil = _make_unary("ceil")
+trunc = _make_unary("trunc")
+rint = _make_unary("rint")
+
+
+# ---- iterators ----------------------------------------------------------------------------------
+
+def affine_range(*args, **kwargs):
+    """Iterations that are independent of each other (the compiler may reorder or pipeline them)."""
+    return range(*args)
+
+
+def sequential_range(*args, **kwargs):
+    """Iterations that depend on each other and run in order."""
+    return range(*args)
+
+
+def static_range(*args, **kwargs):
+    """Iterations unrolled at trace time."""
+    return range(*args)
+
+
+# ---- operator names, for nki.isa's op= arguments ------------------------------------------------
+
+_UFUNC_NAMES = {"true_divide": "divide", "absolute": "abs", "arctan": "arctan"}
+
+
+def op_name(op):
+    """The name of the operator an `op=` argument designates: an nl function, a NumPy ufunc or a name."""
+    if isinstance(op, str):
+        return op
+    name = getattr(op, "_nkia_op", None)
+    if name:
+        return name
+    if isinstance(op, np.ufunc):
+        return _UFUNC_NAMES.get(op.__name__, op.__name__)
+    raise NkiError("nkia_unsupported_operator", f"{op!r} is not an operator NKI knows",
+                   "pass an nl operator such as nl.add or nl.exp")
+
+
+# ---- tensors as Python objects ------------------------------------------------------------------
+
+def _getitem(self, key):
+    return self.view(key)
+
+
+def _setitem(self, key, value):
+    dst = self.view(key)
+    if _is_tensor(value):
+        core.tensor_copy(dst, value, "vector")
+    elif isinstance(value, (int, float, bool, np.number)):
+        core.memset(dst, float(value), "vector")
+    else:
+        raise NkiError("nkia_bad_operand", f"cannot assign a {type(value).__name__} to a tensor",
+                       "assign a tile or a number")
+
+
+def _install_operators():
+    for cls in (core.Tensor, core.View):
+        cls.__getitem__ = _getitem
+        cls.__setitem__ = _setitem
+        for py_name, op in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
+                            ("pow", "power"), ("mod", "mod"), ("and", "bitwise_and"), ("or", "bitwise_or"),
+                            ("xor", "bitwise_xor"), ("lshift", "left_shift"), ("rshift", "right_shift"),
+                            ("lt", "less"), ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal")):
+            setattr(cls, f"__{py_name}__", (lambda o: lambda a, b: _binary(o, a, b, None))(op))
+            setattr(cls, f"__r{py_name}__", (lambda o: lambda a, b: _binary(o, b, a, None))(op))
+        cls.__neg__ = lambda a: negative(a)
+        cls.__abs__ = lambda a: abs(a)
+        cls.dtype = property(lambda t: dtype(t.dtype_str))
+
+
+_install_operators()
+
+__all__ = [n for n in dir() if not n.startswith("_") and n not in ("np", "core", "NkiError")]

@@ -1,0 +1,198 @@
+// The first slice of the NKI language on the instruction core, in both dialects: tensors in HBM
+// and SBUF, slicing, loads and stores, elementwise math, nki.isa in both forms, and the compiler's
+// checks reported with their catalogue codes at the kernel's own line.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "runtime/python/py_host.h"
+#include "tensor/ops.h"
+
+namespace nki_agent {
+namespace {
+
+class NkiLang : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto r = python_host_init();
+    ASSERT_TRUE(r) << r.error().format();
+  }
+  static Result<KernelOutcome> run(const std::string& src, const std::string& entry, std::vector<Tensor> inputs) {
+    KernelCall c;
+    c.src = kernel_files_from_source(src);
+    c.entry = entry;
+    c.inputs = std::move(inputs);
+    return python_run(c);
+  }
+  static Tensor iota(const Shape& s, DType t = DType::kFloat32, float scale = 0.01f) {
+    std::vector<float> v(static_cast<size_t>(shape_numel(s)));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(static_cast<int>(i % 97) - 48) * scale;
+    return Tensor::from_f32(s, v, t);
+  }
+};
+
+// The tensor-add tutorial, legacy dialect: tiles of 128 partitions, loads, nl.add, stores.
+constexpr const char* kLegacyAdd = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def add_kernel(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    rows, cols = a.shape
+    for i in nl.affine_range(rows // 128):
+        x = nl.load(a[i * 128:(i + 1) * 128, 0:cols])
+        y = nl.load(b[i * 128:(i + 1) * 128, :])
+        z = nl.add(x, y)
+        nl.store(out[i * 128:(i + 1) * 128, :], value=z)
+    return out
+)py";
+
+// The same with the current dialect's explicit-destination instructions.
+constexpr const char* kCurrentAdd = R"py(
+import nki
+import nki.language as nl
+import nki.isa as nisa
+
+@nki.jit
+def add_kernel(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    rows, cols = a.shape
+    for i in range(rows // 128):
+        x = nl.ndarray((128, cols), dtype=a.dtype, buffer=nl.sbuf)
+        y = nl.ndarray((128, cols), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=x, src=a[nl.ds(i * 128, 128), :])
+        nisa.dma_copy(dst=y, src=b[nl.ds(i * 128, 128), :])
+        z = nl.ndarray((128, cols), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.tensor_tensor(dst=z, data1=x, data2=y, op=nl.add)
+        nisa.dma_copy(dst=out[nl.ds(i * 128, 128), :], src=z)
+    return out
+)py";
+
+TEST_F(NkiLang, TensorAddInBothDialects) {
+  for (DType t : {DType::kFloat32, DType::kBFloat16}) {
+    Tensor a = iota({256, 64}, t), b = iota({256, 64}, t, 0.03f);
+    Tensor want = binary(BinaryOp::kAdd, a, b);  // fp32 arithmetic, one rounding into t
+    for (const char* src : {kLegacyAdd, kCurrentAdd}) {
+      auto r = run(src, "add_kernel", {a, b});
+      ASSERT_TRUE(r) << r.error().format();
+      ASSERT_EQ(r->outputs.size(), 1u);
+      EXPECT_EQ(r->outputs[0].dtype(), t);
+      EXPECT_EQ(r->outputs[0].to_f32_vector(), want.to_f32_vector());
+    }
+  }
+}
+
+TEST_F(NkiLang, ElementwiseMathOperatorsAndScalars) {
+  const char* src = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+import numpy as np
+
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = nl.exp(x) * 2.0 + 1          # ACT exp, then DVE tensor_scalar
+    z = nisa.activation(op=nl.tanh, data=y, scale=0.5)
+    w = nl.maximum(z, x) - nl.zeros((128, 32), dtype=nl.float32)
+    w[:, 0:4] = 7.0                  # memset through a view
+    nl.store(out, value=w)
+    return out
+)py";
+  Tensor a = iota({128, 32});
+  auto r = run(src, "k", {a});
+  ASSERT_TRUE(r) << r.error().format();
+  std::vector<float> av = a.to_f32_vector(), got = r->outputs[0].to_f32_vector();
+  for (size_t i = 0; i < av.size(); ++i) {
+    float y = std::exp(av[i]) * 2.0f + 1.0f;
+    float z = std::tanh(y * 0.5f);
+    float w = std::max(z, av[i]);
+    if (i % 32 < 4) w = 7.0f;
+    EXPECT_NEAR(got[i], w, 1e-6f) << i;
+  }
+}
+
+TEST_F(NkiLang, DtypesCompareWithNumPyAndNames) {
+  const char* src = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import numpy as np
+
+@nki.jit
+def k(a):
+    assert a.dtype == nl.float32 and a.dtype == np.float32 and a.dtype == 'float32'
+    assert nl.bfloat16 != np.float32 and nl.bfloat16 == 'bf16'
+    t = nl.load(a, dtype=nl.bfloat16)
+    assert t.dtype == nl.bfloat16 and t.buffer == 'sbuf'
+    return a
+)py";
+  auto r = run(src, "k", {iota({4, 4})});
+  ASSERT_TRUE(r) << r.error().format();
+}
+
+TEST_F(NkiLang, UnwrittenOutputIsPoisoned) {
+  const char* src = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(a):
+    out = nl.ndarray((256, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out[0:128, :], value=nl.load(a[0:128, :]))  # rows 128..255 never written
+    return out
+)py";
+  auto r = run(src, "k", {iota({256, 8})});
+  ASSERT_TRUE(r) << r.error().format();
+  std::vector<float> v = r->outputs[0].to_f32_vector();
+  EXPECT_FALSE(std::isnan(v[0]));
+  EXPECT_TRUE(std::isnan(v[128 * 8]));
+  EXPECT_TRUE(std::isnan(v.back()));
+}
+
+struct MustFail {
+  const char* name;
+  const char* body;  // the kernel body; the failing statement is on its last line
+  const char* code;
+};
+
+TEST_F(NkiLang, CompilerChecksCarryCatalogueCodesAndLines) {
+  const MustFail cases[] = {
+      {"partition limit", "    t = nl.ndarray((256, 8), dtype=nl.float32, buffer=nl.sbuf)\n",
+       "err_num_partition_exceed_arch_limit"},
+      {"compute on HBM", "    t = nl.exp(a)\n", "err_unsupported_memory"},
+      {"partition mismatch",
+       "    x = nl.load(a[0:128, :])\n    y = nl.load(a[0:64, :])\n    z = nl.add(x, y)\n",
+       "err_num_partition_mismatch"},
+      {"out of bounds", "    x = nl.load(a[0:128, 0:16])\n", "err_tensor_access_out_of_bound"},
+      {"init value in HBM", "    t = nl.zeros((128, 8), dtype=nl.float32, buffer=nl.shared_hbm)\n",
+       "err_hbm_tensor_with_init_value_not_supported"},
+      {"store shape", "    x = nl.load(a[0:128, :])\n    nl.store(a[0:64, :], value=x)\n",
+       "err_store_dst_shape_smaller_than_other_shape"},
+      {"rank", "    t = nl.ndarray((128,), dtype=nl.float32, buffer=nl.sbuf)\n", "nkia_insufficient_rank"},
+  };
+  for (const auto& c : cases) {
+    std::string src =
+        "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n@nki.jit\ndef k(a):\n" +
+        std::string(c.body) + "    return a\n";
+    int last_line = 5;
+    for (const char* p = c.body; *p; ++p) last_line += *p == '\n';
+    auto r = run(src, "k", {iota({128, 8})});
+    ASSERT_FALSE(r) << c.name;
+    EXPECT_EQ(r.error().code, c.code) << c.name << ": " << r.error().format();
+    EXPECT_EQ(r.error().loc.line, last_line) << c.name << ": " << r.error().format();
+    EXPECT_FALSE(r.error().hint.empty()) << c.name;
+  }
+}
+
+TEST_F(NkiLang, ApisOutsideAKernelAreRefused) {
+  auto r = run("import neuronxcc.nki.language as nl\ndef host(a):\n    return nl.ndarray((2, 2), dtype=nl.float32)\n",
+               "host", {iota({2, 2})});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "err_nki_api_outside_of_nki_kernel");
+  EXPECT_EQ(r.error().loc.line, 3);
+}
+
+}  // namespace
+}  // namespace nki_agent
