@@ -186,6 +186,28 @@ TEST_F(NkiLang, CompilerChecksCarryCatalogueCodesAndLines) {
   }
 }
 
+TEST_F(NkiLang, OldStyleTrailingOutputArgumentsAreWrittenBack) {
+  const char* src = R"py(
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def scale_kernel(a, out):
+    nl.store(out, value=nl.multiply(nl.load(a), 3.0))
+
+def host(a):
+    out = np.zeros_like(a)
+    result = nki.simulate_kernel(scale_kernel, a, out)
+    assert result is None
+    return out
+)py";
+  Tensor a = iota({128, 16});
+  auto r = run(src, "host", {a});
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_EQ(r->outputs[0].to_f32_vector(), binary(BinaryOp::kMultiply, a, Tensor::full({}, DType::kFloat32, 3)).to_f32_vector());
+}
+
 TEST_F(NkiLang, ApisOutsideAKernelAreRefused) {
   auto r = run("import neuronxcc.nki.language as nl\ndef host(a):\n    return nl.ndarray((2, 2), dtype=nl.float32)\n",
                "host", {iota({2, 2})});
