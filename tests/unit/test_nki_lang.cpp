@@ -208,6 +208,59 @@ def host(a):
   EXPECT_EQ(r->outputs[0].to_f32_vector(), binary(BinaryOp::kMultiply, a, Tensor::full({}, DType::kFloat32, 3)).to_f32_vector());
 }
 
+// Legacy indexing with index tiles: nl.arange on each axis, shifted per tile; nl.mgrid; a flat
+// (1-D) HBM tensor addressed by an affine expression of two index tiles; a transposed access.
+TEST_F(NkiLang, IndexTilesSelectAffineAccessPatterns) {
+  const char* src = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(a, flat):
+    rows, cols = a.shape
+    out = nl.ndarray((rows, cols), dtype=a.dtype, buffer=nl.shared_hbm)
+    tr = nl.ndarray((cols, 128), dtype=a.dtype, buffer=nl.shared_hbm)
+    twice = nl.ndarray((128, cols), dtype=a.dtype, buffer=nl.shared_hbm)
+    ix = nl.arange(128)[:, None]
+    iy = nl.arange(cols)[None, :]
+    for t in nl.affine_range(rows // 128):
+        tile = nl.load(a[t * 128 + ix, iy])
+        nl.store(out[t * 128 + ix, iy], value=nl.multiply(tile, 2.0))
+    i = nl.mgrid[0:128, 0:cols]
+    nl.store(twice[i.p, i.x], value=nl.load(flat[i.p * cols + i.x]))
+    ic = nl.arange(cols)[:, None]
+    ip = nl.arange(128)[None, :]
+    nl.store(tr[ic, ip], value=nl.load(a[ip, ic]))   # a[0:128, :] read transposed: [cols, 128]
+    return out, twice, tr
+)py";
+  Tensor a = iota({256, 16});
+  Tensor flat = a.slice(0, 0, 128).contiguous().reshape({128 * 16});
+  auto r = run(src, "k", {a, flat});
+  ASSERT_TRUE(r) << r.error().format();
+  ASSERT_EQ(r->outputs.size(), 3u);
+  EXPECT_EQ(r->outputs[0].to_f32_vector(), binary(BinaryOp::kMultiply, a, Tensor::full({}, DType::kFloat32, 2)).to_f32_vector());
+  EXPECT_EQ(r->outputs[1].to_f32_vector(), a.slice(0, 0, 128).to_f32_vector());
+  EXPECT_EQ(r->outputs[2].to_f32_vector(), a.slice(0, 0, 128).transpose().to_f32_vector());
+}
+
+TEST_F(NkiLang, IndexTileMisuseHasCatalogueCodes) {
+  const MustFail cases[] = {
+      {"1-D arange", "    t = nl.load(a[nl.arange(128)])\n", "err_1d_arange_not_supported"},
+      {"mixed indexing", "    t = nl.load(a[nl.arange(128)[:, None], :])\n",
+       "err_unsupported_mixing_basic_advanced_tensor_indexing"},
+      {"arange out of bounds", "    t = nl.load(a[nl.arange(128)[:, None], nl.arange(16)[None, :]])\n",
+       "err_tensor_access_out_of_bound"},
+  };
+  for (const auto& c : cases) {
+    std::string src = "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n@nki.jit\ndef k(a):\n" +
+                      std::string(c.body) + "    return a\n";
+    auto r = run(src, "k", {iota({128, 8})});
+    ASSERT_FALSE(r) << c.name;
+    EXPECT_EQ(r.error().code, c.code) << c.name << ": " << r.error().format();
+    EXPECT_EQ(r.error().loc.line, 6) << c.name;
+  }
+}
+
 TEST_F(NkiLang, ApisOutsideAKernelAreRefused) {
   auto r = run("import neuronxcc.nki.language as nl\ndef host(a):\n    return nl.ndarray((2, 2), dtype=nl.float32)\n",
                "host", {iota({2, 2})});

@@ -167,6 +167,51 @@ Tensor index_view(const Tensor& base, py::handle key, const std::string& what) {
   return v;
 }
 
+// One indexed dimension of an affine key: a constant plus coefficient * (position along an axis of
+// the index space), for each axis that appears.
+using AffineDim = std::pair<int64_t, std::vector<std::pair<int64_t, int64_t>>>;
+
+// The access pattern that index tiles (nl.arange, nl.mgrid) select: every indexed dimension adds
+// its coefficients times its stride to the strides of the index-space axes, and its constant to the
+// offset; dimensions the key leaves out follow as they are.
+Tensor affine_index(const Tensor& base, const std::vector<AffineDim>& dims, const std::vector<int64_t>& space,
+                    const std::string& what) {
+  if (dims.size() > static_cast<size_t>(base.ndim()))
+    raise(nki_error("err_tensor_access_out_of_bound",
+                    fmt::format("{} has {} dimensions but is indexed with {}", what, base.ndim(), dims.size()),
+                    "index each dimension at most once"));
+  Shape shape(space.begin(), space.end());
+  Strides strides(shape.size(), 0);
+  int64_t offset = base.offset();
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const auto& [constant, terms] = dims[d];
+    const int64_t stride = base.strides()[d];
+    int64_t lo = constant, hi = constant;
+    for (const auto& [axis, coef] : terms) {
+      if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
+        raise(nki_error("nkia_bad_index", "an index tile refers to an axis the index space lacks",
+                        "reshape index tiles with [:, None] or [None, :]"));
+      const int64_t span = coef * (shape[static_cast<size_t>(axis)] - 1);
+      lo += std::min<int64_t>(0, span);
+      hi += std::max<int64_t>(0, span);
+      strides[static_cast<size_t>(axis)] += coef * stride;
+    }
+    const int64_t n = base.shape()[d];
+    if (lo < 0 || hi >= n)
+      raise(nki_error("err_tensor_access_out_of_bound",
+                      fmt::format("out-of-bound access for {} on dimension {}: index range [{}, {}] exceeds "
+                                  "dimension size of {}",
+                                  what, d, lo, hi, n),
+                      "shrink the index range, or cover the ragged last tile with a mask"));
+    offset += constant * stride;
+  }
+  for (size_t d = dims.size(); d < static_cast<size_t>(base.ndim()); ++d) {
+    shape.push_back(base.shape()[d]);
+    strides.push_back(base.strides()[d]);
+  }
+  return Tensor(base.storage(), base.dtype(), shape, strides, offset);
+}
+
 Access to_access(py::handle h, const char* role) {
   if (py::isinstance<Access>(h)) return h.cast<Access>();
   if (py::isinstance<NkiTensor>(h)) return whole(h.cast<std::shared_ptr<NkiTensor>>());
@@ -268,6 +313,10 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
            [](const std::shared_ptr<NkiTensor>& h, py::handle key) {
              return Access{h, index_view(h->data, key, h->name.empty() ? "tensor" : h->name)};
            })
+      .def("affine_view",
+           [](const std::shared_ptr<NkiTensor>& h, const std::vector<AffineDim>& dims, const std::vector<int64_t>& space) {
+             return Access{h, affine_index(h->data, dims, space, h->name.empty() ? "tensor" : h->name)};
+           })
       .def("__repr__", [](const NkiTensor& h) {
         return fmt::format("<nki tensor '{}' {}{} in {}>", h.name, dtype_name(h.data.dtype()), shape_str(h.data.shape()),
                            buffer_name(h.buffer));
@@ -283,6 +332,10 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
       .def("view",
            [](const Access& a, py::handle key) {
              return Access{a.tensor, index_view(a.view, key, a.tensor->name.empty() ? "tensor" : a.tensor->name)};
+           })
+      .def("affine_view",
+           [](const Access& a, const std::vector<AffineDim>& dims, const std::vector<int64_t>& space) {
+             return Access{a.tensor, affine_index(a.view, dims, space, a.tensor->name.empty() ? "tensor" : a.tensor->name)};
            })
       .def("__repr__", [](const Access& a) { return fmt::format("<nki view {}>", a.describe()); });
 

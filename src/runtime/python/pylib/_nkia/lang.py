@@ -314,9 +314,154 @@ def op_name(op):
                    "pass an nl operator such as nl.add or nl.exp")
 
 
+# ---- index tiles (legacy indexing) --------------------------------------------------------------
+
+class IndexTile:
+    """An affine expression over iteration variables, each spanning one axis of the index space:
+    ``nl.arange(128)[:, None]`` is variable v over axis 0 with 128 values. Indexing a tensor with
+    index tiles selects the elements their expressions address, which is a strided access pattern
+    whose axes are the variables'."""
+
+    _next_var = 0
+
+    def __init__(self, terms, const, vars_, shape):
+        self.terms = terms    # var id -> coefficient
+        self.const = const    # constant offset
+        self.vars = vars_     # var id -> (axis, size), axis None while the tile is 1-D
+        self.shape = shape
+
+    @classmethod
+    def arange(cls, start, stop=None, step=1):
+        if stop is None:
+            start, stop = 0, start
+        for v in (start, stop, step):
+            if not isinstance(v, (int, np.integer)):
+                raise NkiError("nkia_bad_index", "nl.arange takes integer bounds", "pass Python ints")
+        n = len(range(int(start), int(stop), int(step)))
+        var = cls._next_var
+        cls._next_var += 1
+        return cls({var: int(step)}, int(start), {var: (None, n)}, (n,))
+
+    def __getitem__(self, key):
+        if len(self.shape) != 1 or not isinstance(key, tuple) or len(key) != 2:
+            raise NkiError("nkia_bad_index", "index tiles are reshaped with [:, None] or [None, :]",
+                           "write nl.arange(n)[:, None] for the partition axis and nl.arange(n)[None, :] for the free axis")
+        (var, (_, n)), = self.vars.items()
+        if key[0] is None and isinstance(key[1], slice):
+            return IndexTile(dict(self.terms), self.const, {var: (1, n)}, (1, n))
+        if isinstance(key[0], slice) and key[1] is None:
+            return IndexTile(dict(self.terms), self.const, {var: (0, n)}, (n, 1))
+        raise NkiError("nkia_bad_index", "index tiles are reshaped with [:, None] or [None, :]",
+                       "write nl.arange(n)[:, None] or nl.arange(n)[None, :]")
+
+    def _combine(self, other, sign):
+        if isinstance(other, (int, np.integer)):
+            return IndexTile(dict(self.terms), self.const + sign * int(other), dict(self.vars), self.shape)
+        if isinstance(other, IndexTile):
+            terms = dict(self.terms)
+            for v, c in other.terms.items():
+                terms[v] = terms.get(v, 0) + sign * c
+            return IndexTile(terms, self.const + sign * other.const, {**self.vars, **other.vars},
+                             tuple(np.broadcast_shapes(self.shape, other.shape)))
+        return NotImplemented
+
+    def __add__(self, other):
+        return self._combine(other, 1)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._combine(other, -1)
+
+    def __rsub__(self, other):
+        neg = IndexTile({v: -c for v, c in self.terms.items()}, -self.const, dict(self.vars), self.shape)
+        return neg._combine(other, 1)
+
+    def __mul__(self, other):
+        if not isinstance(other, (int, np.integer)):
+            raise NkiError("err_unsupported_expression_in_mask" if isinstance(other, IndexTile) else "nkia_bad_index",
+                           "index tiles can only be multiplied by integers (the index must stay affine)",
+                           "scale by a Python int, e.g. 2 * ix")
+        return IndexTile({v: c * int(other) for v, c in self.terms.items()}, self.const * int(other),
+                         dict(self.vars), self.shape)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other):
+        raise NkiError("nkia_bad_index", "index tiles cannot be divided: the index must stay affine",
+                       "use separate index tiles for the quotient and remainder axes")
+
+    __mod__ = __truediv__ = __floordiv__
+
+
+def arange(*args):
+    """An index tile of consecutive values (legacy indexing): use nl.arange(n)[:, None] for the
+    partition axis and nl.arange(n)[None, :] for a free axis."""
+    return IndexTile.arange(*args)
+
+
+class _MGridResult(tuple):
+    @property
+    def p(self):
+        return self[0]
+
+    @property
+    def x(self):
+        return self[1]
+
+
+class _MGrid:
+    """nl.mgrid[0:P, 0:F]: a pair of index tiles over the partition and the free axis."""
+
+    def __getitem__(self, key):
+        if not isinstance(key, tuple) or len(key) != 2 or not all(isinstance(k, slice) for k in key):
+            raise NkiError("nkia_bad_index", "nl.mgrid takes two slices, e.g. nl.mgrid[0:128, 0:512]",
+                           "write nl.mgrid[0:P, 0:F]")
+        tiles = []
+        for axis, k in enumerate(key):
+            t = IndexTile.arange(k.start or 0, k.stop, k.step or 1)
+            tiles.append(t[:, None] if axis == 0 else t[None, :])
+        return _MGridResult(tiles)
+
+
+mgrid = _MGrid()
+
+
+def _affine_key(self, key):
+    """Lowers a key holding index tiles to (per tensor dimension: const, [(axis, coef)]), shape."""
+    items = key if isinstance(key, tuple) else (key,)
+    if any(isinstance(k, slice) or k is Ellipsis for k in items):
+        raise NkiError("err_unsupported_mixing_basic_advanced_tensor_indexing",
+                       "a tensor is indexed with both index tiles (nl.arange / nl.mgrid) and slices",
+                       "index every dimension with index tiles (or integers), or every one with slices")
+    shape = ()
+    dims = []
+    for k in items:
+        if isinstance(k, IndexTile):
+            if len(k.shape) == 1:
+                raise NkiError("err_1d_arange_not_supported", "a tensor is indexed with a 1-D nl.arange",
+                               "give the index tile its axis: nl.arange(n)[:, None] or nl.arange(n)[None, :]")
+            try:
+                shape = tuple(np.broadcast_shapes(shape, k.shape))
+            except ValueError:
+                raise NkiError("nkia_bad_index", f"index tiles of shapes {shape} and {k.shape} do not fit together",
+                               "index each axis with ranges of one size") from None
+            dims.append((k.const, [(k.vars[v][0], c) for v, c in k.terms.items() if c != 0]))
+        elif isinstance(k, (int, np.integer)):
+            dims.append((int(k), []))
+        else:
+            raise NkiError("nkia_bad_index", f"cannot index with a {type(k).__name__}",
+                           "index with integers, slices or index tiles")
+    return dims, list(shape)
+
+
 # ---- tensors as Python objects ------------------------------------------------------------------
 
 def _getitem(self, key):
+    items = key if isinstance(key, tuple) else (key,)
+    if any(isinstance(k, IndexTile) for k in items):
+        dims, shape = _affine_key(self, key)
+        return self.affine_view(dims, shape)
     return self.view(key)
 
 
