@@ -39,5 +39,6 @@ void add_cast_command(CLI::App& app, Context& ctx);
 void add_npy_command(CLI::App& app, Context& ctx);
 void add_random_command(CLI::App& app, Context& ctx);
 void add_run_command(CLI::App& app, Context& ctx);
+void add_errors_command(CLI::App& app, Context& ctx);
 
 }  // namespace nki_agent::cli

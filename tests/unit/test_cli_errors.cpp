@@ -1,0 +1,120 @@
+// `nki-agent errors`: the list, one entry, an unknown code, --json and --markdown, end to end.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+
+#include "nki/error_catalogue.h"
+
+namespace nki_agent {
+namespace {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+CliRun cli(const std::string& args) {
+  CliRun r;
+  char err_path[] = "/tmp/nkia_cli_errors_XXXXXX";
+  const int fd = mkstemp(err_path);
+  if (fd < 0) return r;
+  close(fd);
+  std::string cmd = std::string(NKIA_CLI) + " " + args + " 2>" + err_path;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p) {
+    std::array<char, 4096> buf{};
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    int st = pclose(p);
+    r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+  if (FILE* e = std::fopen(err_path, "r")) {
+    std::array<char, 4096> buf{};
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), e)) > 0) r.err.append(buf.data(), n);
+    std::fclose(e);
+  }
+  std::remove(err_path);
+  return r;
+}
+
+nlohmann::json json_of(const CliRun& r) {
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << "not one JSON object: " << r.out;
+  return j;
+}
+
+TEST(CliErrors, ListsEveryCodeByGroup) {
+  auto r = cli("errors");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("NKI compiler catalogue (37)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nki-agent constraint checks"), std::string::npos);
+  EXPECT_NE(r.out.find("nki-agent simulator checks"), std::string::npos);
+  for (const ErrorInfo& e : error_catalogue()) EXPECT_NE(r.out.find(std::string(e.code)), std::string::npos) << e.code;
+  // Catalogue codes come before ours.
+  EXPECT_LT(r.out.find("err_while_loop_requires_unconditional_entry"), r.out.find("nkia_"));
+}
+
+TEST(CliErrors, ListAsJson) {
+  for (const char* args : {"--json errors", "errors --json"}) {
+    auto r = cli(args);
+    ASSERT_EQ(r.exit_code, 0) << args;
+    auto j = json_of(r);
+    EXPECT_EQ(j["ok"], true);
+    ASSERT_EQ(j["errors"].size(), error_catalogue().size()) << args;
+    EXPECT_EQ(j["errors"][0]["code"], "err_1d_arange_not_supported");
+    EXPECT_EQ(j["errors"][0]["origin"], "catalogue");
+    EXPECT_TRUE(j["errors"][0].contains("title"));
+  }
+}
+
+TEST(CliErrors, ShowsOneEntry) {
+  auto r = cli("errors err_unsupported_memory");
+  ASSERT_EQ(r.exit_code, 0);
+  const ErrorInfo& e = *find_error("err_unsupported_memory");
+  EXPECT_TRUE(r.out.starts_with("err_unsupported_memory: " + std::string(e.title))) << r.out;
+  EXPECT_NE(r.out.find(std::string(e.meaning)), std::string::npos);
+  EXPECT_NE(r.out.find("Fix: " + std::string(e.hint)), std::string::npos);
+  EXPECT_NE(r.out.find("Wrong:"), std::string::npos);
+  EXPECT_NE(r.out.find("Fixed:"), std::string::npos);
+
+  auto j = json_of(cli("--json errors nkia_sbuf_capacity_exceeded"));
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_EQ(j["error"]["code"], "nkia_sbuf_capacity_exceeded");
+  EXPECT_EQ(j["error"]["severity"], "warning");
+  EXPECT_EQ(j["error"]["hint"], std::string(find_error("nkia_sbuf_capacity_exceeded")->hint));
+}
+
+TEST(CliErrors, UnknownCodeIsAUserErrorWithSuggestions) {
+  auto r = cli("--json errors err_unsuported_memory");
+  EXPECT_EQ(r.exit_code, 1);
+  auto j = json_of(r);
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_EQ(j["diagnostics"][0]["code"], "nkia_unknown_error_code");
+  EXPECT_NE(j["diagnostics"][0]["hint"].get<std::string>().find("err_unsupported_memory"), std::string::npos);
+
+  auto text = cli("errors no_such_thing_at_all");
+  EXPECT_EQ(text.exit_code, 1);
+  EXPECT_TRUE(text.out.empty());
+  EXPECT_NE(text.err.find("error[nkia_unknown_error_code]"), std::string::npos) << text.err;
+}
+
+TEST(CliErrors, MarkdownIsTheDocsPage) {
+  auto r = cli("errors --markdown");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(r.out == errors_markdown()) << "errors --markdown differs from errors_markdown()";
+  auto one = cli("errors err_tensor_output_not_written_to --markdown");
+  ASSERT_EQ(one.exit_code, 0);
+  EXPECT_EQ(one.out, error_entry_markdown(*find_error("err_tensor_output_not_written_to")));
+  EXPECT_EQ(cli("errors a b").exit_code, 2);  // one code at most
+}
+
+}  // namespace
+}  // namespace nki_agent
