@@ -132,6 +132,158 @@ Result<void> isa_activation(ExecContext& ctx, const Access& dst, UnaryOp op, con
   return {};
 }
 
+Result<void> check_matmul_inputs(const ExecContext& ctx, const Access& stationary, const Access& moving) {
+  constexpr const char* kOp = "nc_matmul";
+  for (const Access* in : {&stationary, &moving})
+    if (in->buffer() != Buffer::kSbuf)
+      return fail(nki_error("err_unsupported_memory",
+                            fmt::format("'{}' reads its inputs from SBUF, but {} is in {}", kOp, in->describe(),
+                                        buffer_name(in->buffer())),
+                            "load or copy the matmul operands into SBUF tiles"));
+  for (const Access* x : {&stationary, &moving})
+    if (auto r = check_partition_limit(ctx, *x, kOp); !r) return r;
+  if (stationary.view.ndim() != 2 || moving.view.ndim() != 2)
+    return fail(nki_error("err_exceed_max_supported_dimension",
+                          fmt::format("'{}' takes 2-D operands, got {} and {}", kOp, stationary.describe(),
+                                      moving.describe()),
+                          "index the operands down to [K, M] and [K, N] tiles"));
+  if (stationary.partitions() != moving.partitions())
+    return fail(nki_error("err_num_partition_mismatch",
+                          fmt::format("'{}' contracts over the partitions, but stationary {} and moving {} differ",
+                                      kOp, stationary.describe(), moving.describe()),
+                          "give both operands the contraction dimension K on the partitions"));
+  const int64_t m = stationary.shape()[1], n = moving.shape()[1];
+  if (m > ctx.target->gemm_stationary_fmax || n > ctx.target->gemm_moving_fmax)
+    return fail(nki_error("err_size_of_dimension_exceed_arch_limit",
+                          fmt::format("'{}' stationary free size {} (limit {}) or moving free size {} (limit {}) is too "
+                                      "large",
+                                      kOp, m, ctx.target->gemm_stationary_fmax, n, ctx.target->gemm_moving_fmax),
+                          "tile the stationary free dimension by 128 and the moving free dimension by 512"));
+  const bool fp32_a = stationary.dtype() == DType::kFloat32 || stationary.dtype() == DType::kTFloat32;
+  const bool fp32_b = moving.dtype() == DType::kFloat32 || moving.dtype() == DType::kTFloat32;
+  if (fp32_a != fp32_b || !dtype_is_float(stationary.dtype()) || !dtype_is_float(moving.dtype()))
+    return fail(nki_error("nkia_matmul_input_dtype",
+                          fmt::format("'{}' cannot multiply {} by {}", kOp, stationary.describe(), moving.describe()),
+                          "use float operands; a float32/tfloat32 operand needs a float32/tfloat32 partner (cast the "
+                          "other, e.g. load it with dtype=nl.float32)"));
+  return {};
+}
+
+Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& stationary, const Access& moving,
+                           Accumulate acc, const SourceLoc& loc) {
+  constexpr const char* kOp = "nc_matmul";
+  if (auto r = check_matmul_inputs(ctx, stationary, moving); !r) return r;
+  if (dst.buffer() != Buffer::kPsum)
+    return fail(nki_error("err_unsupported_memory",
+                          fmt::format("'{}' writes its result to PSUM, but {} is in {}", kOp, dst.describe(),
+                                      buffer_name(dst.buffer())),
+                          "allocate the result with buffer=nl.psum, then copy it to SBUF to use it further"));
+  if (auto r = check_partition_limit(ctx, dst, kOp); !r) return r;
+  const int64_t m = stationary.shape()[1], n = moving.shape()[1];
+  if (dst.shape() != Shape{m, n})
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'{}' of {} and {} gives [{}, {}], but the destination is {}", kOp,
+                                      stationary.describe(), moving.describe(), m, n, dst.describe()),
+                          "allocate the PSUM result as [M, N]: stationary's free size by moving's free size"));
+  Tensor product = matmul(stationary.view.transpose(), moving.view, DType::kFloat32);
+  Tensor out = dst.view;
+  NkiTensor& t = *dst.tensor;
+  if (acc == Accumulate::kOverwrite) {
+    out.assign(product);
+  } else if (acc == Accumulate::kAccumulate) {
+    out.assign(binary(BinaryOp::kAdd, out, product, DType::kFloat32));
+  } else {
+    if (!t.matmul_written.defined()) t.matmul_written = Tensor::zeros(t.data.shape(), DType::kUInt8);
+    Tensor mask(t.matmul_written.storage(), DType::kUInt8, dst.view.shape(), dst.view.strides(),
+                dst.view.offset() - t.data.offset());
+    // where(mask, out + product, product), never reading what no matmul wrote (it may be poison).
+    Tensor prev = out.astype(DType::kFloat32), seen = mask.contiguous(), res = product.contiguous();
+    float* r = res.data_as<float>();
+    const float* p = prev.data_as<float>();
+    const uint8_t* w = seen.data_as<uint8_t>();
+    for (int64_t i = 0; i < res.numel(); ++i)
+      if (w[i]) r[i] += p[i];
+    out.assign(res);
+    mask.fill(1);
+  }
+  t.written = true;
+  InstructionRecord rec = make_record(Engine::kTensor, "nc_matmul", loc, dst, {&stationary, &moving});
+  rec.elements = stationary.view.numel() > 0 ? m * n : 0;
+  ctx.trace.add(std::move(rec));
+  return {};
+}
+
+Result<void> check_transpose_input(const Access& src, Engine engine) {
+  constexpr const char* kOp = "nc_transpose";
+  if (auto r = check_on_chip(src, kOp); !r) return r;
+  if (src.view.ndim() != 2)
+    return fail(nki_error("err_exceed_max_supported_dimension",
+                          fmt::format("'{}' transposes 2-D tiles, got {}", kOp, src.describe()),
+                          "index the tile down to [P, F] before transposing"));
+  const int64_t limit = engine == Engine::kTensor ? 128 : 32;
+  for (int ax = 0; ax < 2; ++ax)
+    if (src.shape()[static_cast<size_t>(ax)] > limit)
+      return fail(nki_error("err_size_of_dimension_exceed_arch_limit",
+                            fmt::format("size of dimension {} in {} of '{}' exceeds the {} engine's limit of {}", ax,
+                                        src.describe(), kOp, engine_name(engine), limit),
+                            engine == Engine::kTensor
+                                ? "transpose blocks of at most 128 x 128"
+                                : "transpose blocks of at most 32 x 32 on the Vector engine, or use the Tensor engine"));
+  return {};
+}
+
+Result<void> isa_nc_transpose(ExecContext& ctx, const Access& dst, const Access& src, Engine engine,
+                              const SourceLoc& loc) {
+  constexpr const char* kOp = "nc_transpose";
+  if (auto r = check_transpose_input(src, engine); !r) return r;
+  if (auto r = check_on_chip(dst, kOp); !r) return r;
+  (void)ctx;
+  if (engine == Engine::kTensor && (src.buffer() != Buffer::kSbuf || dst.buffer() != Buffer::kPsum))
+    return fail(nki_error("err_unsupported_memory",
+                          fmt::format("a Tensor-engine transpose reads SBUF and writes PSUM, not {} -> {}",
+                                      buffer_name(src.buffer()), buffer_name(dst.buffer())),
+                          "transpose an SBUF tile into a PSUM tile (buffer=nl.psum)"));
+  if (dst.shape() != Shape{src.shape()[1], src.shape()[0]})
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'{}' of {} needs a [{}, {}] destination, got {}", kOp, src.describe(),
+                                      src.shape()[1], src.shape()[0], dst.describe()),
+                          "allocate the destination with the two dimensions swapped"));
+  Tensor out = dst.view;
+  out.assign(src.view.transpose());
+  dst.tensor->written = true;
+  ctx.trace.add(make_record(engine, "nc_transpose", loc, dst, {&src}));
+  return {};
+}
+
+Result<void> isa_tensor_reduce(ExecContext& ctx, const Access& dst, ReduceOp op, const Access& src,
+                               const std::vector<int>& axes, bool negate, const SourceLoc& loc) {
+  constexpr const char* kOp = "tensor_reduce";
+  if (auto r = check_on_chip(src, kOp); !r) return r;
+  if (auto r = check_on_chip(dst, kOp); !r) return r;
+  if (auto r = check_partition_limit(ctx, src, kOp); !r) return r;
+  if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
+  for (int ax : axes)
+    if (ax <= 0 || ax >= src.view.ndim())
+      return fail(nki_error("nkia_reduce_axes",
+                            fmt::format("'{}' of {} over axis {}: only free axes (1..{}) can be reduced", kOp,
+                                        src.describe(), ax, src.view.ndim() - 1),
+                            "reduce along the free axes; for the partition axis transpose first or matmul with a "
+                            "ones vector"));
+  Tensor r = reduce(op, src.view, axes, /*keepdims=*/false, DType::kFloat32);
+  if (negate) r = unary(UnaryOp::kNegative, r);
+  if (r.numel() != dst.view.numel())
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'{}' of {} gives {} values per tile, but the destination is {}", kOp,
+                                      src.describe(), r.numel(), dst.describe()),
+                          "allocate the destination as the source's shape without the reduced axes (or with them "
+                          "as size 1)"));
+  Tensor out = dst.view;
+  out.assign(r.reshape(dst.shape()));
+  dst.tensor->written = true;
+  ctx.trace.add(make_record(Engine::kVector, fmt::format("tensor_reduce:{}", reduce_op_name(op)), loc, dst, {&src}));
+  return {};
+}
+
 Result<void> isa_memset(ExecContext& ctx, const Access& dst, double value, Engine engine, const SourceLoc& loc) {
   if (auto r = check_on_chip(dst, "memset"); !r) return r;
   if (auto r = check_partition_limit(ctx, dst, "memset"); !r) return r;

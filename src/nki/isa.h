@@ -40,6 +40,32 @@ Result<void> isa_tensor_scalar(ExecContext& ctx, const Access& dst, const Access
 Result<void> isa_activation(ExecContext& ctx, const Access& dst, UnaryOp op, const Access& src,
                             const std::optional<Access>& bias, double scale, const SourceLoc& loc);
 
+// How nc_matmul treats what its PSUM destination already holds.
+enum class Accumulate : uint8_t {
+  kOverwrite,   // dst = stationary.T @ moving
+  kAccumulate,  // dst += stationary.T @ moving
+  kAuto,        // per element: overwrite the first time a matmul writes it, accumulate after
+};
+
+// dst[M, N] (PSUM, float32) = stationary[K, M].T @ moving[K, N] on the Tensor engine; both inputs in
+// SBUF, K <= 128 partitions, M <= gemm_stationary_fmax, N <= gemm_moving_fmax. Products are exact
+// in float32 and sums accumulate in float32.
+Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& stationary, const Access& moving,
+                           Accumulate acc, const SourceLoc& loc);
+// The operand rules of nc_matmul alone, for front ends that allocate the result after them.
+Result<void> check_matmul_inputs(const ExecContext& ctx, const Access& stationary, const Access& moving);
+
+// dst[F, P] = src[P, F]: on the Tensor engine (src in SBUF, dst in PSUM, each side <= 128, through
+// a matmul with the identity) or on the Vector engine (each side <= 32).
+Result<void> isa_nc_transpose(ExecContext& ctx, const Access& dst, const Access& src, Engine engine,
+                              const SourceLoc& loc);
+Result<void> check_transpose_input(const Access& src, Engine engine);
+
+// dst = reduce(op, src) over free axes of src (never axis 0, the partition axis), times -1 when
+// `negate`; dst has src's shape with the reduced axes removed or, with keepdims, of size 1.
+Result<void> isa_tensor_reduce(ExecContext& ctx, const Access& dst, ReduceOp op, const Access& src,
+                               const std::vector<int>& axes, bool negate, const SourceLoc& loc);
+
 // Every element of dst = value (rounded into dst's type), on the given compute engine.
 Result<void> isa_memset(ExecContext& ctx, const Access& dst, double value, Engine engine, const SourceLoc& loc);
 

@@ -33,6 +33,7 @@ struct NkiTensor {
   std::string name;
   bool kernel_argument = false;  // an input (or old-style output) passed in by the caller
   bool written = false;          // stored to since the launch began
+  Tensor matmul_written;         // PSUM: uint8 per element, 1 once a matmul wrote it (Accumulate::kAuto)
 };
 
 // A new tensor in `buffer`, poisoned. Checks are the caller's (nki/checks.h).

@@ -261,6 +261,125 @@ TEST_F(NkiLang, IndexTileMisuseHasCatalogueCodes) {
   }
 }
 
+// The tiled-matmul tutorial in both dialects: PSUM accumulation over K tiles, copy out of PSUM.
+TEST_F(NkiLang, TiledMatmulInBothDialects) {
+  const char* legacy = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def matmul_kernel(lhsT, rhs):
+    K, M = lhsT.shape
+    _, N = rhs.shape
+    out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    for m in nl.affine_range(M // 128):
+        for n in nl.affine_range(N // 512):
+            res = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+            for k in nl.affine_range(K // 128):
+                a = nl.load(lhsT[k * 128:(k + 1) * 128, m * 128:(m + 1) * 128])
+                b = nl.load(rhs[k * 128:(k + 1) * 128, n * 512:(n + 1) * 512])
+                res += nl.matmul(a, b, transpose_x=True)
+            nl.store(out[m * 128:(m + 1) * 128, n * 512:(n + 1) * 512], value=nl.copy(res, dtype=out.dtype))
+    return out
+)py";
+  const char* current = R"py(
+import nki
+import nki.language as nl
+import nki.isa as nisa
+
+@nki.jit
+def matmul_kernel(lhsT, rhs):
+    K, M = lhsT.shape
+    _, N = rhs.shape
+    out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    for m in range(M // 128):
+        for n in range(N // 512):
+            res = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+            for k in range(K // 128):
+                a = nl.ndarray((128, 128), dtype=lhsT.dtype, buffer=nl.sbuf)
+                b = nl.ndarray((128, 512), dtype=rhs.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=a, src=lhsT[k * 128:(k + 1) * 128, m * 128:(m + 1) * 128])
+                nisa.dma_copy(dst=b, src=rhs[k * 128:(k + 1) * 128, n * 512:(n + 1) * 512])
+                nisa.nc_matmul(dst=res, stationary=a, moving=b)   # first write overwrites, then adds
+            r = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+            nisa.tensor_copy(dst=r, src=res)
+            nisa.dma_copy(dst=out[m * 128:(m + 1) * 128, n * 512:(n + 1) * 512], src=r)
+    return out
+)py";
+  for (DType t : {DType::kFloat32, DType::kBFloat16}) {
+    Tensor lhsT = iota({256, 256}, t), rhs = iota({256, 1024}, t, 0.02f);
+    Tensor want = matmul(lhsT.transpose(), rhs, DType::kFloat32);
+    for (const char* src : {legacy, current}) {
+      auto r = run(src, "matmul_kernel", {lhsT, rhs});
+      ASSERT_TRUE(r) << r.error().format();
+      std::vector<float> got = r->outputs[0].to_f32_vector(), ref = want.to_f32_vector();
+      ASSERT_EQ(got.size(), ref.size());
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], ref[i], 1e-4f * (1 + std::fabs(ref[i]))) << i;
+    }
+  }
+}
+
+TEST_F(NkiLang, SoftmaxTransposeAndReductions) {
+  const char* src = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+@nki.jit
+def k(x):
+    P, F = x.shape
+    soft = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm)
+    tr = nl.ndarray((F, P), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    m = nl.max(t, axis=1, keepdims=True)
+    e = nl.exp(t - m)
+    s = nl.sum(e, axis=[1], keepdims=True)
+    nl.store(soft, value=e / s)
+    nl.store(tr, value=nl.copy(nl.transpose(t)))
+    neg = nisa.tensor_reduce(nl.maximum, t, axis=1, negate=True)
+    assert tuple(neg.shape) == (P,)
+    return soft, tr
+)py";
+  Tensor x = iota({128, 64});
+  auto r = run(src, "k", {x});
+  ASSERT_TRUE(r) << r.error().format();
+  std::vector<float> xv = x.to_f32_vector(), got = r->outputs[0].to_f32_vector();
+  for (int p = 0; p < 128; ++p) {
+    float mx = -INFINITY, sum = 0;
+    for (int f = 0; f < 64; ++f) mx = std::max(mx, xv[p * 64 + f]);
+    for (int f = 0; f < 64; ++f) sum += std::exp(xv[p * 64 + f] - mx);
+    for (int f = 0; f < 64; ++f) ASSERT_NEAR(got[p * 64 + f], std::exp(xv[p * 64 + f] - mx) / sum, 1e-6f);
+  }
+  EXPECT_EQ(r->outputs[1].to_f32_vector(), x.transpose().to_f32_vector());
+}
+
+TEST_F(NkiLang, MatmulAndReduceChecks) {
+  const MustFail cases[] = {
+      {"matmul from HBM", "    r = nl.matmul(a, a, transpose_x=True)\n    r.shape\n", "err_unsupported_memory"},
+      {"moving too wide",
+       "    x = nl.load(a[0:128, 0:128])\n    y = nl.ndarray((128, 1024), dtype=nl.float32)\n"
+       "    p = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.psum)\n    p += nl.matmul(x, y, transpose_x=True)\n",
+       "err_size_of_dimension_exceed_arch_limit"},
+      {"fp32 with bf16",
+       "    x = nl.load(a[0:128, 0:128])\n    y = nl.load(a[0:128, 0:128], dtype=nl.bfloat16)\n"
+       "    p = nl.zeros((128, 128), dtype=nl.float32, buffer=nl.psum)\n    p += nl.matmul(x, y, transpose_x=True)\n",
+       "nkia_matmul_input_dtype"},
+      {"reduce the partitions", "    x = nl.load(a[0:128, 0:128])\n    s = nl.sum(x, axis=0)\n", "nkia_reduce_axes"},
+      {"transpose too big", "    x = nl.load(a[0:128, 0:256])\n    t = nl.transpose(x)\n",
+       "err_size_of_dimension_exceed_arch_limit"},
+  };
+  for (const auto& c : cases) {
+    std::string src = "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n@nki.jit\ndef k(a):\n" +
+                      std::string(c.body) + "    return a\n";
+    int last_line = 5;
+    for (const char* p = c.body; *p; ++p) last_line += *p == '\n';
+    auto r = run(src, "k", {iota({128, 256})});
+    ASSERT_FALSE(r) << c.name;
+    EXPECT_EQ(r.error().code, c.code) << c.name << ": " << r.error().format();
+    EXPECT_EQ(r.error().loc.line, last_line) << c.name << ": " << r.error().format();
+  }
+}
+
 TEST_F(NkiLang, ApisOutsideAKernelAreRefused) {
   auto r = run("import neuronxcc.nki.language as nl\ndef host(a):\n    return nl.ndarray((2, 2), dtype=nl.float32)\n",
                "host", {iota({2, 2})});

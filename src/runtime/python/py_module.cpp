@@ -215,6 +215,8 @@ Tensor affine_index(const Tensor& base, const std::vector<AffineDim>& dims, cons
 Access to_access(py::handle h, const char* role) {
   if (py::isinstance<Access>(h)) return h.cast<Access>();
   if (py::isinstance<NkiTensor>(h)) return whole(h.cast<std::shared_ptr<NkiTensor>>());
+  // A deferred result (a legacy matmul awaiting `psum += ...`) used as an operand: materialise it.
+  if (py::hasattr(h, "_nkia_tile")) return to_access(h.attr("_nkia_tile"), role);
   raise(nki_error("nkia_bad_operand",
                   fmt::format("operand '{}' is a {}, not an NKI tensor", role,
                               py::str(py::type::handle_of(h).attr("__name__")).cast<std::string>()),
@@ -375,6 +377,46 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
     std::optional<Access> b;
     if (!bias.is_none()) b = to_access(bias, "bias");
     check(isa_activation(ctx, to_access(dst, "dst"), parse_unary(op), to_access(src, "data"), b, scale, caller_loc()));
+  });
+  m.def("nc_matmul", [](py::handle dst, py::handle stationary, py::handle moving, const std::string& mode) {
+    ExecContext& ctx = exec_or_raise("nc_matmul");
+    Accumulate acc = mode == "accumulate" ? Accumulate::kAccumulate
+                     : mode == "overwrite" ? Accumulate::kOverwrite
+                                           : Accumulate::kAuto;
+    check(isa_nc_matmul(ctx, to_access(dst, "dst"), to_access(stationary, "stationary"), to_access(moving, "moving"),
+                        acc, caller_loc()));
+  });
+  // Checks the operands, then allocates the float32 PSUM result and multiplies into it: so that a bad
+  // operand reports its own rule, not a consequence of the result's shape.
+  m.def("nc_matmul_new", [](py::handle stationary, py::handle moving) {
+    ExecContext& ctx = exec_or_raise("nc_matmul");
+    Access s = to_access(stationary, "stationary"), mv = to_access(moving, "moving");
+    check(check_matmul_inputs(ctx, s, mv));
+    auto dst = make_nki_tensor({s.shape()[1], mv.shape()[1]}, DType::kFloat32, Buffer::kPsum, "");
+    check(isa_nc_matmul(ctx, whole(dst), s, mv, Accumulate::kOverwrite, caller_loc()));
+    return dst;
+  });
+  m.def("check_transpose", [](py::handle src, const std::string& engine) {
+    check(check_transpose_input(to_access(src, "data"), parse_engine(engine)));
+  });
+  m.def("nc_transpose", [](py::handle dst, py::handle src, const std::string& engine) {
+    ExecContext& ctx = exec_or_raise("nc_transpose");
+    check(isa_nc_transpose(ctx, to_access(dst, "dst"), to_access(src, "data"), parse_engine(engine), caller_loc()));
+  });
+  m.def("tensor_reduce", [](py::handle dst, const std::string& op, py::handle src, std::vector<int> axes, bool negate) {
+    ExecContext& ctx = exec_or_raise("tensor_reduce");
+    static const std::pair<const char*, ReduceOp> kOps[] = {
+        {"add", ReduceOp::kSum},         {"multiply", ReduceOp::kProd},   {"maximum", ReduceOp::kMax},
+        {"minimum", ReduceOp::kMin},     {"logical_and", ReduceOp::kAll}, {"logical_or", ReduceOp::kAny},
+        {"sum", ReduceOp::kSum},         {"max", ReduceOp::kMax},         {"min", ReduceOp::kMin},
+        {"prod", ReduceOp::kProd}};
+    for (const auto& [name, rop] : kOps)
+      if (op == name) {
+        check(isa_tensor_reduce(ctx, to_access(dst, "dst"), rop, to_access(src, "data"), axes, negate, caller_loc()));
+        return;
+      }
+    raise(nki_error("nkia_unsupported_operator", fmt::format("'{}' is not a reduction operator", op),
+                    "reduce with nl.add, nl.maximum, nl.minimum, nl.multiply, nl.logical_and or nl.logical_or"));
   });
   m.def("memset", [](py::handle dst, double value, const std::string& engine) {
     ExecContext& ctx = exec_or_raise("memset");

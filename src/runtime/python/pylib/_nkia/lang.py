@@ -2,6 +2,8 @@
 stores, elementwise math, iterators. Every operation lowers onto the C++ instruction core
 (_nkia_core); the dialect modules (nki.language, neuronxcc.nki.language) re-export from here.
 """
+import builtins
+
 import numpy as np
 
 import _nkia_core as core
@@ -172,7 +174,7 @@ def ds(start, size):
 # ---- elementwise math ---------------------------------------------------------------------------
 
 def _is_tensor(x):
-    return isinstance(x, (core.Tensor, core.View))
+    return isinstance(x, (core.Tensor, core.View, PendingMatmul))
 
 
 def result_shape(x, y):
@@ -277,6 +279,105 @@ floor = _make_unary("floor")
 ceil = _make_unary("ceil")
 trunc = _make_unary("trunc")
 rint = _make_unary("rint")
+
+
+# ---- matmul, transpose, reductions --------------------------------------------------------------
+
+class PendingMatmul:
+    """The result of a legacy matmul before it lands anywhere. ``psum_tile += <this>`` issues the
+    matmul accumulating into psum_tile (a PE accumulation group); any other use writes it to a new
+    PSUM tile first, as the compiler would."""
+
+    def __init__(self, stationary, moving):
+        self.stationary, self.moving = stationary, moving
+        self._tile = None
+
+    @property
+    def _nkia_tile(self):
+        if self._tile is None:
+            self._tile = core.nc_matmul_new(self.stationary, self.moving)
+        return self._tile
+
+    def __getattr__(self, name):
+        return getattr(self._nkia_tile, name)
+
+    def __getitem__(self, key):
+        return self._nkia_tile[key]
+
+
+def _stationary_of(x, transpose_x):
+    """The stationary operand [K, M] of x @ y: x itself when given transposed, else a PE transpose."""
+    if transpose_x:
+        return x
+    core.check_transpose(x, "tensor")
+    t = ndarray((x.shape[1], x.shape[0]), x.dtype, psum)
+    core.nc_transpose(t, x, "tensor")
+    s = ndarray(t.shape, x.dtype, sbuf)
+    core.tensor_copy(s, t, "vector")
+    return s
+
+
+def matmul(x, y, transpose_x=False, mask=None, **kwargs):
+    """x @ y (or x.T @ y with transpose_x) on the Tensor engine, into PSUM as float32."""
+    return PendingMatmul(_stationary_of(x, transpose_x), y)
+
+
+def transpose(x, dtype=None, mask=None, **kwargs):
+    """x.T for a 2-D tile: on the Tensor engine into PSUM, or on the Vector engine when both sides <= 32."""
+    small = x.shape[0] <= 32 and x.shape[1] <= 32
+    engine = "vector" if small else "tensor"
+    core.check_transpose(x, engine)
+    out = ndarray((x.shape[1], x.shape[0]), dtype or x.dtype, sbuf if small else psum)
+    core.nc_transpose(out, x, engine)
+    return out
+
+
+def _axes(axis, ndim):
+    axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
+    return [int(a) + ndim if a < 0 else int(a) for a in axes]
+
+
+def _reduce(op, x, axis, dtype, keepdims, negate=False):
+    axes = _axes(axis, len(x.shape))
+    shape = [1 if i in axes else d for i, d in enumerate(x.shape) if keepdims or i not in axes]
+    if len(shape) == 1:  # only the partitions are left: stored as [P, 1], seen as [P]
+        out = ndarray(shape + [1], dtype or x.dtype, sbuf)
+        core.tensor_reduce(out, op, x, axes, negate)
+        return out[:, 0]
+    out = ndarray(shape, dtype or x.dtype, sbuf)
+    core.tensor_reduce(out, op, x, axes, negate)
+    return out
+
+
+def sum(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001 - the NKI name
+    return _reduce("add", x, axis, dtype, keepdims)
+
+
+def max(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001
+    return _reduce("maximum", x, axis, dtype, keepdims)
+
+
+def min(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001
+    return _reduce("minimum", x, axis, dtype, keepdims)
+
+
+def prod(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
+    return _reduce("multiply", x, axis, dtype, keepdims)
+
+
+def all(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001
+    return _reduce("logical_and", x, axis, dtype or bool_, keepdims)
+
+
+def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
+    axes = _axes(axis, len(x.shape))
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    total = _reduce("add", x, axes, float32, keepdims)
+    out = ndarray(total.shape, dtype or (x.dtype if x.dtype.startswith(("float", "bfloat")) else float32), sbuf)
+    core.tensor_scalar(out, total, "multiply", 1.0 / n, False)
+    return out
 
 
 # ---- iterators ----------------------------------------------------------------------------------
@@ -414,7 +515,7 @@ class _MGrid:
     """nl.mgrid[0:P, 0:F]: a pair of index tiles over the partition and the free axis."""
 
     def __getitem__(self, key):
-        if not isinstance(key, tuple) or len(key) != 2 or not all(isinstance(k, slice) for k in key):
+        if not isinstance(key, tuple) or len(key) != 2 or not builtins.all(isinstance(k, slice) for k in key):
             raise NkiError("nkia_bad_index", "nl.mgrid takes two slices, e.g. nl.mgrid[0:128, 0:512]",
                            "write nl.mgrid[0:P, 0:F]")
         tiles = []
@@ -476,10 +577,22 @@ def _setitem(self, key, value):
                        "assign a tile or a number")
 
 
+def _iadd(self, other):
+    """``psum_tile += nl.matmul(...)``: the matmul accumulates into the tile (first write overwrites,
+    later ones add); any other += adds in place on the Vector engine."""
+    if isinstance(other, PendingMatmul) and other._tile is None:
+        core.nc_matmul(self, other.stationary, other.moving, "auto")
+    else:
+        core.tensor_tensor(self, self, other, "add") if _is_tensor(other) else \
+            core.tensor_scalar(self, self, "add", float(other), False)
+    return self
+
+
 def _install_operators():
     for cls in (core.Tensor, core.View):
         cls.__getitem__ = _getitem
         cls.__setitem__ = _setitem
+        cls.__iadd__ = _iadd
         for py_name, op in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
                             ("pow", "power"), ("mod", "mod"), ("and", "bitwise_and"), ("or", "bitwise_or"),
                             ("xor", "bitwise_xor"), ("lshift", "left_shift"), ("rshift", "right_shift"),

@@ -30,3 +30,20 @@ def tensor_copy(dst, src, engine=None, **kwargs):
 
 def memset(dst, value, engine=None, **kwargs):
     core.memset(dst, float(value), isa_common.engine_name(engine))
+
+
+def nc_matmul(dst, stationary, moving, accumulate=None, **kwargs):
+    """dst[M, N] (PSUM) = stationary[K, M].T @ moving[K, N]. accumulate: None (first write to an
+    element overwrites, later ones add), False (overwrite) or True (add)."""
+    mode = "auto" if accumulate is None else ("accumulate" if accumulate else "overwrite")
+    core.nc_matmul(dst, stationary, moving, mode)
+
+
+def nc_transpose(dst, data, engine=None, **kwargs):
+    small = data.shape[0] <= 32 and data.shape[1] <= 32
+    core.nc_transpose(dst, data, isa_common.engine_name(engine) if engine is not None else
+                      ("vector" if small and dst.buffer != "psum" else "tensor"))
+
+
+def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, **kwargs):
+    core.tensor_reduce(dst, lang.op_name(op), data, lang._axes(axis, len(data.shape)), bool(negate))

@@ -41,3 +41,21 @@ def memset(shape, value, dtype, mask=None, engine=None, **kwargs):
     out = _out(shape, dtype, dtype)
     core.memset(out, float(value), isa_common.engine_name(engine))
     return out
+
+
+def nc_matmul(stationary, moving, mask=None, **kwargs):
+    """stationary[K, M].T @ moving[K, N] into PSUM (float32); `psum += nc_matmul(...)` accumulates."""
+    return lang.PendingMatmul(stationary, moving)
+
+
+def nc_transpose(data, mask=None, dtype=None, engine=None, **kwargs):
+    small = data.shape[0] <= 32 and data.shape[1] <= 32
+    eng = isa_common.engine_name(engine) if engine is not None else ("vector" if small else "tensor")
+    core.check_transpose(data, eng)
+    out = lang.ndarray((data.shape[1], data.shape[0]), dtype or data.dtype, lang.psum if eng == "tensor" else lang.sbuf)
+    core.nc_transpose(out, data, eng)
+    return out
+
+
+def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False, **kwargs):
+    return lang._reduce(lang.op_name(op), data, axis, dtype, keepdims, negate)
