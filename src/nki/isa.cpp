@@ -99,6 +99,120 @@ Result<void> isa_tensor_scalar(ExecContext& ctx, const Access& dst, const Access
   return {};
 }
 
+Result<void> isa_tensor_scalar_tile(ExecContext& ctx, const Access& dst, const Access& src, BinaryOp op,
+                                    const Access& operand, bool reverse, const SourceLoc& loc) {
+  for (const Access* x : {&dst, &src, &operand}) {
+    if (auto r = check_on_chip(*x, "tensor_scalar"); !r) return r;
+    if (auto r = check_partition_limit(ctx, *x, "tensor_scalar"); !r) return r;
+  }
+  if (auto r = check_same_partitions(dst, src, "tensor_scalar"); !r) return r;
+  if (operand.view.numel() != operand.partitions() || operand.partitions() != src.partitions())
+    return fail(nki_error("nkia_scalar_operand_shape",
+                          fmt::format("'tensor_scalar' operand {} is not one value per partition of {}",
+                                      operand.describe(), src.describe()),
+                          fmt::format("pass a [{}, 1] tile (one value per partition) or a Python number",
+                                      src.partitions())));
+  if (dst.shape() != src.shape())
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'tensor_scalar' of {} into {}: the shapes differ", src.describe(), dst.describe()),
+                          "write the result into a tile of the operand's shape"));
+  Shape per_partition(static_cast<size_t>(std::max(src.view.ndim(), 1)), 1);
+  per_partition[0] = src.partitions();
+  Tensor column = operand.view.reshape(per_partition);
+  Tensor out = dst.view;
+  if (reverse)
+    binary_into(op, column, src.view, out);
+  else
+    binary_into(op, src.view, column, out);
+  dst.tensor->written = true;
+  ctx.trace.add(make_record(Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst, {&src, &operand}));
+  return {};
+}
+
+int64_t AffineExpr::at(std::span<const int64_t> pos) const {
+  int64_t v = constant;
+  for (const auto& [axis, coef] : terms) v += coef * pos[static_cast<size_t>(axis)];
+  return v;
+}
+
+namespace {
+
+Result<void> check_affine(const Access& dst, const AffineExpr& expr, const char* op) {
+  if (auto r = check_on_chip(dst, op); !r) return r;
+  for (const auto& [axis, coef] : expr.terms)
+    if (axis < 0 || axis >= dst.view.ndim())
+      return fail(nki_error("nkia_bad_index", fmt::format("'{}' expression uses axis {} of a {}-D tile", op, axis,
+                                                           dst.view.ndim()),
+                            "build the expression from index tiles of the destination's shape"));
+  return {};
+}
+
+// Calls fn(flat index, position) for every element of `shape` in C order.
+template <typename Fn>
+void for_each_position(const Shape& shape, Fn&& fn) {
+  const int64_t n = shape_numel(shape);
+  std::vector<int64_t> pos(shape.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    fn(i, std::span<const int64_t>(pos));
+    for (size_t ax = shape.size(); ax-- > 0;) {
+      if (++pos[ax] < shape[ax]) break;
+      pos[ax] = 0;
+    }
+  }
+}
+
+bool compare(BinaryOp cmp, int64_t v) {
+  switch (cmp) {
+    case BinaryOp::kEqual: return v == 0;
+    case BinaryOp::kNotEqual: return v != 0;
+    case BinaryOp::kLess: return v < 0;
+    case BinaryOp::kLessEqual: return v <= 0;
+    case BinaryOp::kGreater: return v > 0;
+    case BinaryOp::kGreaterEqual: return v >= 0;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+Result<void> isa_iota(ExecContext& ctx, const Access& dst, const AffineExpr& expr, const SourceLoc& loc) {
+  if (auto r = check_affine(dst, expr, "iota"); !r) return r;
+  if (auto r = check_partition_limit(ctx, dst, "iota"); !r) return r;
+  std::vector<int64_t> values(static_cast<size_t>(dst.view.numel()));
+  for_each_position(dst.shape(), [&](int64_t i, std::span<const int64_t> pos) { values[static_cast<size_t>(i)] = expr.at(pos); });
+  Tensor out = dst.view;
+  out.assign(Tensor::from_i64(dst.shape(), values, DType::kInt32));  // the engine computes in int32
+  dst.tensor->written = true;
+  ctx.trace.add(make_record(Engine::kGpSimd, "iota", loc, dst, {}));
+  return {};
+}
+
+Result<void> isa_affine_select(ExecContext& ctx, const Access& dst, const AffineExpr& expr, BinaryOp cmp,
+                               const Access& on_true, double on_false_value, const SourceLoc& loc) {
+  if (cmp < BinaryOp::kEqual || cmp > BinaryOp::kGreaterEqual)
+    return fail(nki_error("nkia_unsupported_operator", "affine_select compares with ==, !=, <, <=, > or >=",
+                          "write the predicate as one comparison of index expressions, e.g. iy < ix"));
+  if (auto r = check_affine(dst, expr, "affine_select"); !r) return r;
+  if (auto r = check_on_chip(on_true, "affine_select"); !r) return r;
+  if (auto r = check_same_partitions(dst, on_true, "affine_select"); !r) return r;
+  if (on_true.shape() != dst.shape())
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'affine_select' of {} into {}: the shapes differ", on_true.describe(),
+                                      dst.describe()),
+                          "select into a tile of the on_true tile's shape"));
+  Tensor src = on_true.view.astype(DType::kFloat32);
+  float* v = src.data_as<float>();
+  const float off = f32_from_f64(on_false_value);
+  for_each_position(dst.shape(), [&](int64_t i, std::span<const int64_t> pos) {
+    if (!compare(cmp, expr.at(pos))) v[i] = off;
+  });
+  Tensor out = dst.view;
+  out.assign(src);
+  dst.tensor->written = true;
+  ctx.trace.add(make_record(Engine::kGpSimd, "affine_select", loc, dst, {&on_true}));
+  return {};
+}
+
 Result<void> isa_activation(ExecContext& ctx, const Access& dst, UnaryOp op, const Access& src,
                             const std::optional<Access>& bias, double scale, const SourceLoc& loc) {
   for (const Access* x : {&dst, &src}) {

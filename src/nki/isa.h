@@ -8,6 +8,8 @@
 #pragma once
 
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "core/diagnostic.h"
 #include "nki/nki_tensor.h"
@@ -35,6 +37,27 @@ Result<void> isa_tensor_tensor(ExecContext& ctx, const Access& dst, const Access
 // dst = src <op> scalar (or scalar <op> src when `reverse`), on the Vector engine.
 Result<void> isa_tensor_scalar(ExecContext& ctx, const Access& dst, const Access& src, BinaryOp op, double scalar,
                                bool reverse, const SourceLoc& loc);
+
+// dst = src <op> operand (or operand <op> src when `reverse`) with a [P, 1] operand tile broadcast
+// along the free axes, on the Vector engine.
+Result<void> isa_tensor_scalar_tile(ExecContext& ctx, const Access& dst, const Access& src, BinaryOp op,
+                                    const Access& operand, bool reverse, const SourceLoc& loc);
+
+// An affine function of the element's position in dst: value = constant + sum of coef * position
+// along the axis, for each (axis, coef) term.
+struct AffineExpr {
+  int64_t constant = 0;
+  std::vector<std::pair<int, int64_t>> terms;  // (axis of dst, coefficient)
+  int64_t at(std::span<const int64_t> pos) const;
+};
+
+// dst = the affine expression's value at each position (int64 arithmetic, rounded into dst's
+// type), on the GpSimd engine.
+Result<void> isa_iota(ExecContext& ctx, const Access& dst, const AffineExpr& expr, const SourceLoc& loc);
+
+// dst = cmp(expr(position), 0) ? on_true : on_false_value, on the GpSimd engine (causal masks).
+Result<void> isa_affine_select(ExecContext& ctx, const Access& dst, const AffineExpr& expr, BinaryOp cmp,
+                               const Access& on_true, double on_false_value, const SourceLoc& loc);
 
 // dst = op(src * scale + bias) on the Scalar engine; bias is a [P, 1] tile or absent.
 Result<void> isa_activation(ExecContext& ctx, const Access& dst, UnaryOp op, const Access& src,

@@ -380,6 +380,86 @@ TEST_F(NkiLang, MatmulAndReduceChecks) {
   }
 }
 
+// Causal masks, iota, per-partition operands and block tensors (nl.par_dim).
+TEST_F(NkiLang, MasksIotaPartitionOperandsAndBlockTensors) {
+  const char* legacy = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    ids = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    cen = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    blk_out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    ix = nl.arange(128)[:, None]
+    iy = nl.arange(128)[None, :]
+    t = nl.load(a)
+    nl.store(out, value=nisa.affine_select(iy <= ix, t, -9984.0))
+    nl.store(ids, value=nisa.iota(ix * 128 + iy, dtype=nl.float32))
+    m = nl.max(t, axis=1, keepdims=True)
+    nl.store(cen, value=nisa.tensor_scalar(t, nl.subtract, m, op1=nl.multiply, operand1=2.0))
+    blocks = nl.ndarray((2, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
+    for b in nl.affine_range(2):
+        blocks[b] = nl.load(a[:, b * 64:(b + 1) * 64])
+    nl.store(blk_out, value=nl.add(blocks[0], blocks[1]))
+    return out, ids, cen, blk_out
+)py";
+  Tensor a = iota({128, 128});
+  auto r = run(legacy, "k", {a});
+  ASSERT_TRUE(r) << r.error().format();
+  std::vector<float> av = a.to_f32_vector();
+  std::vector<float> sel = r->outputs[0].to_f32_vector(), ids = r->outputs[1].to_f32_vector(),
+                     cen = r->outputs[2].to_f32_vector(), blk = r->outputs[3].to_f32_vector();
+  for (int p = 0; p < 128; ++p) {
+    float mx = -INFINITY;
+    for (int f = 0; f < 128; ++f) mx = std::max(mx, av[p * 128 + f]);
+    for (int f = 0; f < 128; ++f) {
+      const size_t i = static_cast<size_t>(p * 128 + f);
+      EXPECT_EQ(sel[i], f <= p ? av[i] : -9984.0f) << p << "," << f;
+      EXPECT_EQ(ids[i], static_cast<float>(p * 128 + f));
+      EXPECT_EQ(cen[i], (av[i] - mx) * 2.0f);
+    }
+    for (int f = 0; f < 64; ++f) EXPECT_EQ(blk[static_cast<size_t>(p * 64 + f)], av[p * 128 + f] + av[p * 128 + 64 + f]);
+  }
+}
+
+TEST_F(NkiLang, CurrentDialectIotaAndAffineSelectPatterns) {
+  const char* current = R"py(
+import nki
+import nki.language as nl
+import nki.isa as nisa
+
+@nki.jit
+def k(a):
+    out = nl.ndarray((64, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+    pos = nl.ndarray((64, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((64, 32), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    s = nl.ndarray((64, 32), dtype=nl.float32, buffer=nl.sbuf)
+    # keep where p - f >= 0 (value = p * 1 + f * -1)
+    nisa.affine_select(dst=s, pattern=[[-1, 32]], channel_multiplier=1, on_true_tile=t, on_false_value=0.0,
+                       cmp_op=nl.greater_equal)
+    nisa.dma_copy(dst=out, src=s)
+    i = nl.ndarray((64, 32), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.iota(dst=i, pattern=[[1, 32]], offset=5, channel_multiplier=100)
+    nisa.dma_copy(dst=pos, src=i)
+    assert nisa.get_nc_version() == nisa.nc_version.gen2
+    return out, pos
+)py";
+  Tensor a = iota({64, 32});
+  auto r = run(current, "k", {a});
+  ASSERT_TRUE(r) << r.error().format();
+  std::vector<float> av = a.to_f32_vector(), sel = r->outputs[0].to_f32_vector(), pos = r->outputs[1].to_f32_vector();
+  for (int p = 0; p < 64; ++p)
+    for (int f = 0; f < 32; ++f) {
+      const size_t i = static_cast<size_t>(p * 32 + f);
+      EXPECT_EQ(sel[i], p - f >= 0 ? av[i] : 0.0f);
+      EXPECT_EQ(pos[i], static_cast<float>(5 + 100 * p + f));
+    }
+}
+
 TEST_F(NkiLang, ApisOutsideAKernelAreRefused) {
   auto r = run("import neuronxcc.nki.language as nl\ndef host(a):\n    return nl.ndarray((2, 2), dtype=nl.float32)\n",
                "host", {iota({2, 2})});

@@ -223,22 +223,25 @@ Access to_access(py::handle h, const char* role) {
                   "pass a tensor or a slice of one (load HBM data with nl.load first)"));
 }
 
+// `blocks`: leading block dimensions before the partition dimension (legacy nl.par_dim).
 std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const std::string& dtype,
-                                      const std::string& buffer, const std::string& name) {
+                                      const std::string& buffer, const std::string& name, int blocks) {
   ExecContext& ctx = exec_or_raise("ndarray");
   const Buffer b = parse_buffer(buffer);
   for (int64_t d : shape)
     if (d < 0) raise(nki_error("nkia_bad_shape", fmt::format("negative dimension in shape {}", shape_str(shape)), "use sizes of 0 or more"));
   if (buffer_is_on_chip(b)) {
-    if (shape.size() < 2)
+    if (blocks < 0 || static_cast<size_t>(blocks) >= shape.size()) blocks = 0;
+    if (shape.size() - static_cast<size_t>(blocks) < 2)
       raise(nki_error("nkia_insufficient_rank",
                       fmt::format("an {} tensor needs a partition and a free dimension, got shape {}", buffer_name(b),
                                   shape_str(shape)),
                       "give on-chip tiles at least two dimensions, e.g. (128, 1) instead of (128,)"));
-    if (shape[0] > ctx.target->partitions)
+    const int64_t p = shape[static_cast<size_t>(blocks)];
+    if (p > ctx.target->partitions)
       raise(nki_error("err_num_partition_exceed_arch_limit",
                       fmt::format("number of partitions {} of the {} tensor {} exceeds the architecture limit of {}",
-                                  shape[0], buffer_name(b), shape_str(shape), ctx.target->partitions),
+                                  p, buffer_name(b), shape_str(shape), ctx.target->partitions),
                       fmt::format("tile the partition dimension in blocks of at most {} (nl.tile_size.pmax)",
                                   ctx.target->partitions)));
   }
@@ -357,7 +360,8 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
                    : (py::isinstance<py::int_>(v) ? ScalarKind::kInt : ScalarKind::kFloat);
     return std::string(dtype_name(scalar_dtype(k)));
   });
-  m.def("ndarray", &new_tensor, py::arg("shape"), py::arg("dtype"), py::arg("buffer"), py::arg("name") = "");
+  m.def("ndarray", &new_tensor, py::arg("shape"), py::arg("dtype"), py::arg("buffer"), py::arg("name") = "",
+        py::arg("blocks") = 0);
   m.def("dma_copy", [](py::handle dst, py::handle src) {
     ExecContext& ctx = exec_or_raise("dma_copy");
     check(isa_dma_copy(ctx, to_access(dst, "dst"), to_access(src, "src"), caller_loc()));
@@ -371,6 +375,28 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
     ExecContext& ctx = exec_or_raise("tensor_scalar");
     check(isa_tensor_scalar(ctx, to_access(dst, "dst"), to_access(src, "data"), parse_binary(op), scalar, reverse,
                             caller_loc()));
+  });
+  m.def("tensor_scalar_tile", [](py::handle dst, py::handle src, const std::string& op, py::handle operand, bool reverse) {
+    ExecContext& ctx = exec_or_raise("tensor_scalar");
+    check(isa_tensor_scalar_tile(ctx, to_access(dst, "dst"), to_access(src, "data"), parse_binary(op),
+                                 to_access(operand, "operand"), reverse, caller_loc()));
+  });
+  // Affine expressions cross as (constant, [(axis, coef), ...]).
+  auto affine = [](int64_t constant, const std::vector<std::pair<int, int64_t>>& terms) {
+    AffineExpr e;
+    e.constant = constant;
+    e.terms = terms;
+    return e;
+  };
+  m.def("iota", [affine](py::handle dst, int64_t constant, std::vector<std::pair<int, int64_t>> terms) {
+    ExecContext& ctx = exec_or_raise("iota");
+    check(isa_iota(ctx, to_access(dst, "dst"), affine(constant, terms), caller_loc()));
+  });
+  m.def("affine_select", [affine](py::handle dst, int64_t constant, std::vector<std::pair<int, int64_t>> terms,
+                                  const std::string& cmp, py::handle on_true, double on_false) {
+    ExecContext& ctx = exec_or_raise("affine_select");
+    check(isa_affine_select(ctx, to_access(dst, "dst"), affine(constant, terms), parse_binary(cmp),
+                            to_access(on_true, "on_true_tile"), on_false, caller_loc()));
   });
   m.def("activation", [](py::handle dst, const std::string& op, py::handle src, py::handle bias, double scale) {
     ExecContext& ctx = exec_or_raise("activation");

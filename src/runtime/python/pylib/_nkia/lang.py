@@ -114,8 +114,12 @@ def _shape(shape):
 # ---- creation -----------------------------------------------------------------------------------
 
 def ndarray(shape, dtype, buffer=None, name="", **kwargs):
-    """A new tensor in `buffer` (SBUF by default). Its contents are undefined until written."""
-    return core.ndarray(_shape(shape), dtype_name(dtype), str(buffer or sbuf), _name(name))
+    """A new tensor in `buffer` (SBUF by default). Its contents are undefined until written.
+    Legacy block tensors, (blocks..., nl.par_dim(P), F...), are stored that way round: indexing
+    the block dimensions away gives [P, F...] tiles."""
+    dims = [shape] if isinstance(shape, (int, np.integer)) else list(shape)
+    blocks = next((i for i, d in enumerate(dims) if isinstance(d, _ParDim)), 0)
+    return core.ndarray(_shape(dims), dtype_name(dtype), str(buffer or sbuf), _name(name), blocks)
 
 
 def empty_like(t, dtype=None, buffer=None, name="", **kwargs):
@@ -493,6 +497,61 @@ class IndexTile:
                        "use separate index tiles for the quotient and remainder axes")
 
     __mod__ = __truediv__ = __floordiv__
+
+    def _compare(self, other, op):
+        return Predicate(self - other, op)
+
+    def __lt__(self, other):
+        return self._compare(other, "less")
+
+    def __le__(self, other):
+        return self._compare(other, "less_equal")
+
+    def __gt__(self, other):
+        return self._compare(other, "greater")
+
+    def __ge__(self, other):
+        return self._compare(other, "greater_equal")
+
+    def __eq__(self, other):
+        return self._compare(other, "equal")
+
+    def __ne__(self, other):
+        return self._compare(other, "not_equal")
+
+    __hash__ = object.__hash__
+
+    def affine(self):
+        """(constant, [(axis, coefficient)]) over the index space of this tile's 2-D shape."""
+        if len(self.shape) == 1:
+            raise NkiError("err_1d_arange_not_supported", "a 1-D nl.arange is used as a tile expression",
+                           "give the index tile its axis: nl.arange(n)[:, None] or nl.arange(n)[None, :]")
+        per_axis = {}
+        for v, c in self.terms.items():
+            axis = self.vars[v][0]
+            per_axis[axis] = per_axis.get(axis, 0) + c
+        return self.const, [(a, c) for a, c in sorted(per_axis.items()) if c != 0]
+
+
+class Predicate:
+    """A comparison of an affine index expression with 0 (``iy < ix`` is ``iy - ix < 0``): the
+    predicate of affine_select, evaluated per element by the engine."""
+
+    def __init__(self, expr, op):
+        self.expr, self.op = expr, op
+
+    def __bool__(self):
+        raise NkiError("err_control_flow_condition_depending_on_arange",
+                       "a condition depends on index tile values (nl.arange / nl.mgrid)",
+                       "express per-element conditions with mask= or nisa.affine_select, not Python if/and/or")
+
+
+class _ParDim(int):
+    """nl.par_dim(n): marks the partition dimension of a tensor with leading block dimensions."""
+
+
+def par_dim(n):
+    return _ParDim(n)
 
 
 def arange(*args):

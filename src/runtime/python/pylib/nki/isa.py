@@ -2,8 +2,8 @@
 Each call runs on the C++ instruction core: it checks the operands, computes, and is traced."""
 import _nkia_core as core
 from _nkia import isa_common, lang
-from _nkia.isa_common import (gpsimd_engine, scalar_engine, tensor_engine,  # noqa: F401
-                              unknown_engine, vector_engine)
+from _nkia.isa_common import (get_nc_version, gpsimd_engine, nc_version, scalar_engine,  # noqa: F401
+                              tensor_engine, unknown_engine, vector_engine)
 
 
 def dma_copy(dst, src, **kwargs):
@@ -15,9 +15,33 @@ def tensor_tensor(dst, data1, data2, op, engine=None, **kwargs):
 
 
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, **kwargs):
-    core.tensor_scalar(dst, data, lang.op_name(op0), isa_common.scalar_operand(operand0, "operand0"), bool(reverse0))
+    isa_common.tensor_scalar(dst, data, op0, operand0, reverse0)
     if op1 is not None:
-        core.tensor_scalar(dst, dst, lang.op_name(op1), isa_common.scalar_operand(operand1, "operand1"), bool(reverse1))
+        isa_common.tensor_scalar(dst, dst, op1, operand1, reverse1)
+
+
+def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, **kwargs):
+    """dst = (data op0 operand0) op1 operand1: operand0 a number or [P, 1] tile, operand1 a tile."""
+    tmp = lang.ndarray(data.shape, lang.float32, lang.sbuf)
+    isa_common.tensor_scalar(tmp, data, op0, operand0, reverse0)
+    if reverse1:
+        core.tensor_tensor(dst, operand1, tmp, lang.op_name(op1))
+    else:
+        core.tensor_tensor(dst, tmp, operand1, lang.op_name(op1))
+
+
+def reciprocal(dst, data, **kwargs):
+    core.activation(dst, "reciprocal", data, None, 1.0)
+
+
+def iota(dst, pattern, offset=0, channel_multiplier=0, **kwargs):
+    core.iota(dst, *isa_common.iota_pattern(dst, pattern, offset, channel_multiplier))
+
+
+def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value, cmp_op=None, offset=0, **kwargs):
+    const, terms = isa_common.iota_pattern(dst, pattern, offset, channel_multiplier)
+    core.affine_select(dst, const, terms, lang.op_name(cmp_op) if cmp_op is not None else "equal", on_true_tile,
+                       float(on_false_value))
 
 
 def activation(dst, op, data, bias=None, scale=1.0, **kwargs):

@@ -2,8 +2,8 @@
 by nki-agent. They lower onto the same instruction core as nki.isa."""
 import _nkia_core as core
 from _nkia import isa_common, lang
-from _nkia.isa_common import (gpsimd_engine, scalar_engine, tensor_engine,  # noqa: F401
-                              unknown_engine, vector_engine)
+from _nkia.isa_common import (get_nc_version, gpsimd_engine, nc_version, scalar_engine,  # noqa: F401
+                              tensor_engine, unknown_engine, vector_engine)
 
 
 def _out(shape, dtype, default):
@@ -19,9 +19,46 @@ def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=None, **kwargs
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, dtype=None,
                   mask=None, **kwargs):
     out = _out(data.shape, dtype, data.dtype)
-    core.tensor_scalar(out, data, lang.op_name(op0), isa_common.scalar_operand(operand0, "operand0"), bool(reverse0))
+    isa_common.tensor_scalar(out, data, op0, operand0, reverse0)
     if op1 is not None:
-        core.tensor_scalar(out, out, lang.op_name(op1), isa_common.scalar_operand(operand1, "operand1"), bool(reverse1))
+        isa_common.tensor_scalar(out, out, op1, operand1, reverse1)
+    return out
+
+
+def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None, mask=None,
+                         **kwargs):
+    out = _out(data.shape, dtype, data.dtype)
+    tmp = lang.ndarray(data.shape, lang.float32, lang.sbuf)
+    isa_common.tensor_scalar(tmp, data, op0, operand0, reverse0)
+    if reverse1:
+        core.tensor_tensor(out, operand1, tmp, lang.op_name(op1))
+    else:
+        core.tensor_tensor(out, tmp, operand1, lang.op_name(op1))
+    return out
+
+
+def reciprocal(data, dtype=None, mask=None, **kwargs):
+    out = _out(data.shape, dtype, data.dtype)
+    core.activation(out, "reciprocal", data, None, 1.0)
+    return out
+
+
+def iota(expr, dtype, mask=None, **kwargs):
+    """Materialises an index expression (nl.arange / nl.mgrid arithmetic) into an SBUF tile."""
+    const, terms = expr.affine()
+    out = lang.ndarray(expr.shape, dtype, lang.sbuf)
+    core.iota(out, const, terms)
+    return out
+
+
+def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **kwargs):
+    """Where the index predicate (e.g. iy < ix) holds, on_true_tile; elsewhere on_false_value."""
+    if not isinstance(pred, lang.Predicate):
+        raise lang.NkiError("nkia_bad_operand", "affine_select needs an index predicate such as iy < ix",
+                            "compare index tiles built with nl.arange or nl.mgrid")
+    const, terms = pred.expr.affine()
+    out = _out(on_true_tile.shape, dtype, on_true_tile.dtype)
+    core.affine_select(out, const, terms, pred.op, on_true_tile, float(on_false_value))
     return out
 
 
