@@ -375,7 +375,6 @@ Result<void> isa_tensor_reduce(ExecContext& ctx, const Access& dst, ReduceOp op,
   if (auto r = check_on_chip(src, kOp); !r) return r;
   if (auto r = check_on_chip(dst, kOp); !r) return r;
   if (auto r = check_partition_limit(ctx, src, kOp); !r) return r;
-  if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
   for (int ax : axes)
     if (ax <= 0 || ax >= src.view.ndim())
       return fail(nki_error("nkia_reduce_axes",
@@ -383,6 +382,7 @@ Result<void> isa_tensor_reduce(ExecContext& ctx, const Access& dst, ReduceOp op,
                                         src.describe(), ax, src.view.ndim() - 1),
                             "reduce along the free axes; for the partition axis transpose first or matmul with a "
                             "ones vector"));
+  if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
   Tensor r = reduce(op, src.view, axes, /*keepdims=*/false, DType::kFloat32);
   if (negate) r = unary(UnaryOp::kNegative, r);
   if (r.numel() != dst.view.numel())

@@ -170,6 +170,9 @@ def copy(src, dtype=None, **kwargs):
     return t
 
 
+copy._nkia_op = "copy"  # as an activation function: the identity (with scale and bias)
+
+
 def ds(start, size):
     """A dynamic slice: elements start .. start + size - 1 of one dimension."""
     return slice(start, start + size)
@@ -251,12 +254,6 @@ left_shift = _make_binary("left_shift")
 right_shift = _make_binary("right_shift")
 fmod = _make_binary("fmod")
 mod = _make_binary("mod")
-
-def _copy_op(x, dtype=None, **kwargs):
-    return copy(x, dtype)
-
-
-_copy_op._nkia_op = "copy"
 
 exp = _make_unary("exp")
 log = _make_unary("log")
