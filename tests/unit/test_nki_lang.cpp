@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <span>
 
 #include "runtime/python/py_host.h"
 #include "tensor/ops.h"
@@ -157,6 +158,27 @@ struct MustFail {
   const char* code;
 };
 
+// Runs each body inside a legacy @nki.jit kernel k(a) and expects its code, with a hint, at the
+// body's last line.
+void expect_failures(std::span<const MustFail> cases, const Tensor& input) {
+  for (const auto& c : cases) {
+    std::string src =
+        "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n@nki.jit\ndef k(a):\n" +
+        std::string(c.body) + "    return a\n";
+    int last_line = 5;
+    for (const char* p = c.body; *p; ++p) last_line += *p == '\n';
+    KernelCall call;
+    call.src = kernel_files_from_source(src);
+    call.entry = "k";
+    call.inputs = {input};
+    auto r = python_run(call);
+    ASSERT_FALSE(r) << c.name;
+    EXPECT_EQ(r.error().code, c.code) << c.name << ": " << r.error().format();
+    EXPECT_EQ(r.error().loc.line, last_line) << c.name << ": " << r.error().format();
+    EXPECT_FALSE(r.error().hint.empty()) << c.name;
+  }
+}
+
 TEST_F(NkiLang, CompilerChecksCarryCatalogueCodesAndLines) {
   const MustFail cases[] = {
       {"partition limit", "    t = nl.ndarray((256, 8), dtype=nl.float32, buffer=nl.sbuf)\n",
@@ -172,18 +194,7 @@ TEST_F(NkiLang, CompilerChecksCarryCatalogueCodesAndLines) {
        "err_store_dst_shape_smaller_than_other_shape"},
       {"rank", "    t = nl.ndarray((128,), dtype=nl.float32, buffer=nl.sbuf)\n", "nkia_insufficient_rank"},
   };
-  for (const auto& c : cases) {
-    std::string src =
-        "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n@nki.jit\ndef k(a):\n" +
-        std::string(c.body) + "    return a\n";
-    int last_line = 5;
-    for (const char* p = c.body; *p; ++p) last_line += *p == '\n';
-    auto r = run(src, "k", {iota({128, 8})});
-    ASSERT_FALSE(r) << c.name;
-    EXPECT_EQ(r.error().code, c.code) << c.name << ": " << r.error().format();
-    EXPECT_EQ(r.error().loc.line, last_line) << c.name << ": " << r.error().format();
-    EXPECT_FALSE(r.error().hint.empty()) << c.name;
-  }
+  expect_failures(cases, iota({128, 8}));
 }
 
 TEST_F(NkiLang, OldStyleTrailingOutputArgumentsAreWrittenBack) {
@@ -251,14 +262,7 @@ TEST_F(NkiLang, IndexTileMisuseHasCatalogueCodes) {
       {"arange out of bounds", "    t = nl.load(a[nl.arange(128)[:, None], nl.arange(16)[None, :]])\n",
        "err_tensor_access_out_of_bound"},
   };
-  for (const auto& c : cases) {
-    std::string src = "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n@nki.jit\ndef k(a):\n" +
-                      std::string(c.body) + "    return a\n";
-    auto r = run(src, "k", {iota({128, 8})});
-    ASSERT_FALSE(r) << c.name;
-    EXPECT_EQ(r.error().code, c.code) << c.name << ": " << r.error().format();
-    EXPECT_EQ(r.error().loc.line, 6) << c.name;
-  }
+  expect_failures(cases, iota({128, 8}));
 }
 
 // The tiled-matmul tutorial in both dialects: PSUM accumulation over K tiles, copy out of PSUM.
@@ -368,16 +372,7 @@ TEST_F(NkiLang, MatmulAndReduceChecks) {
       {"transpose too big", "    x = nl.load(a[0:128, 0:256])\n    t = nl.transpose(x)\n",
        "err_size_of_dimension_exceed_arch_limit"},
   };
-  for (const auto& c : cases) {
-    std::string src = "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n@nki.jit\ndef k(a):\n" +
-                      std::string(c.body) + "    return a\n";
-    int last_line = 5;
-    for (const char* p = c.body; *p; ++p) last_line += *p == '\n';
-    auto r = run(src, "k", {iota({128, 256})});
-    ASSERT_FALSE(r) << c.name;
-    EXPECT_EQ(r.error().code, c.code) << c.name << ": " << r.error().format();
-    EXPECT_EQ(r.error().loc.line, last_line) << c.name << ": " << r.error().format();
-  }
+  expect_failures(cases, iota({128, 256}));
 }
 
 // Causal masks, iota, per-partition operands and block tensors (nl.par_dim).
