@@ -398,6 +398,150 @@ Result<void> isa_tensor_reduce(ExecContext& ctx, const Access& dst, ReduceOp op,
   return {};
 }
 
+namespace {
+
+// src as float32 values laid out [P, free elements], contiguous.
+Tensor as_rows(const Access& a) {
+  Tensor t = a.view.astype(DType::kFloat32);
+  return t.reshape({a.partitions(), a.partitions() ? t.numel() / a.partitions() : 0});
+}
+
+}  // namespace
+
+Result<void> isa_tensor_tensor_scan(ExecContext& ctx, const Access& dst, const Access& data0, const Access& data1,
+                                    double initial, const std::optional<Access>& initial_tile, BinaryOp op0,
+                                    BinaryOp op1, bool reverse0, bool reverse1, const SourceLoc& loc) {
+  constexpr const char* kOp = "tensor_tensor_scan";
+  for (const Access* x : {&dst, &data0, &data1}) {
+    if (auto r = check_on_chip(*x, kOp); !r) return r;
+    if (auto r = check_partition_limit(ctx, *x, kOp); !r) return r;
+  }
+  if (auto r = check_same_partitions(data0, data1, kOp); !r) return r;
+  if (auto r = check_same_partitions(dst, data0, kOp); !r) return r;
+  if (data0.buffer() == Buffer::kPsum && data1.buffer() == Buffer::kPsum)
+    return fail(nki_error("nkia_both_inputs_in_psum", fmt::format("'{}' reads both inputs from PSUM", kOp),
+                          "copy one of the inputs to SBUF first"));
+  if (data0.view.numel() != data1.view.numel() || dst.view.numel() != data0.view.numel())
+    return fail(nki_error("nkia_free_size_mismatch",
+                          fmt::format("'{}' needs equal sizes: {}, {} and {}", kOp, data0.describe(), data1.describe(),
+                                      dst.describe()),
+                          "give both inputs and the destination the same shape"));
+  const int64_t p = data0.partitions(), n = p ? data0.view.numel() / p : 0;
+  std::vector<float> init(static_cast<size_t>(p), f32_from_f64(initial));
+  if (initial_tile) {
+    if (auto r = check_on_chip(*initial_tile, kOp); !r) return r;
+    if (initial_tile->view.numel() != p)
+      return fail(nki_error("nkia_scalar_operand_shape",
+                            fmt::format("'{}' initial {} is not one value per partition", kOp, initial_tile->describe()),
+                            fmt::format("pass a [{}, 1] tile or a number", p)));
+    init = initial_tile->view.to_f32_vector();
+  }
+  Tensor a = as_rows(data0), b = as_rows(data1);
+  Tensor res = Tensor::uninitialized({p, n}, DType::kFloat32);
+  const float* x = a.data_as<float>();
+  const float* y = b.data_as<float>();
+  float* out = res.data_as<float>();
+  for (int64_t i = 0; i < p; ++i) {
+    float prev = init[static_cast<size_t>(i)];
+    for (int64_t j = 0; j < n; ++j) {
+      const float d0 = x[i * n + j], d1 = y[i * n + j];
+      const float t = reverse0 ? binary_op_f32(op0, prev, d0) : binary_op_f32(op0, d0, prev);
+      prev = reverse1 ? binary_op_f32(op1, d1, t) : binary_op_f32(op1, t, d1);
+      out[i * n + j] = prev;
+    }
+  }
+  Tensor o = dst.view;
+  o.assign(res.reshape(dst.shape()));
+  dst.tensor->written = true;
+  ctx.trace.add(make_record(Engine::kVector, fmt::format("tensor_tensor_scan:{}:{}", binary_op_name(op0),
+                                                         binary_op_name(op1)),
+                            loc, dst, {&data0, &data1}));
+  return {};
+}
+
+Result<void> isa_bn_stats(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc) {
+  constexpr const char* kOp = "bn_stats";
+  for (const Access* x : {&dst, &src}) {
+    if (auto r = check_on_chip(*x, kOp); !r) return r;
+    if (auto r = check_partition_limit(ctx, *x, kOp); !r) return r;
+  }
+  if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
+  const int64_t p = src.partitions(), n = p ? src.view.numel() / p : 0;
+  constexpr int64_t kBnStatsFmax = 512;  // nl.tile_size.bn_stats_fmax
+  if (n > kBnStatsFmax)
+    return fail(nki_error("err_size_of_dimension_exceed_arch_limit",
+                          fmt::format("'{}' of {}: {} elements per partition exceed the limit of {}", kOp,
+                                      src.describe(), n, kBnStatsFmax),
+                          "compute bn_stats on chunks of 512 and combine them with bn_aggr"));
+  if (dst.view.numel() != p * 6)
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'{}' writes 6 values per partition, but the destination is {}", kOp,
+                                      dst.describe()),
+                          fmt::format("allocate the statistics as [{}, 6]", p)));
+  Tensor x = as_rows(src);
+  Tensor res = Tensor::uninitialized({p, 6}, DType::kFloat32);
+  for (int64_t i = 0; i < p; ++i) {
+    const float* row = x.data_as<float>() + i * n;
+    for (int parity = 0; parity < 2; ++parity) {
+      double sum = 0, sq = 0;
+      int64_t count = 0;
+      for (int64_t j = parity; j < n; j += 2, ++count) sum += row[j];
+      const double mean = count ? sum / static_cast<double>(count) : 0;
+      for (int64_t j = parity; j < n; j += 2) sq += (row[j] - mean) * (row[j] - mean);
+      float* o = res.data_as<float>() + i * 6 + parity * 3;
+      o[0] = static_cast<float>(count);
+      o[1] = static_cast<float>(mean);
+      o[2] = static_cast<float>(sq);  // var * count
+    }
+  }
+  Tensor out = dst.view;
+  out.assign(res.reshape(dst.shape()));
+  dst.tensor->written = true;
+  ctx.trace.add(make_record(Engine::kVector, kOp, loc, dst, {&src}));
+  return {};
+}
+
+Result<void> isa_bn_aggr(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc) {
+  constexpr const char* kOp = "bn_aggr";
+  for (const Access* x : {&dst, &src}) {
+    if (auto r = check_on_chip(*x, kOp); !r) return r;
+    if (auto r = check_partition_limit(ctx, *x, kOp); !r) return r;
+  }
+  if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
+  const int64_t p = src.partitions(), n = p ? src.view.numel() / p : 0;
+  if (n % 3 != 0 || n == 0)
+    return fail(nki_error("nkia_bn_aggr_stats_size",
+                          fmt::format("'{}' of {}: {} values per partition are not (count, mean, M2) triples", kOp,
+                                      src.describe(), n),
+                          "pass the output of bn_stats (6 values per partition per chunk)"));
+  if (dst.view.numel() != p * 2)
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'{}' writes mean and variance per partition, but the destination is {}", kOp,
+                                      dst.describe()),
+                          fmt::format("allocate the result as [{}, 2]", p)));
+  Tensor x = as_rows(src);
+  Tensor res = Tensor::uninitialized({p, 2}, DType::kFloat32);
+  for (int64_t i = 0; i < p; ++i) {
+    const float* row = x.data_as<float>() + i * n;
+    double count = 0, mean = 0, m2 = 0;  // Chan et al.'s pairwise combination
+    for (int64_t k = 0; k < n; k += 3) {
+      const double c = row[k], mu = row[k + 1], s2 = row[k + 2];
+      if (c <= 0) continue;
+      const double total = count + c, delta = mu - mean;
+      mean += delta * c / total;
+      m2 += s2 + delta * delta * count * c / total;
+      count = total;
+    }
+    res.data_as<float>()[i * 2] = static_cast<float>(mean);
+    res.data_as<float>()[i * 2 + 1] = static_cast<float>(count > 0 ? m2 / count : 0);
+  }
+  Tensor out = dst.view;
+  out.assign(res.reshape(dst.shape()));
+  dst.tensor->written = true;
+  ctx.trace.add(make_record(Engine::kVector, kOp, loc, dst, {&src}));
+  return {};
+}
+
 Result<void> isa_memset(ExecContext& ctx, const Access& dst, double value, Engine engine, const SourceLoc& loc) {
   if (auto r = check_on_chip(dst, "memset"); !r) return r;
   if (auto r = check_partition_limit(ctx, dst, "memset"); !r) return r;

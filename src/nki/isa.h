@@ -89,6 +89,20 @@ Result<void> check_transpose_input(const Access& src, Engine engine);
 Result<void> isa_tensor_reduce(ExecContext& ctx, const Access& dst, ReduceOp op, const Access& src,
                                const std::vector<int>& axes, bool negate, const SourceLoc& loc);
 
+// Per partition, along the (flattened) free elements i:
+//   r[i] = op1(op0(data0[i], r[i-1]), data1[i]),  r[-1] = initial
+// (reverse0 / reverse1 swap the operands of op0 / op1), in float32, on the Vector engine. The
+// initial value is a number, or a [P, 1] tile (one per partition) when `initial_tile` is given.
+Result<void> isa_tensor_tensor_scan(ExecContext& ctx, const Access& dst, const Access& data0, const Access& data1,
+                                    double initial, const std::optional<Access>& initial_tile, BinaryOp op0,
+                                    BinaryOp op1, bool reverse0, bool reverse1, const SourceLoc& loc);
+
+// dst[P, 6] = per partition, over the even and the odd free elements of src[P, F <= 512]:
+// [count_even, mean_even, var_even * count_even, count_odd, mean_odd, var_odd * count_odd].
+Result<void> isa_bn_stats(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc);
+// dst[P, 2] = [mean, population variance] combining the (count, mean, M2) triples of src[P, 3k].
+Result<void> isa_bn_aggr(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc);
+
 // Every element of dst = value (rounded into dst's type), on the given compute engine.
 Result<void> isa_memset(ExecContext& ctx, const Access& dst, double value, Engine engine, const SourceLoc& loc);
 

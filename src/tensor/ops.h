@@ -92,6 +92,10 @@ std::string_view binary_op_name(BinaryOp op);
 std::string_view unary_op_name(UnaryOp op);
 std::string_view reduce_op_name(ReduceOp op);
 
+// One element of a float binary op, with exactly the arithmetic binary() uses (for sequential
+// instructions such as scans). Bitwise and shift ops are not defined on floats and throw.
+float binary_op_f32(BinaryOp op, float a, float b);
+
 // The dtype binary() gives when no output type is requested.
 DType binary_result_dtype(BinaryOp op, DType a, DType b);
 DType unary_result_dtype(UnaryOp op, DType a);

@@ -259,6 +259,12 @@ bool computes_in_float(BinaryOp op, DType a, DType b) {
 
 }  // namespace
 
+float binary_op_f32(BinaryOp op, float a, float b) {
+  float r = 0;
+  binary_f32(op, &a, &b, &r, 1);
+  return r;
+}
+
 std::string_view binary_op_name(BinaryOp op) {
   static constexpr std::string_view kNames[] = {
       "add",        "subtract",    "multiply",      "divide",      "floor_divide", "mod",

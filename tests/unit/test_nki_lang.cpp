@@ -455,6 +455,61 @@ def k(a):
     }
 }
 
+// Scans (cumsum), normalisation statistics, activation with a reduction, DMA transposes and
+// shared constants.
+TEST_F(NkiLang, ScansStatisticsTransposedLoadsAndConstants) {
+  const char* src = R"py(
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+@nki.jit
+def k(a):
+    P, F = a.shape
+    csum = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm)
+    stats = nl.ndarray((P, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+    rowsum = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    tr = nl.ndarray((F, P), dtype=nl.float32, buffer=nl.shared_hbm)
+    eye = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    ones = nl.ones((P, F), dtype=nl.float32)
+    nl.store(csum, value=nisa.tensor_tensor_scan(ones, t, 0.0, nl.multiply, nl.add))   # r = 1 * r + x
+    st = nisa.bn_stats(t)
+    nl.store(stats, value=nisa.bn_aggr(st))
+    red = nl.ndarray((P, 1), dtype=nl.float32)
+    nisa.activation_reduce(nl.exp, t, reduce_op=nl.add, reduce_res=red)
+    nl.store(rowsum, value=red)
+    nl.store(tr, value=nl.load_transpose2d(a))
+    ident = nl.load(nl.shared_identity_matrix(P, dtype=nl.float32))
+    res = nl.zeros((P, F), nl.float32, buffer=nl.psum)
+    res += nl.matmul(ident, t, transpose_x=True)   # I.T @ t == t
+    nl.store(eye, value=nl.copy(res))
+    return csum, stats, rowsum, tr, eye
+)py";
+  Tensor a = iota({128, 64});
+  auto r = run(src, "k", {a});
+  ASSERT_TRUE(r) << r.error().format();
+  std::vector<float> av = a.to_f32_vector(), cs = r->outputs[0].to_f32_vector(), st = r->outputs[1].to_f32_vector(),
+                     rs = r->outputs[2].to_f32_vector();
+  for (int p = 0; p < 128; ++p) {
+    float run_sum = 0;
+    double mean = 0, var = 0, esum = 0;
+    for (int f = 0; f < 64; ++f) {
+      run_sum += av[p * 64 + f];
+      EXPECT_EQ(cs[static_cast<size_t>(p * 64 + f)], run_sum);
+      mean += av[p * 64 + f] / 64.0;
+      esum += std::exp(static_cast<double>(av[p * 64 + f]));
+    }
+    for (int f = 0; f < 64; ++f) var += (av[p * 64 + f] - mean) * (av[p * 64 + f] - mean) / 64.0;
+    EXPECT_NEAR(st[static_cast<size_t>(p * 2)], mean, 1e-6);
+    EXPECT_NEAR(st[static_cast<size_t>(p * 2 + 1)], var, 1e-6);
+    EXPECT_NEAR(rs[static_cast<size_t>(p)], esum, 1e-4 * esum);
+  }
+  EXPECT_EQ(r->outputs[3].to_f32_vector(), a.transpose().to_f32_vector());
+  EXPECT_EQ(r->outputs[4].to_f32_vector(), av);
+}
+
 TEST_F(NkiLang, ApisOutsideAKernelAreRefused) {
   auto r = run("import neuronxcc.nki.language as nl\ndef host(a):\n    return nl.ndarray((2, 2), dtype=nl.float32)\n",
                "host", {iota({2, 2})});

@@ -444,6 +444,37 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
     raise(nki_error("nkia_unsupported_operator", fmt::format("'{}' is not a reduction operator", op),
                     "reduce with nl.add, nl.maximum, nl.minimum, nl.multiply, nl.logical_and or nl.logical_or"));
   });
+  m.def("tensor_tensor_scan", [](py::handle dst, py::handle d0, py::handle d1, py::handle initial,
+                                 const std::string& op0, const std::string& op1, bool rev0, bool rev1) {
+    ExecContext& ctx = exec_or_raise("tensor_tensor_scan");
+    std::optional<Access> init_tile;
+    double init = 0;
+    if (py::isinstance<py::float_>(initial) || py::isinstance<py::int_>(initial))
+      init = initial.cast<double>();
+    else
+      init_tile = to_access(initial, "initial");
+    check(isa_tensor_tensor_scan(ctx, to_access(dst, "dst"), to_access(d0, "data0"), to_access(d1, "data1"), init,
+                                 init_tile, parse_binary(op0), parse_binary(op1), rev0, rev1, caller_loc()));
+  });
+  m.def("bn_stats", [](py::handle dst, py::handle src) {
+    ExecContext& ctx = exec_or_raise("bn_stats");
+    check(isa_bn_stats(ctx, to_access(dst, "dst"), to_access(src, "data"), caller_loc()));
+  });
+  m.def("bn_aggr", [](py::handle dst, py::handle src) {
+    ExecContext& ctx = exec_or_raise("bn_aggr");
+    check(isa_bn_aggr(ctx, to_access(dst, "dst"), to_access(src, "data"), caller_loc()));
+  });
+  m.def("constant", [](py::handle arr, const std::string& dtype) {
+    exec_or_raise("shared_constant");
+    auto t = numpy_to_tensor(arr, dtype, "constant");
+    if (!t) raise(t.error());
+    auto h = std::make_shared<NkiTensor>();
+    h->data = std::move(*t);
+    h->name = "constant";
+    h->buffer = Buffer::kSharedHbm;
+    h->written = true;
+    return h;
+  });
   m.def("memset", [](py::handle dst, double value, const std::string& engine) {
     ExecContext& ctx = exec_or_raise("memset");
     check(isa_memset(ctx, to_access(dst, "dst"), value, parse_engine(engine), caller_loc()));

@@ -170,7 +170,29 @@ def copy(src, dtype=None, **kwargs):
     return t
 
 
-copy._nkia_op = "copy"  # as an activation function: the identity (with scale and bias)
+copy._nkia_op = "copy"
+
+
+def load_transpose2d(src, dtype=None, mask=None, **kwargs):
+    """HBM [A, B] -> a new SBUF tile [B, A] through the DMA engines."""
+    if len(src.shape) != 2:
+        raise NkiError("err_exceed_max_supported_dimension",
+                       f"load_transpose2d takes a 2-D source, got shape {tuple(src.shape)}",
+                       "index the source down to [A, B]")
+    a, b = src.shape
+    t = ndarray((b, a), dtype or src.dtype, sbuf)
+    core.dma_copy(t, src.affine_view([(0, [(1, 1)]), (0, [(0, 1)])], [b, a]))
+    return t
+
+
+def shared_constant(constant, dtype=None, **kwargs):
+    """An HBM tensor holding a host array, created once at compile time."""
+    arr = np.asarray(constant)
+    return core.constant(arr, dtype_name(dtype) if dtype is not None else "")
+
+
+def shared_identity_matrix(n, dtype=None, **kwargs):
+    return shared_constant(np.eye(int(n), dtype=np.float32), dtype or uint8)  # as an activation function: the identity (with scale and bias)
 
 
 def ds(start, size):

@@ -71,3 +71,22 @@ def nc_transpose(dst, data, engine=None, **kwargs):
 
 def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, **kwargs):
     core.tensor_reduce(dst, lang.op_name(op), data, lang._axes(axis, len(data.shape)), bool(negate))
+
+
+def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, reverse1=False, **kwargs):
+    core.tensor_tensor_scan(dst, data0, data1, initial if lang._is_tensor(initial) else float(initial),
+                            lang.op_name(op0), lang.op_name(op1), bool(reverse0), bool(reverse1))
+
+
+def bn_stats(dst, data, **kwargs):
+    core.bn_stats(dst, data)
+
+
+def bn_aggr(dst, data, **kwargs):
+    core.bn_aggr(dst, data)
+
+
+def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, **kwargs):
+    """activation, and reduce_res[P, 1] = the free-axis reduction of its result."""
+    isa_common.activation(dst, op, data, bias, scale)
+    core.tensor_reduce(reduce_res, lang.op_name(reduce_op), dst, list(range(1, len(dst.shape))), False)

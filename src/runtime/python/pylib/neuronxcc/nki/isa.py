@@ -96,3 +96,30 @@ def nc_transpose(data, mask=None, dtype=None, engine=None, **kwargs):
 
 def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False, **kwargs):
     return lang._reduce(lang.op_name(op), data, axis, dtype, keepdims, negate)
+
+
+def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False, dtype=None, mask=None,
+                       **kwargs):
+    out = _out(data0.shape, dtype, data0.dtype)
+    core.tensor_tensor_scan(out, data0, data1, initial if lang._is_tensor(initial) else float(initial),
+                            lang.op_name(op0), lang.op_name(op1), bool(reverse0), bool(reverse1))
+    return out
+
+
+def bn_stats(data, mask=None, dtype=None, **kwargs):
+    out = _out((data.shape[0], 6), dtype, lang.float32)
+    core.bn_stats(out, data)
+    return out
+
+
+def bn_aggr(data, mask=None, dtype=None, **kwargs):
+    out = _out((data.shape[0], 2), dtype, lang.float32)
+    core.bn_aggr(out, data)
+    return out
+
+
+def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mask=None, dtype=None, **kwargs):
+    out = _out(data.shape, dtype, data.dtype)
+    isa_common.activation(out, op, data, bias, scale)
+    core.tensor_reduce(reduce_res, lang.op_name(reduce_op), out, list(range(1, len(out.shape))), False)
+    return out
