@@ -65,6 +65,7 @@
 #include <vector>
 
 #include "support/python_oracle.h"
+#include "support/tensor_oracle.h"
 #include "tensor/npy.h"
 #include "tensor/rng.h"
 
@@ -87,56 +88,7 @@ constexpr int kNumReduceOps = static_cast<int>(ReduceOp::kAny) + 1;
 
 // ---- oracle plumbing ---------------------------------------------------------------------------
 
-// One batch of cases for tests/oracle/tensor_ops.py: inputs are .npy files in a scratch folder,
-// cases a JSON list, answers r<id>.npy plus results.json.
-class Oracle {
- public:
-  std::string input(const Tensor& t) {
-    std::string name = "in" + std::to_string(n_inputs_++) + ".npy";
-    NpyOptions opts;
-    opts.narrow_as = NarrowAs::kFloat32;  // bf16 / fp8 / tf32 values as exact float32
-    auto r = npy_save(dir_.file(name), t, opts);
-    if (!r) throw std::runtime_error("npy_save: " + r.error().format());
-    return name;
-  }
-  int add(json c) {
-    const int id = static_cast<int>(cases_.size());
-    c["id"] = id;
-    cases_.push_back(std::move(c));
-    return id;
-  }
-  ::testing::AssertionResult run() {
-    {
-      std::ofstream f(dir_.file("cases.json"));
-      f << cases_.dump();
-    }
-    const auto r = testing::run_python(testing::oracle_script("tensor_ops.py"), {dir_.path()});
-    if (r.exit_code != 0) return ::testing::AssertionFailure() << "oracle failed:\n" << r.output;
-    std::ifstream f(dir_.file("results.json"));
-    try {
-      results_ = json::parse(f);
-    } catch (const std::exception& e) {
-      return ::testing::AssertionFailure() << "results.json: " << e.what() << "\n" << r.output;
-    }
-    return ::testing::AssertionSuccess();
-  }
-  const json& meta(int id) const { return results_.at(std::to_string(id)); }
-  bool failed(int id) const { return meta(id).contains("error"); }
-  std::string error(int id) const { return failed(id) ? meta(id)["error"].get<std::string>() : std::string(); }
-  Tensor answer(int id) const {
-    if (failed(id)) throw std::runtime_error("oracle case " + std::to_string(id) + ": " + error(id));
-    auto r = npy_load(dir_.file("r" + std::to_string(id) + ".npy"));
-    if (!r) throw std::runtime_error("npy_load: " + r.error().format());
-    return *r;
-  }
-  size_t size() const { return cases_.size(); }
-
- private:
-  testing::ScratchDir dir_;
-  json cases_ = json::array();
-  json results_;
-  int n_inputs_ = 0;
-};
+using Oracle = testing::TensorOracle;
 
 struct Tol {
   double rtol = 0.0;

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "support/python_oracle.h"
+#include "support/tensor_oracle.h"
 #include "tensor/npy.h"
 #include "tensor/rng.h"
 
@@ -39,54 +40,9 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr int64_t N = Slice::kNone;
 
-// ---- oracle plumbing (the same protocol as test_tensor_ops.cpp) --------------------------------
+// ---- oracle plumbing ---------------------------------------------------------------------------
 
-class Oracle {
- public:
-  std::string input(const Tensor& t) {
-    std::string name = "in" + std::to_string(n_inputs_++) + ".npy";
-    NpyOptions opts;
-    opts.narrow_as = NarrowAs::kFloat32;
-    auto r = npy_save(dir_.file(name), t, opts);
-    if (!r) throw std::runtime_error("npy_save: " + r.error().format());
-    return name;
-  }
-  int add(json c) {
-    const int id = static_cast<int>(cases_.size());
-    c["id"] = id;
-    cases_.push_back(std::move(c));
-    return id;
-  }
-  ::testing::AssertionResult run() {
-    {
-      std::ofstream f(dir_.file("cases.json"));
-      f << cases_.dump();
-    }
-    const auto r = testing::run_python(testing::oracle_script("tensor_ops.py"), {dir_.path()});
-    if (r.exit_code != 0) return ::testing::AssertionFailure() << "oracle failed:\n" << r.output;
-    std::ifstream f(dir_.file("results.json"));
-    try {
-      results_ = json::parse(f);
-    } catch (const std::exception& e) {
-      return ::testing::AssertionFailure() << "results.json: " << e.what() << "\n" << r.output;
-    }
-    return ::testing::AssertionSuccess();
-  }
-  const json& meta(int id) const { return results_.at(std::to_string(id)); }
-  bool failed(int id) const { return meta(id).contains("error"); }
-  Tensor answer(int id) const {
-    if (failed(id)) throw std::runtime_error("oracle case " + std::to_string(id) + ": " + meta(id)["error"].dump());
-    auto r = npy_load(dir_.file("r" + std::to_string(id) + ".npy"));
-    if (!r) throw std::runtime_error("npy_load: " + r.error().format());
-    return *r;
-  }
-
- private:
-  testing::ScratchDir dir_;
-  json cases_ = json::array();
-  json results_;
-  int n_inputs_ = 0;
-};
+using Oracle = testing::TensorOracle;
 
 json shape_json(const Shape& s) { return json(std::vector<int64_t>(s.begin(), s.end())); }
 
