@@ -25,6 +25,14 @@ Result<void> check_partition_limit(const ExecContext& ctx, const Access& a, cons
                                     ctx.target->partitions)));
 }
 
+Result<void> check_tiles(const ExecContext& ctx, std::initializer_list<const Access*> tiles, const char* instruction) {
+  for (const Access* t : tiles) {
+    if (auto r = check_on_chip(*t, instruction); !r) return r;
+    if (auto r = check_partition_limit(ctx, *t, instruction); !r) return r;
+  }
+  return {};
+}
+
 Result<void> check_same_partitions(const Access& a, const Access& b, const char* instruction) {
   if (a.partitions() == b.partitions()) return {};
   return fail(nki_error("err_num_partition_mismatch",

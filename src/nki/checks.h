@@ -2,6 +2,7 @@
 // §5.3), each failing with its NKI catalogue code and a hint a kernel author can act on.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 
 #include "core/diagnostic.h"
@@ -15,6 +16,8 @@ Diagnostic nki_error(std::string code, std::string message, std::string hint);
 Result<void> check_on_chip(const Access& a, const char* instruction);
 // err_num_partition_exceed_arch_limit when an on-chip operand spans more than pmax partitions.
 Result<void> check_partition_limit(const ExecContext& ctx, const Access& a, const char* instruction);
+// Both of the above for each operand, in order: what every compute instruction asks of its tiles.
+Result<void> check_tiles(const ExecContext& ctx, std::initializer_list<const Access*> tiles, const char* instruction);
 // err_num_partition_mismatch when two on-chip operands span different partition counts.
 Result<void> check_same_partitions(const Access& a, const Access& b, const char* instruction);
 

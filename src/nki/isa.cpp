@@ -59,10 +59,7 @@ Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src
 Result<void> isa_tensor_tensor(ExecContext& ctx, const Access& dst, const Access& a, const Access& b, BinaryOp op,
                                const SourceLoc& loc) {
   const std::string opcode = fmt::format("tensor_tensor:{}", binary_op_name(op));
-  for (const Access* x : {&dst, &a, &b}) {
-    if (auto r = check_on_chip(*x, "tensor_tensor"); !r) return r;
-    if (auto r = check_partition_limit(ctx, *x, "tensor_tensor"); !r) return r;
-  }
+  if (auto r = check_tiles(ctx, {&dst, &a, &b}, "tensor_tensor"); !r) return r;
   if (auto r = check_same_partitions(a, b, "tensor_tensor"); !r) return r;
   if (auto r = check_same_partitions(dst, a, "tensor_tensor"); !r) return r;
   if (!shapes_broadcastable(a.shape(), b.shape()) || broadcast_shapes(a.shape(), b.shape()) != dst.shape())
@@ -79,10 +76,7 @@ Result<void> isa_tensor_tensor(ExecContext& ctx, const Access& dst, const Access
 
 Result<void> isa_tensor_scalar(ExecContext& ctx, const Access& dst, const Access& src, BinaryOp op, double scalar,
                                bool reverse, const SourceLoc& loc) {
-  for (const Access* x : {&dst, &src}) {
-    if (auto r = check_on_chip(*x, "tensor_scalar"); !r) return r;
-    if (auto r = check_partition_limit(ctx, *x, "tensor_scalar"); !r) return r;
-  }
+  if (auto r = check_tiles(ctx, {&dst, &src}, "tensor_scalar"); !r) return r;
   if (auto r = check_same_partitions(dst, src, "tensor_scalar"); !r) return r;
   if (dst.shape() != src.shape())
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
@@ -101,10 +95,7 @@ Result<void> isa_tensor_scalar(ExecContext& ctx, const Access& dst, const Access
 
 Result<void> isa_tensor_scalar_tile(ExecContext& ctx, const Access& dst, const Access& src, BinaryOp op,
                                     const Access& operand, bool reverse, const SourceLoc& loc) {
-  for (const Access* x : {&dst, &src, &operand}) {
-    if (auto r = check_on_chip(*x, "tensor_scalar"); !r) return r;
-    if (auto r = check_partition_limit(ctx, *x, "tensor_scalar"); !r) return r;
-  }
+  if (auto r = check_tiles(ctx, {&dst, &src, &operand}, "tensor_scalar"); !r) return r;
   if (auto r = check_same_partitions(dst, src, "tensor_scalar"); !r) return r;
   if (operand.view.numel() != operand.partitions() || operand.partitions() != src.partitions())
     return fail(nki_error("nkia_scalar_operand_shape",
@@ -215,10 +206,7 @@ Result<void> isa_affine_select(ExecContext& ctx, const Access& dst, const Affine
 
 Result<void> isa_activation(ExecContext& ctx, const Access& dst, UnaryOp op, const Access& src,
                             const std::optional<Access>& bias, double scale, const SourceLoc& loc) {
-  for (const Access* x : {&dst, &src}) {
-    if (auto r = check_on_chip(*x, "activation"); !r) return r;
-    if (auto r = check_partition_limit(ctx, *x, "activation"); !r) return r;
-  }
+  if (auto r = check_tiles(ctx, {&dst, &src}, "activation"); !r) return r;
   if (auto r = check_same_partitions(dst, src, "activation"); !r) return r;
   if (dst.shape() != src.shape())
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
@@ -412,10 +400,7 @@ Result<void> isa_tensor_tensor_scan(ExecContext& ctx, const Access& dst, const A
                                     double initial, const std::optional<Access>& initial_tile, BinaryOp op0,
                                     BinaryOp op1, bool reverse0, bool reverse1, const SourceLoc& loc) {
   constexpr const char* kOp = "tensor_tensor_scan";
-  for (const Access* x : {&dst, &data0, &data1}) {
-    if (auto r = check_on_chip(*x, kOp); !r) return r;
-    if (auto r = check_partition_limit(ctx, *x, kOp); !r) return r;
-  }
+  if (auto r = check_tiles(ctx, {&dst, &data0, &data1}, kOp); !r) return r;
   if (auto r = check_same_partitions(data0, data1, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, data0, kOp); !r) return r;
   if (data0.buffer() == Buffer::kPsum && data1.buffer() == Buffer::kPsum)
@@ -461,10 +446,7 @@ Result<void> isa_tensor_tensor_scan(ExecContext& ctx, const Access& dst, const A
 
 Result<void> isa_bn_stats(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc) {
   constexpr const char* kOp = "bn_stats";
-  for (const Access* x : {&dst, &src}) {
-    if (auto r = check_on_chip(*x, kOp); !r) return r;
-    if (auto r = check_partition_limit(ctx, *x, kOp); !r) return r;
-  }
+  if (auto r = check_tiles(ctx, {&dst, &src}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
   const int64_t p = src.partitions(), n = p ? src.view.numel() / p : 0;
   constexpr int64_t kBnStatsFmax = 512;  // nl.tile_size.bn_stats_fmax
@@ -503,10 +485,7 @@ Result<void> isa_bn_stats(ExecContext& ctx, const Access& dst, const Access& src
 
 Result<void> isa_bn_aggr(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc) {
   constexpr const char* kOp = "bn_aggr";
-  for (const Access* x : {&dst, &src}) {
-    if (auto r = check_on_chip(*x, kOp); !r) return r;
-    if (auto r = check_partition_limit(ctx, *x, kOp); !r) return r;
-  }
+  if (auto r = check_tiles(ctx, {&dst, &src}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
   const int64_t p = src.partitions(), n = p ? src.view.numel() / p : 0;
   if (n % 3 != 0 || n == 0)
@@ -554,10 +533,7 @@ Result<void> isa_memset(ExecContext& ctx, const Access& dst, double value, Engin
 
 Result<void> isa_tensor_copy(ExecContext& ctx, const Access& dst, const Access& src, Engine engine,
                              const SourceLoc& loc) {
-  for (const Access* x : {&dst, &src}) {
-    if (auto r = check_on_chip(*x, "tensor_copy"); !r) return r;
-    if (auto r = check_partition_limit(ctx, *x, "tensor_copy"); !r) return r;
-  }
+  if (auto r = check_tiles(ctx, {&dst, &src}, "tensor_copy"); !r) return r;
   if (auto r = check_same_partitions(dst, src, "tensor_copy"); !r) return r;
   if (!same_squeezed(dst.shape(), src.shape()))
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
