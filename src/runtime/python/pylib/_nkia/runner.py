@@ -11,8 +11,6 @@ import linecache
 import sys
 import traceback
 
-import numpy as np
-
 from _nkia import kernel as kernel_mod
 from _nkia import loader, policy
 
@@ -126,7 +124,7 @@ def run(files, main_path, entry, args, names, kwargs_src, grid):
             outputs = [result]
         return ("ok", outputs, out.text())
     except BaseException as exc:  # noqa: BLE001 - every failure becomes a Diagnostic
-        if isinstance(exc, (KeyboardInterrupt,)):
+        if isinstance(exc, KeyboardInterrupt):
             raise
         return ("error", _describe(exc, files), out.text())
     finally:
