@@ -1,7 +1,5 @@
 #include "runtime/kernel_service.h"
 
-#include <fmt/format.h>
-
 namespace nki_agent {
 
 Result<std::unique_ptr<KernelService>> KernelService::create(const KernelServiceOptions& options) {
