@@ -341,7 +341,7 @@ def k(x):
     nl.store(soft, value=e / s)
     nl.store(tr, value=nl.copy(nl.transpose(t)))
     neg = nisa.tensor_reduce(nl.maximum, t, axis=1, negate=True)
-    assert tuple(neg.shape) == (P,)
+    assert tuple(neg.shape) == (P, 1)  # a free-axis reduction is a [P, 1] column here
     return soft, tr
 )py";
   Tensor x = iota({128, 64});

@@ -212,6 +212,108 @@ Tensor affine_index(const Tensor& base, const std::vector<AffineDim>& dims, cons
   return Tensor(base.storage(), base.dtype(), shape, strides, offset);
 }
 
+// A shape given as separate ints or as one tuple/list: t.reshape(2, 64) or t.reshape((2, 64)).
+std::vector<int64_t> shape_arg(const py::args& args) {
+  if (args.size() == 1 && !py::isinstance<py::int_>(args[0]) && !py::hasattr(args[0], "__index__"))
+    return args[0].cast<std::vector<int64_t>>();
+  return args.cast<std::vector<int64_t>>();
+}
+
+// ---- view methods shared by Tensor and View ------------------------------------------------------
+
+std::string tensor_label(const Access& a) { return a.tensor->name.empty() ? "tensor" : a.tensor->name; }
+
+// t.reshape(shape): a view with the same elements in a new shape. On-chip tensors keep their
+// partition dimension; the view must be expressible with strides (no copy: writes must land).
+Access reshape_view(const Access& a, const std::vector<int64_t>& shape) {
+  Tensor v;
+  try {
+    v = a.view.reshape(Shape(shape.begin(), shape.end()));
+  } catch (const std::invalid_argument& e) {
+    raise(nki_error("nkia_bad_shape", fmt::format("cannot reshape {}: {}", tensor_label(a), e.what()),
+                    "reshape to a shape with the same number of elements"));
+  }
+  if (v.storage() != a.view.storage())
+    raise(nki_error("nkia_bad_shape",
+                    fmt::format("reshaping {} from {} to {} needs a copy; a reshaped tensor must be a view",
+                                tensor_label(a), shape_str(a.view.shape()), shape_str(v.shape())),
+                    "reshape the whole (contiguous) tensor, or copy the data into a tensor of the new shape"));
+  if (buffer_is_on_chip(a.buffer()) && (v.ndim() == 0 || a.view.ndim() == 0 || v.shape()[0] != a.view.shape()[0]))
+    raise(nki_error("nkia_bad_shape",
+                    fmt::format("reshaping {} from {} to {} changes its partition dimension", tensor_label(a),
+                                shape_str(a.view.shape()), shape_str(v.shape())),
+                    "keep dimension 0 (the partitions) of an SBUF/PSUM tensor; reshape only the free dimensions"));
+  return Access{a.tensor, v};
+}
+
+Access broadcast_view(const Access& a, const std::vector<int64_t>& shape) {
+  try {
+    return Access{a.tensor, a.view.broadcast_to(Shape(shape.begin(), shape.end()))};
+  } catch (const std::invalid_argument& e) {
+    raise(nki_error("nkia_bad_shape", fmt::format("cannot broadcast {}: {}", tensor_label(a), e.what()),
+                    "broadcast only dimensions of size 1"));
+  }
+}
+
+Access permute_view(const Access& a, const std::vector<int>& perm) {
+  std::vector<bool> seen(static_cast<size_t>(a.view.ndim()), false);
+  bool ok = perm.size() == seen.size();
+  for (int p : perm) {
+    if (!ok || p < 0 || p >= a.view.ndim() || seen[static_cast<size_t>(p)]) {
+      ok = false;
+      break;
+    }
+    seen[static_cast<size_t>(p)] = true;
+  }
+  if (!ok)
+    raise(nki_error("nkia_bad_shape", fmt::format("{} is not a permutation of the {} axes of {}", shape_str(
+                        std::vector<int64_t>(perm.begin(), perm.end())), a.view.ndim(), tensor_label(a)),
+                    "name every axis exactly once"));
+  if (buffer_is_on_chip(a.buffer()) && !perm.empty() && perm[0] != 0)
+    raise(nki_error("nkia_bad_shape", fmt::format("permuting {} moves its partition dimension", tensor_label(a)),
+                    "keep axis 0 (the partitions) first; transpose across partitions with nisa.nc_transpose"));
+  return Access{a.tensor, a.view.transpose(perm)};
+}
+
+// t.ap(pattern=[[step, num], ...], offset=0): the hardware access pattern over the whole tensor's
+// storage (the current view is ignored). Steps and the offset are in elements; for SBUF/PSUM the
+// first pair is the partition dimension and its step must be the per-partition element count.
+Access pattern_view(const Access& a, const std::vector<std::pair<int64_t, int64_t>>& pattern, int64_t offset) {
+  const Tensor& base = a.tensor->data;
+  const std::string what = tensor_label(a);
+  if (pattern.empty())
+    raise(nki_error("nkia_bad_index", fmt::format("{}.ap() needs at least one [step, num] pair", what),
+                    "write t.ap(pattern=[[step, num], ...], offset=0)"));
+  Shape shape;
+  Strides strides;
+  int64_t lo = offset, hi = offset;
+  for (const auto& [step, num] : pattern) {
+    if (num <= 0)
+      raise(nki_error("nkia_bad_index", fmt::format("{}.ap(): a pattern count must be positive, got {}", what, num),
+                      "give every [step, num] pair num >= 1"));
+    shape.push_back(num);
+    strides.push_back(step);
+    lo += std::min<int64_t>(0, step * (num - 1));
+    hi += std::max<int64_t>(0, step * (num - 1));
+  }
+  const int64_t total = base.numel();
+  if (buffer_is_on_chip(a.buffer()) && base.ndim() > 0) {
+    const int64_t per_partition = base.shape()[0] ? total / base.shape()[0] : 0;
+    if (pattern[0].first != per_partition && pattern[0].second > 1)
+      raise(nki_error("nkia_bad_index",
+                      fmt::format("{}.ap(): the partition step is {} but each partition of {} holds {} elements", what,
+                                  pattern[0].first, shape_str(base.shape()), per_partition),
+                      "make the first [step, num] pair [elements per partition, partitions]"));
+  }
+  if (lo < 0 || hi >= total)
+    raise(nki_error("err_tensor_access_out_of_bound",
+                    fmt::format("out-of-bound access for {}: the access pattern reaches elements [{}, {}] of a tensor "
+                                "of {} elements",
+                                what, lo, hi, total),
+                    "keep offset + sum(step * (num - 1)) within the tensor"));
+  return Access{a.tensor, Tensor(base.storage(), base.dtype(), shape, strides, base.offset() + offset)};
+}
+
 Access to_access(py::handle h, const char* role) {
   if (py::isinstance<Access>(h)) return h.cast<Access>();
   if (py::isinstance<NkiTensor>(h)) return whole(h.cast<std::shared_ptr<NkiTensor>>());
@@ -322,6 +424,19 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
            [](const std::shared_ptr<NkiTensor>& h, const std::vector<AffineDim>& dims, const std::vector<int64_t>& space) {
              return Access{h, affine_index(h->data, dims, space, h->name.empty() ? "tensor" : h->name)};
            })
+      .def("reshape", [](const std::shared_ptr<NkiTensor>& h, py::args shape) {
+        return reshape_view(whole(h), shape_arg(shape));
+      })
+      .def("broadcast_to", [](const std::shared_ptr<NkiTensor>& h, std::vector<int64_t> shape) {
+        return broadcast_view(whole(h), shape);
+      })
+      .def("permute", [](const std::shared_ptr<NkiTensor>& h, py::args perm) {
+        auto p = shape_arg(perm);
+        return permute_view(whole(h), std::vector<int>(p.begin(), p.end()));
+      })
+      .def("ap", [](const std::shared_ptr<NkiTensor>& h, std::vector<std::pair<int64_t, int64_t>> pattern,
+                    int64_t offset) { return pattern_view(whole(h), pattern, offset); },
+           py::arg("pattern"), py::arg("offset") = 0)
       .def("__repr__", [](const NkiTensor& h) {
         return fmt::format("<nki tensor '{}' {}{} in {}>", h.name, dtype_name(h.data.dtype()), shape_str(h.data.shape()),
                            buffer_name(h.buffer));
@@ -342,6 +457,15 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
            [](const Access& a, const std::vector<AffineDim>& dims, const std::vector<int64_t>& space) {
              return Access{a.tensor, affine_index(a.view, dims, space, a.tensor->name.empty() ? "tensor" : a.tensor->name)};
            })
+      .def("reshape", [](const Access& a, py::args shape) { return reshape_view(a, shape_arg(shape)); })
+      .def("broadcast_to", [](const Access& a, std::vector<int64_t> shape) { return broadcast_view(a, shape); })
+      .def("permute", [](const Access& a, py::args perm) {
+        auto p = shape_arg(perm);
+        return permute_view(a, std::vector<int>(p.begin(), p.end()));
+      })
+      .def("ap", [](const Access& a, std::vector<std::pair<int64_t, int64_t>> pattern, int64_t offset) {
+        return pattern_view(a, pattern, offset);
+      }, py::arg("pattern"), py::arg("offset") = 0)
       .def("__repr__", [](const Access& a) { return fmt::format("<nki view {}>", a.describe()); });
 
   py::class_<LaunchContext>(m, "LaunchContext")

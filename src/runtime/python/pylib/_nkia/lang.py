@@ -152,21 +152,28 @@ def zeros_like(t, dtype=None, buffer=None, name="", **kwargs):
 # ---- data movement ------------------------------------------------------------------------------
 
 def load(src, dtype=None, mask=None, **kwargs):
-    """HBM -> SBUF: a new SBUF tile holding `src` (a tensor or a slice of one)."""
+    """HBM -> SBUF: a new SBUF tile holding `src` (a tensor or a slice of one). Under a mask only
+    the masked box is read; the rest of the tile stays unwritten."""
     t = ndarray(src.shape, dtype or src.dtype, sbuf)
-    core.dma_copy(t, src)
+    m = _Mask(mask, src.shape)
+    if not m.empty:
+        core.dma_copy(m(t), m(src))
     return t
 
 
 def store(dst, value, mask=None, **kwargs):
-    """SBUF -> HBM: writes the tile `value` into `dst`."""
-    core.dma_copy(dst, value)
+    """SBUF -> HBM: writes the tile `value` into `dst` (only the masked box, under a mask)."""
+    m = _Mask(mask, dst.shape)
+    if not m.empty:
+        core.dma_copy(m(dst), m(value))
 
 
-def copy(src, dtype=None, **kwargs):
+def copy(src, dtype=None, mask=None, **kwargs):
     """A new SBUF tile with the values of `src`."""
     t = ndarray(src.shape, dtype or src.dtype, sbuf)
-    core.tensor_copy(t, src, "vector")
+    m = _Mask(mask, src.shape)
+    if not m.empty:
+        core.tensor_copy(m(t), m(src), "vector")
     return t
 
 
@@ -203,7 +210,7 @@ def ds(start, size):
 # ---- elementwise math ---------------------------------------------------------------------------
 
 def _is_tensor(x):
-    return isinstance(x, (core.Tensor, core.View, PendingMatmul))
+    return isinstance(x, (core.Tensor, core.View, PendingMatmul, _IndexedRef))
 
 
 def result_shape(x, y):
@@ -215,11 +222,13 @@ def result_shape(x, y):
         return tuple(x.shape)
 
 
-def _binary(op, x, y, dtype):
+def _binary(op, x, y, dtype, mask=None):
     if _is_tensor(x) and _is_tensor(y):
         shape = result_shape(x, y)
         out = ndarray(shape, dtype or core.promote(x.dtype, y.dtype), sbuf)
-        core.tensor_tensor(out, x, y, op)
+        m = _Mask(mask, shape)
+        if not m.empty:
+            core.tensor_tensor(m(out), m(x), m(y), op)
         return out
     if _is_tensor(x) or _is_tensor(y):
         t, s, reverse = (x, y, False) if _is_tensor(x) else (y, x, True)
@@ -227,7 +236,9 @@ def _binary(op, x, y, dtype):
             raise NkiError("nkia_bad_operand", f"{op}: {type(s).__name__} is neither a tile nor a number",
                            "pass tiles (nl.load the data first) or Python numbers")
         out = ndarray(t.shape, dtype or core.promote(t.dtype, core.scalar_dtype(s)), sbuf)
-        core.tensor_scalar(out, t, op, float(s), reverse)
+        m = _Mask(mask, t.shape)
+        if not m.empty:
+            core.tensor_scalar(m(out), m(t), op, float(s), reverse)
         return out
     raise NkiError("nkia_bad_operand", f"{op} needs at least one tile operand",
                    "compute with Python numbers directly, or load the data into a tile")
@@ -235,7 +246,7 @@ def _binary(op, x, y, dtype):
 
 def _make_binary(name):
     def fn(x, y, dtype=None, mask=None, **kwargs):
-        return _binary(name, x, y, dtype)
+        return _binary(name, x, y, dtype, mask)
     fn.__name__ = name
     fn._nkia_op = name
     return fn
@@ -246,7 +257,9 @@ def _make_unary(name):
         if not _is_tensor(x):
             raise NkiError("nkia_bad_operand", f"{name} needs a tile operand", "load the data into a tile first")
         out = ndarray(x.shape, dtype or (x.dtype if x.dtype.startswith(("float", "bfloat", "tfloat")) else float32), sbuf)
-        core.activation(out, name, x, None, 1.0)
+        m = _Mask(mask, x.shape)
+        if not m.empty:
+            core.activation(m(out), name, m(x), None, 1.0)
         return out
     fn.__name__ = name
     fn._nkia_op = name
@@ -360,36 +373,44 @@ def _axes(axis, ndim):
     return [int(a) + ndim if a < 0 else int(a) for a in axes]
 
 
-def _reduce(op, x, axis, dtype, keepdims, negate=False):
+def _reduce(op, x, axis, dtype, keepdims, negate=False, mask=None):
+    """A reduction along `axis`; under a mask, of the masked box of x into the matching part of the
+    result (the kept axes)."""
     axes = _axes(axis, len(x.shape))
-    shape = [1 if i in axes else d for i, d in enumerate(x.shape) if keepdims or i not in axes]
-    if len(shape) == 1:  # only the partitions are left: stored as [P, 1], seen as [P]
+    kept = [i if i not in axes else None for i in range(len(x.shape)) if keepdims or i not in axes]
+    shape = [1 if a is None else x.shape[a] for a in kept]
+    m = _Mask(mask, x.shape)
+    if len(shape) == 1:
+        # Only the partitions are left. NKI calls this a [P] tile but broadcasts it against [P, F]
+        # tiles as the column it is (the tutorials rely on that), so it is kept as [P, 1].
         out = ndarray(shape + [1], dtype or x.dtype, sbuf)
-        core.tensor_reduce(out, op, x, axes, negate)
-        return out[:, 0]
+        if not m.empty:
+            core.tensor_reduce(m(out, kept + [None]), op, m(x), axes, negate)
+        return out
     out = ndarray(shape, dtype or x.dtype, sbuf)
-    core.tensor_reduce(out, op, x, axes, negate)
+    if not m.empty:
+        core.tensor_reduce(m(out, kept), op, m(x), axes, negate)
     return out
 
 
 def sum(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001 - the NKI name
-    return _reduce("add", x, axis, dtype, keepdims)
+    return _reduce("add", x, axis, dtype, keepdims, mask=mask)
 
 
 def max(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001
-    return _reduce("maximum", x, axis, dtype, keepdims)
+    return _reduce("maximum", x, axis, dtype, keepdims, mask=mask)
 
 
 def min(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001
-    return _reduce("minimum", x, axis, dtype, keepdims)
+    return _reduce("minimum", x, axis, dtype, keepdims, mask=mask)
 
 
 def prod(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
-    return _reduce("multiply", x, axis, dtype, keepdims)
+    return _reduce("multiply", x, axis, dtype, keepdims, mask=mask)
 
 
 def all(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001
-    return _reduce("logical_and", x, axis, dtype or bool_, keepdims)
+    return _reduce("logical_and", x, axis, dtype or bool_, keepdims, mask=mask)
 
 
 def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
@@ -397,7 +418,7 @@ def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
     n = 1
     for a in axes:
         n *= x.shape[a]
-    total = _reduce("add", x, axes, float32, keepdims)
+    total = _reduce("add", x, axes, float32, keepdims, mask=mask)
     out = ndarray(total.shape, dtype or (x.dtype if x.dtype.startswith(("float", "bfloat")) else float32), sbuf)
     core.tensor_scalar(out, total, "multiply", 1.0 / n, False)
     return out
@@ -467,16 +488,18 @@ class IndexTile:
         return cls({var: int(step)}, int(start), {var: (None, n)}, (n,))
 
     def __getitem__(self, key):
-        if len(self.shape) != 1 or not isinstance(key, tuple) or len(key) != 2:
-            raise NkiError("nkia_bad_index", "index tiles are reshaped with [:, None] or [None, :]",
-                           "write nl.arange(n)[:, None] for the partition axis and nl.arange(n)[None, :] for the free axis")
+        """Gives a 1-D index tile its axis: ``[:, None]`` (partition), ``[None, :]`` (free), and
+        for 3-D index spaces ``[:, None, None]``, ``[None, :, None]``, ``[None, None, :]``."""
+        hint = "write nl.arange(n)[:, None] for the partition axis and nl.arange(n)[None, :] for the free axis"
+        if len(self.shape) != 1 or not isinstance(key, tuple) or len(key) < 2:
+            raise NkiError("nkia_bad_index", "index tiles are reshaped with [:, None] or [None, :]", hint)
+        slices = [i for i, k in enumerate(key) if isinstance(k, slice)]
+        if len(slices) != 1 or not builtins.all(k is None or isinstance(k, slice) for k in key):
+            raise NkiError("nkia_bad_index", "index tiles are reshaped with [:, None] or [None, :]", hint)
         (var, (_, n)), = self.vars.items()
-        if key[0] is None and isinstance(key[1], slice):
-            return IndexTile(dict(self.terms), self.const, {var: (1, n)}, (1, n))
-        if isinstance(key[0], slice) and key[1] is None:
-            return IndexTile(dict(self.terms), self.const, {var: (0, n)}, (n, 1))
-        raise NkiError("nkia_bad_index", "index tiles are reshaped with [:, None] or [None, :]",
-                       "write nl.arange(n)[:, None] or nl.arange(n)[None, :]")
+        axis = slices[0]
+        shape = tuple(n if i == axis else 1 for i in range(len(key)))
+        return IndexTile(dict(self.terms), self.const, {var: (axis, n)}, shape)
 
     def _combine(self, other, sign):
         if isinstance(other, (int, np.integer)):
@@ -564,6 +587,137 @@ class Predicate:
                        "a condition depends on index tile values (nl.arange / nl.mgrid)",
                        "express per-element conditions with mask= or nisa.affine_select, not Python if/and/or")
 
+    def __and__(self, other):
+        return _MaskAnd(_mask_terms(self) + _mask_terms(other))
+
+    __rand__ = __and__
+
+
+class _MaskAnd:
+    """``(ip < n) & (jf < m)``: a mask that holds where every one of its predicates holds."""
+
+    def __init__(self, preds):
+        self.preds = preds
+
+    def __and__(self, other):
+        return _MaskAnd(self.preds + _mask_terms(other))
+
+    __rand__ = __and__
+    __bool__ = Predicate.__bool__
+
+
+def _mask_terms(m):
+    if isinstance(m, Predicate):
+        return [m]
+    if isinstance(m, _MaskAnd):
+        return list(m.preds)
+    raise NkiError("err_unsupported_expression_in_mask",
+                   f"a mask must be a comparison of index tiles (nl.arange / nl.mgrid), got {type(m).__name__}",
+                   "write conditions such as mask=(i * 128 + ip < n), combined with &")
+
+
+_CMP = {"less": lambda a, b: a < b, "less_equal": lambda a, b: a <= b, "greater": lambda a, b: a > b,
+        "greater_equal": lambda a, b: a >= b, "equal": lambda a, b: a == b, "not_equal": lambda a, b: a != b}
+
+
+class _Mask:
+    """A ``mask=`` argument resolved against an instruction's index space (the shape of its
+    elementwise operands): the box of positions where every predicate holds. The instruction then
+    runs on that box of each operand; positions outside it are neither read nor written, so an
+    index tile may run past a tensor's end where the mask cuts it off (the ragged last tile).
+
+    Each predicate must bound one axis (``i * 128 + ip < n``) or none; conditions that couple two
+    axes (``iy < ix``) are what nisa.affine_select is for."""
+
+    def __init__(self, mask, space):
+        self.space = tuple(int(d) for d in space)
+        self.box = [(0, n) for n in self.space]
+        self.empty = False
+        self.active = mask is not None
+        if mask is None:
+            return
+        for pred in _mask_terms(mask):
+            const, terms = pred.expr.affine()
+            cmp = _CMP[pred.op]
+            if not terms:
+                self.empty |= not cmp(const, 0)
+                continue
+            if len(terms) > 1:
+                raise NkiError("err_unsupported_expression_in_mask",
+                               "this mask couples two axes of the index space; a mask must bound each axis "
+                               "on its own (e.g. ip < n, jf < m)",
+                               "bound each axis separately, and use nisa.affine_select for triangular conditions")
+            (axis, coef), = terms
+            if axis is None or axis >= len(self.space):
+                raise NkiError("err_unsupported_expression_in_mask",
+                               f"the mask refers to axis {axis} of a {len(self.space)}-D instruction",
+                               "build the mask from the index tiles that index the instruction's operands")
+            ok = [x for x in range(self.space[axis]) if cmp(const + coef * x, 0)]
+            if not ok:
+                self.empty = True
+                continue
+            if ok[-1] - ok[0] + 1 != len(ok):
+                raise NkiError("err_unsupported_expression_in_mask",
+                               "the mask selects a non-contiguous set of positions on one axis",
+                               "mask with < / <= / > / >= bounds")
+            lo, hi = self.box[axis]
+            self.box[axis] = (builtins.max(lo, ok[0]), builtins.min(hi, ok[-1] + 1))
+            self.empty |= self.box[axis][0] >= self.box[axis][1]
+
+    def full(self):
+        return builtins.all(b == (0, n) for b, n in zip(self.box, self.space))
+
+    def __call__(self, x, axes=None):
+        """x restricted to the mask's box. `axes` maps x's axes to index-space axes (None: the
+        same axis); an axis of x whose size differs from the space's (a [P, 1] operand that
+        broadcasts) is left whole."""
+        if not self.active or self.full():
+            return x._nkia_tile if isinstance(x, _IndexedRef) else x
+        if isinstance(x, _IndexedRef):
+            return x.restrict(self.box)
+        if not _is_tensor(x):
+            return x
+        key = []
+        for i, d in enumerate(x.shape):
+            a = i if axes is None else axes[i]
+            if a is not None and a < len(self.space) and d == self.space[a] and self.box[a] != (0, d):
+                key.append(slice(*self.box[a]))
+            else:
+                key.append(slice(None))
+        return x.view(tuple(key))
+
+
+class _IndexedRef:
+    """A tensor indexed with index tiles whose range runs past the tensor's end: legal only under a
+    mask that cuts the range back. Its bounds are checked when an instruction uses it — within the
+    mask's box, or in full (err_tensor_access_out_of_bound) when there is no mask."""
+
+    def __init__(self, base, dims, space):
+        self.base, self.dims, self.space = base, dims, list(space)
+
+    @property
+    def shape(self):
+        return tuple(self.space) + tuple(self.base.shape[len(self.dims):])
+
+    @property
+    def dtype(self):
+        return self.base.dtype
+
+    @property
+    def buffer(self):
+        return self.base.buffer
+
+    def restrict(self, box):
+        n = len(self.space)
+        dims = [(c + builtins.sum(coef * box[a][0] for a, coef in terms), terms) for c, terms in self.dims]
+        view = self.base.affine_view(dims, [hi - lo for lo, hi in box[:n]])
+        rest = box[n:]
+        return view.view(tuple([slice(None)] * n + [slice(lo, hi) for lo, hi in rest])) if rest else view
+
+    @property
+    def _nkia_tile(self):
+        return self.base.affine_view(self.dims, self.space)
+
 
 class _ParDim(int):
     """nl.par_dim(n): marks the partition dimension of a tensor with leading block dimensions."""
@@ -590,16 +744,16 @@ class _MGridResult(tuple):
 
 
 class _MGrid:
-    """nl.mgrid[0:P, 0:F]: a pair of index tiles over the partition and the free axis."""
+    """nl.mgrid[0:P, 0:F] (or with more slices): one index tile per axis of the index space."""
 
     def __getitem__(self, key):
-        if not isinstance(key, tuple) or len(key) != 2 or not builtins.all(isinstance(k, slice) for k in key):
-            raise NkiError("nkia_bad_index", "nl.mgrid takes two slices, e.g. nl.mgrid[0:128, 0:512]",
+        if not isinstance(key, tuple) or len(key) < 2 or not builtins.all(isinstance(k, slice) for k in key):
+            raise NkiError("nkia_bad_index", "nl.mgrid takes two or more slices, e.g. nl.mgrid[0:128, 0:512]",
                            "write nl.mgrid[0:P, 0:F]")
         tiles = []
         for axis, k in enumerate(key):
             t = IndexTile.arange(k.start or 0, k.stop, k.step or 1)
-            tiles.append(t[:, None] if axis == 0 else t[None, :])
+            tiles.append(t[tuple(slice(None) if i == axis else None for i in range(len(key)))])
         return _MGridResult(tiles)
 
 
@@ -640,7 +794,12 @@ def _getitem(self, key):
     items = key if isinstance(key, tuple) else (key,)
     if any(isinstance(k, IndexTile) for k in items):
         dims, shape = _affine_key(self, key)
-        return self.affine_view(dims, shape)
+        try:
+            return self.affine_view(dims, shape)
+        except NkiError as e:
+            if e.code != "err_tensor_access_out_of_bound":
+                raise
+            return _IndexedRef(self, dims, shape)  # a mask may cut it back; checked when used
     return self.view(key)
 
 

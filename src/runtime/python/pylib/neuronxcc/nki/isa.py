@@ -12,34 +12,44 @@ def _out(shape, dtype, default):
 
 def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=None, **kwargs):
     out = _out(lang.result_shape(data1, data2), dtype, core.promote(data1.dtype, data2.dtype))
-    core.tensor_tensor(out, data1, data2, lang.op_name(op))
+    m = lang._Mask(mask, out.shape)
+    if not m.empty:
+        core.tensor_tensor(m(out), m(data1), m(data2), lang.op_name(op))
     return out
 
 
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, dtype=None,
                   mask=None, **kwargs):
     out = _out(data.shape, dtype, data.dtype)
-    isa_common.tensor_scalar(out, data, op0, operand0, reverse0)
+    m = lang._Mask(mask, data.shape)
+    if m.empty:
+        return out
+    isa_common.tensor_scalar(m(out), m(data), op0, m(operand0), reverse0)
     if op1 is not None:
-        isa_common.tensor_scalar(out, out, op1, operand1, reverse1)
+        isa_common.tensor_scalar(m(out), m(out), op1, m(operand1), reverse1)
     return out
 
 
 def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None, mask=None,
                          **kwargs):
     out = _out(data.shape, dtype, data.dtype)
+    m = lang._Mask(mask, data.shape)
+    if m.empty:
+        return out
     tmp = lang.ndarray(data.shape, lang.float32, lang.sbuf)
-    isa_common.tensor_scalar(tmp, data, op0, operand0, reverse0)
+    isa_common.tensor_scalar(m(tmp), m(data), op0, m(operand0), reverse0)
     if reverse1:
-        core.tensor_tensor(out, operand1, tmp, lang.op_name(op1))
+        core.tensor_tensor(m(out), m(operand1), m(tmp), lang.op_name(op1))
     else:
-        core.tensor_tensor(out, tmp, operand1, lang.op_name(op1))
+        core.tensor_tensor(m(out), m(tmp), m(operand1), lang.op_name(op1))
     return out
 
 
 def reciprocal(data, dtype=None, mask=None, **kwargs):
     out = _out(data.shape, dtype, data.dtype)
-    core.activation(out, "reciprocal", data, None, 1.0)
+    m = lang._Mask(mask, data.shape)
+    if not m.empty:
+        core.activation(m(out), "reciprocal", m(data), None, 1.0)
     return out
 
 
@@ -47,8 +57,15 @@ def iota(expr, dtype, mask=None, **kwargs):
     """Materialises an index expression (nl.arange / nl.mgrid arithmetic) into an SBUF tile."""
     const, terms = expr.affine()
     out = lang.ndarray(expr.shape, dtype, lang.sbuf)
-    core.iota(out, const, terms)
+    m = lang._Mask(mask, out.shape)
+    if not m.empty:
+        core.iota(m(out), _shifted(const, terms, m), terms)
     return out
+
+
+def _shifted(const, terms, m):
+    """An affine expression's constant on the mask's box, whose positions start at the box's corner."""
+    return const + sum(coef * m.box[axis][0] for axis, coef in terms)
 
 
 def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **kwargs):
@@ -58,25 +75,33 @@ def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **k
                             "compare index tiles built with nl.arange or nl.mgrid")
     const, terms = pred.expr.affine()
     out = _out(on_true_tile.shape, dtype, on_true_tile.dtype)
-    core.affine_select(out, const, terms, pred.op, on_true_tile, float(on_false_value))
+    m = lang._Mask(mask, out.shape)
+    if not m.empty:
+        core.affine_select(m(out), _shifted(const, terms, m), terms, pred.op, m(on_true_tile), float(on_false_value))
     return out
 
 
 def activation(op, data, bias=None, scale=1.0, dtype=None, mask=None, **kwargs):
     out = _out(data.shape, dtype, data.dtype)
-    isa_common.activation(out, op, data, bias, scale)
+    m = lang._Mask(mask, data.shape)
+    if not m.empty:
+        isa_common.activation(m(out), op, m(data), m(bias), m(scale))
     return out
 
 
 def tensor_copy(src, dtype=None, mask=None, engine=None, **kwargs):
     out = _out(src.shape, dtype, src.dtype)
-    core.tensor_copy(out, src, isa_common.engine_name(engine))
+    m = lang._Mask(mask, src.shape)
+    if not m.empty:
+        core.tensor_copy(m(out), m(src), isa_common.engine_name(engine))
     return out
 
 
 def memset(shape, value, dtype, mask=None, engine=None, **kwargs):
     out = _out(shape, dtype, dtype)
-    core.memset(out, float(value), isa_common.engine_name(engine))
+    m = lang._Mask(mask, out.shape)
+    if not m.empty:
+        core.memset(m(out), float(value), isa_common.engine_name(engine))
     return out
 
 
@@ -95,31 +120,40 @@ def nc_transpose(data, mask=None, dtype=None, engine=None, **kwargs):
 
 
 def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False, **kwargs):
-    return lang._reduce(lang.op_name(op), data, axis, dtype, keepdims, negate)
+    return lang._reduce(lang.op_name(op), data, axis, dtype, keepdims, negate, mask=mask)
 
 
 def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False, dtype=None, mask=None,
                        **kwargs):
     out = _out(data0.shape, dtype, data0.dtype)
-    core.tensor_tensor_scan(out, data0, data1, initial if lang._is_tensor(initial) else float(initial),
-                            lang.op_name(op0), lang.op_name(op1), bool(reverse0), bool(reverse1))
+    m = lang._Mask(mask, data0.shape)
+    if not m.empty:
+        core.tensor_tensor_scan(m(out), m(data0), m(data1), m(initial) if lang._is_tensor(initial) else float(initial),
+                                lang.op_name(op0), lang.op_name(op1), bool(reverse0), bool(reverse1))
     return out
 
 
 def bn_stats(data, mask=None, dtype=None, **kwargs):
     out = _out((data.shape[0], 6), dtype, lang.float32)
-    core.bn_stats(out, data)
+    m = lang._Mask(mask, data.shape)
+    if not m.empty:
+        core.bn_stats(m(out, [0, None]), m(data))
     return out
 
 
 def bn_aggr(data, mask=None, dtype=None, **kwargs):
     out = _out((data.shape[0], 2), dtype, lang.float32)
-    core.bn_aggr(out, data)
+    m = lang._Mask(mask, data.shape)
+    if not m.empty:
+        core.bn_aggr(m(out, [0, None]), m(data, [0, None]))
     return out
 
 
 def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mask=None, dtype=None, **kwargs):
     out = _out(data.shape, dtype, data.dtype)
-    isa_common.activation(out, op, data, bias, scale)
-    core.tensor_reduce(reduce_res, lang.op_name(reduce_op), out, list(range(1, len(out.shape))), False)
+    m = lang._Mask(mask, data.shape)
+    if not m.empty:
+        isa_common.activation(m(out), op, m(data), m(bias), m(scale))
+        core.tensor_reduce(m(reduce_res, [0, None]), lang.op_name(reduce_op), m(out), list(range(1, len(out.shape))),
+                           False)
     return out
