@@ -16,6 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/diagnostic.h"
+#include "runtime/sandbox.h"
+
+namespace nki_agent {
+class Trace;
+}
 
 namespace nki_agent::cli {
 
@@ -39,6 +44,19 @@ void add_cast_command(CLI::App& app, Context& ctx);
 void add_npy_command(CLI::App& app, Context& ctx);
 void add_random_command(CLI::App& app, Context& ctx);
 void add_run_command(CLI::App& app, Context& ctx);
+void add_check_command(CLI::App& app, Context& ctx);
 void add_errors_command(CLI::App& app, Context& ctx);
+
+// Shared by run and check (cli/kernel_args.cpp).
+// "2,3" -> {2, 3}; empty -> {}. Code nkia_bad_grid.
+Result<std::vector<int64_t>> parse_grid(const std::string& text);
+// "name=value" -> (name, value). Code nkia_bad_argument.
+Result<std::pair<std::string, std::string>> split_pair(const std::string& text, const char* flag);
+// Wall and CPU seconds, address space; the largest reply the sandbox allows when a trace comes back.
+SandboxLimits kernel_limits(double seconds, int64_t memory_mib, bool with_trace);
+// `about` (kernel, entry, target, ...) with "summary" and "trace" (Trace::to_json) added.
+nlohmann::json trace_document(const nlohmann::json& about, const Trace& trace);
+// The same document written to `path`, one trace record per line. Code nkia_unwritable.
+Result<void> write_trace_file(const std::string& path, const nlohmann::json& about, const Trace& trace);
 
 }  // namespace nki_agent::cli

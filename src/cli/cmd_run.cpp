@@ -1,10 +1,13 @@
 // `nki-agent run`: execute a kernel (or a host function that launches kernels) on given or
-// generated inputs, in a sandboxed worker, and write its outputs as .npy files.
+// generated inputs, in a sandboxed worker, and write its outputs as .npy files (and, with --trace,
+// the executed instructions as JSON).
 #include <fmt/format.h>
 
 #include <filesystem>
 
 #include "cli/cli.h"
+#include "nki/target.h"
+#include "nki/trace.h"
 #include "runtime/kernel_service.h"
 #include "tensor/npy.h"
 #include "tensor/rng.h"
@@ -23,38 +26,12 @@ struct RunOptions {
   std::vector<std::string> dtypes;   // name=dtype casts of inputs
   std::string grid;
   std::string out = "out";
+  std::string trace;  // a file for the trace's JSON; empty: none
   uint64_t seed = 0;
   bool raw_bits = false;
   double timeout = kDefaultKernelSeconds;
   int64_t memory_mib = kDefaultKernelMemoryMiB;
 };
-
-Result<std::vector<int64_t>> parse_grid(const std::string& text) {
-  std::vector<int64_t> grid;
-  if (text.empty()) return grid;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    std::string tok = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    char* end = nullptr;
-    long long v = std::strtoll(tok.c_str(), &end, 10);
-    if (tok.empty() || *end != '\0' || v < 1 || v > 65536)
-      return fail("nkia_bad_grid", fmt::format("bad --grid '{}': '{}' is not a grid size", text, tok),
-                  "give positive sizes separated by commas, e.g. --grid 2,2");
-    grid.push_back(v);
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return grid;
-}
-
-Result<std::pair<std::string, std::string>> split_pair(const std::string& text, const char* flag) {
-  size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0)
-    return fail("nkia_bad_argument", fmt::format("bad {} '{}': expected name=value", flag, text),
-                fmt::format("write {} name=value", flag));
-  return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
-}
 
 Result<KernelCall> build_call(const RunOptions& o) {
   auto files = load_kernel_files(o.kernel);
@@ -62,6 +39,7 @@ Result<KernelCall> build_call(const RunOptions& o) {
   KernelCall call;
   call.src = std::move(*files);
   call.entry = o.entry;
+  call.collect_trace = !o.trace.empty();
   auto grid = parse_grid(o.grid);
   if (!grid) return fail(grid.error());
   call.grid = *grid;
@@ -110,11 +88,7 @@ int run_run(const Context& ctx, const RunOptions& o) {
   so.workers = 1;
   auto service = KernelService::create(so);
   if (!service) return report(ctx, service.error());
-  SandboxLimits limits;
-  limits.wall_seconds = o.timeout;
-  limits.cpu_seconds = o.timeout;
-  limits.address_space_bytes = o.memory_mib << 20;
-  auto outcome = (*service)->run(*call, limits);
+  auto outcome = (*service)->run(*call, kernel_limits(o.timeout, o.memory_mib, call->collect_trace));
   if (!outcome) return report(ctx, outcome.error());
 
   std::error_code ec;
@@ -130,9 +104,18 @@ int run_run(const Context& ctx, const RunOptions& o) {
     outs.push_back({{"path", path}, {"dtype", dtype_name(t.dtype())}, {"shape", t.shape()}});
     if (!ctx.json) fmt::print("{}: {}{}\n", path, dtype_name(t.dtype()), shape_str(t.shape()));
   }
+  nlohmann::json result = {{"outputs", outs}, {"printed", outcome->printed}};
+  if (!o.trace.empty()) {
+    nlohmann::json about = {
+        {"kernel", o.kernel}, {"entry", o.entry}, {"target", target_trn1().name}, {"timing_only", false}};
+    if (auto w = write_trace_file(o.trace, about, outcome->trace); !w) return report(ctx, w.error());
+    result["trace_file"] = o.trace;
+    result["trace_summary"] = summary_to_json(summarize(outcome->trace));
+    if (!ctx.json) fmt::print("{}: trace of {} instructions\n", o.trace, outcome->trace.size());
+  }
   if (!ctx.json && !outcome->printed.empty()) fmt::print(stderr, "kernel printed:\n{}", outcome->printed);
   if (!ctx.json && outcome->outputs.empty()) fmt::print("the kernel returned no outputs\n");
-  emit_json(ctx, {{"outputs", outs}, {"printed", outcome->printed}});
+  emit_json(ctx, result);
   return kExitOk;
 }
 
@@ -150,6 +133,7 @@ void add_run_command(CLI::App& app, Context& ctx) {
   sub->add_option("--grid", o->grid, "SPMD launch grid, e.g. 2,2");
   sub->add_option("--out,-o", o->out, "Output folder (out0.npy, out1.npy, ...)")->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed for --random inputs")->capture_default_str();
+  sub->add_option("--trace", o->trace, "Write the executed instructions as JSON to this file");
   sub->add_flag("--raw-bits", o->raw_bits, "Write bfloat16/fp8 outputs as tagged raw bits instead of float32 values");
   sub->add_option("--timeout", o->timeout, "Wall-clock and CPU limit in seconds")
       ->capture_default_str()

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   cli::add_npy_command(app, ctx);
   cli::add_random_command(app, ctx);
   cli::add_run_command(app, ctx);
+  cli::add_check_command(app, ctx);
   cli::add_errors_command(app, ctx);
 
   app.parse_complete_callback([&] {

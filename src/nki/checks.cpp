@@ -42,4 +42,16 @@ Result<void> check_same_partitions(const Access& a, const Access& b, const char*
                         ".broadcast_to or load it onto every partition"));
 }
 
+InstructionRecord instruction_record(Engine e, std::string opcode, const SourceLoc& loc, const Access& dst,
+                                     std::initializer_list<const Access*> srcs) {
+  InstructionRecord r;
+  r.engine = e;
+  r.opcode = std::move(opcode);
+  r.loc = loc;
+  r.elements = dst.view.numel();
+  r.operands.push_back(record_operand(dst, true));
+  for (const Access* s : srcs) r.operands.push_back(record_operand(*s, false));
+  return r;
+}
+
 }  // namespace nki_agent

@@ -21,4 +21,8 @@ Result<void> check_tiles(const ExecContext& ctx, std::initializer_list<const Acc
 // err_num_partition_mismatch when two on-chip operands span different partition counts.
 Result<void> check_same_partitions(const Access& a, const Access& b, const char* instruction);
 
+// The trace record of an instruction writing dst from srcs; it processes dst's elements.
+InstructionRecord instruction_record(Engine e, std::string opcode, const SourceLoc& loc, const Access& dst,
+                                     std::initializer_list<const Access*> srcs);
+
 }  // namespace nki_agent

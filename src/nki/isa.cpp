@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "nki/checks.h"
 
 namespace nki_agent {
@@ -49,10 +51,11 @@ Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
                           fmt::format("'{}' copies {} into {}: the shapes differ", kOp, src.describe(), dst.describe()),
                           "index the source and the destination so that both select the same shape"));
-  Tensor dview = dst.view;
-  dview.assign(as_shape_of(src.view, dst.shape()));
   dst.tensor->written = true;
   ctx.trace.add(make_record(Engine::kDma, kOp, loc, dst, {&src}));
+  if (!ctx.compute) return {};
+  Tensor dview = dst.view;
+  dview.assign(as_shape_of(src.view, dst.shape()));
   return {};
 }
 
@@ -62,15 +65,23 @@ Result<void> isa_tensor_tensor(ExecContext& ctx, const Access& dst, const Access
   if (auto r = check_tiles(ctx, {&dst, &a, &b}, "tensor_tensor"); !r) return r;
   if (auto r = check_same_partitions(a, b, "tensor_tensor"); !r) return r;
   if (auto r = check_same_partitions(dst, a, "tensor_tensor"); !r) return r;
-  if (!shapes_broadcastable(a.shape(), b.shape()) || broadcast_shapes(a.shape(), b.shape()) != dst.shape())
+  // The ISA pairs the elements of each partition one to one: no broadcasting (the nl functions
+  // broadcast before they get here).
+  if (a.view.numel() != b.view.numel() || !same_squeezed(a.shape(), b.shape()))
+    return fail(nki_error("nkia_free_size_mismatch",
+                          fmt::format("'tensor_tensor' pairs the elements of {} and {}, but their shapes differ",
+                                      a.describe(), b.describe()),
+                          "slice both operands to one shape; for a [P, 1] operand use nisa.tensor_scalar"));
+  if (dst.view.numel() != a.view.numel() || !same_squeezed(dst.shape(), a.shape()))
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
                           fmt::format("'tensor_tensor' of {} and {} into {}: the shapes do not match", a.describe(),
                                       b.describe(), dst.describe()),
-                          "give both operands the destination's shape, or a [P, 1] second operand"));
-  Tensor out = dst.view;
-  binary_into(op, a.view, b.view, out);
+                          "write the result into a tile of the operands' shape"));
   dst.tensor->written = true;
   ctx.trace.add(make_record(Engine::kVector, opcode, loc, dst, {&a, &b}));
+  if (!ctx.compute) return {};
+  Tensor out = as_shape_of(dst.view, a.shape());
+  binary_into(op, a.view, as_shape_of(b.view, a.shape()), out);
   return {};
 }
 
@@ -82,14 +93,15 @@ Result<void> isa_tensor_scalar(ExecContext& ctx, const Access& dst, const Access
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
                           fmt::format("'tensor_scalar' of {} into {}: the shapes differ", src.describe(), dst.describe()),
                           "write the result into a tile of the operand's shape"));
+  dst.tensor->written = true;
+  ctx.trace.add(make_record(Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst, {&src}));
+  if (!ctx.compute) return {};
   Tensor s = Tensor::full({}, DType::kFloat32, scalar);
   Tensor out = dst.view;
   if (reverse)
     binary_into(op, s, src.view, out);
   else
     binary_into(op, src.view, s, out);
-  dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst, {&src}));
   return {};
 }
 
@@ -107,6 +119,9 @@ Result<void> isa_tensor_scalar_tile(ExecContext& ctx, const Access& dst, const A
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
                           fmt::format("'tensor_scalar' of {} into {}: the shapes differ", src.describe(), dst.describe()),
                           "write the result into a tile of the operand's shape"));
+  dst.tensor->written = true;
+  ctx.trace.add(make_record(Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst, {&src, &operand}));
+  if (!ctx.compute) return {};
   Shape per_partition(static_cast<size_t>(std::max(src.view.ndim(), 1)), 1);
   per_partition[0] = src.partitions();
   Tensor column = operand.view.reshape(per_partition);
@@ -115,8 +130,6 @@ Result<void> isa_tensor_scalar_tile(ExecContext& ctx, const Access& dst, const A
     binary_into(op, column, src.view, out);
   else
     binary_into(op, src.view, column, out);
-  dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst, {&src, &operand}));
   return {};
 }
 
@@ -169,12 +182,13 @@ bool compare(BinaryOp cmp, int64_t v) {
 Result<void> isa_iota(ExecContext& ctx, const Access& dst, const AffineExpr& expr, const SourceLoc& loc) {
   if (auto r = check_affine(dst, expr, "iota"); !r) return r;
   if (auto r = check_partition_limit(ctx, dst, "iota"); !r) return r;
+  dst.tensor->written = true;
+  ctx.trace.add(make_record(Engine::kGpSimd, "iota", loc, dst, {}));
+  if (!ctx.compute) return {};
   std::vector<int64_t> values(static_cast<size_t>(dst.view.numel()));
   for_each_position(dst.shape(), [&](int64_t i, std::span<const int64_t> pos) { values[static_cast<size_t>(i)] = expr.at(pos); });
   Tensor out = dst.view;
   out.assign(Tensor::from_i64(dst.shape(), values, DType::kInt32));  // the engine computes in int32
-  dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kGpSimd, "iota", loc, dst, {}));
   return {};
 }
 
@@ -191,6 +205,9 @@ Result<void> isa_affine_select(ExecContext& ctx, const Access& dst, const Affine
                           fmt::format("'affine_select' of {} into {}: the shapes differ", on_true.describe(),
                                       dst.describe()),
                           "select into a tile of the on_true tile's shape"));
+  dst.tensor->written = true;
+  ctx.trace.add(make_record(Engine::kGpSimd, "affine_select", loc, dst, {&on_true}));
+  if (!ctx.compute) return {};
   Tensor src = on_true.view.astype(DType::kFloat32);
   float* v = src.data_as<float>();
   const float off = f32_from_f64(on_false_value);
@@ -199,38 +216,58 @@ Result<void> isa_affine_select(ExecContext& ctx, const Access& dst, const Affine
   });
   Tensor out = dst.view;
   out.assign(src);
-  dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kGpSimd, "affine_select", loc, dst, {&on_true}));
   return {};
 }
 
-Result<void> isa_activation(ExecContext& ctx, const Access& dst, UnaryOp op, const Access& src,
-                            const std::optional<Access>& bias, double scale, const SourceLoc& loc) {
+Result<void> isa_activation(ExecContext& ctx, const Access& dst, std::optional<UnaryOp> op, const Access& src,
+                            const std::optional<Access>& bias, double scale, const SourceLoc& loc,
+                            const std::optional<Access>& scale_tile) {
   if (auto r = check_tiles(ctx, {&dst, &src}, "activation"); !r) return r;
   if (auto r = check_same_partitions(dst, src, "activation"); !r) return r;
   if (dst.shape() != src.shape())
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
                           fmt::format("'activation' of {} into {}: the shapes differ", src.describe(), dst.describe()),
                           "write the result into a tile of the operand's shape"));
-  // The Scalar engine computes op(x * scale + bias) in float32 and rounds once on output.
-  Tensor x = src.view.astype(DType::kFloat32);
-  if (scale != 1.0) x = binary(BinaryOp::kMultiply, x, Tensor::full({}, DType::kFloat32, scale));
   if (bias) {
     if (auto r = check_on_chip(*bias, "activation"); !r) return r;
     if (bias->view.ndim() != 2 || bias->shape()[1] != 1 || bias->partitions() != src.partitions())
       return fail(nki_error("err_activation_bias_invalid_type",
                             fmt::format("'activation' bias {} is not a [{}, 1] tile", bias->describe(), src.partitions()),
                             "pass the bias as a [P, 1] tile with one value per partition"));
-    Shape per_partition(static_cast<size_t>(x.ndim()), 1);  // [P, 1, ..., 1]: broadcast over the free axes
-    per_partition[0] = src.partitions();
-    x = binary(BinaryOp::kAdd, x, bias->view.reshape(per_partition), DType::kFloat32);
   }
-  Tensor out = dst.view;
-  unary_into(op, x, out);
+  if (scale_tile) {
+    if (auto r = check_on_chip(*scale_tile, "activation"); !r) return r;
+    if (scale_tile->view.ndim() != 2 || scale_tile->shape()[1] != 1 || scale_tile->partitions() != src.partitions())
+      return fail(nki_error("err_activation_scale_scalar_or_vector",
+                            fmt::format("'activation' scale {} is neither a number nor a [{}, 1] tile",
+                                        scale_tile->describe(), src.partitions()),
+                            "pass the scale as a Python float or a [P, 1] float32 tile with one value per partition"));
+    if (scale_tile->dtype() != DType::kFloat32)
+      return fail(nki_error("err_activation_scale_invalid_type",
+                            fmt::format("'activation' scale {} must be float32", scale_tile->describe()),
+                            "create the scale tile as nl.float32"));
+  }
   dst.tensor->written = true;
-  InstructionRecord rec = make_record(Engine::kScalar, fmt::format("activation:{}", unary_op_name(op)), loc, dst, {&src});
+  InstructionRecord rec = make_record(Engine::kScalar, fmt::format("activation:{}", op ? unary_op_name(*op) : "copy"),
+                                      loc, dst, {&src});
   if (bias) rec.operands.push_back(record_operand(*bias, false));
+  if (scale_tile) rec.operands.push_back(record_operand(*scale_tile, false));
   ctx.trace.add(std::move(rec));
+  if (!ctx.compute) return {};
+  // The Scalar engine computes op(x * scale + bias) in float32 and rounds once on output.
+  Tensor x = src.view.astype(DType::kFloat32);
+  Shape per_partition(static_cast<size_t>(x.ndim()), 1);  // [P, 1, ..., 1]: broadcast over the free axes
+  per_partition[0] = src.partitions();
+  if (scale_tile)
+    x = binary(BinaryOp::kMultiply, x, scale_tile->view.reshape(per_partition), DType::kFloat32);
+  else if (scale != 1.0)
+    x = binary(BinaryOp::kMultiply, x, Tensor::full({}, DType::kFloat32, scale));
+  if (bias) x = binary(BinaryOp::kAdd, x, bias->view.astype(DType::kFloat32).reshape(per_partition), DType::kFloat32);
+  Tensor out = dst.view;
+  if (op)
+    unary_into(*op, x, out);
+  else
+    out.assign(x);
   return {};
 }
 
@@ -287,9 +324,36 @@ Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& st
                           fmt::format("'{}' of {} and {} gives [{}, {}], but the destination is {}", kOp,
                                       stationary.describe(), moving.describe(), m, n, dst.describe()),
                           "allocate the PSUM result as [M, N]: stationary's free size by moving's free size"));
-  Tensor product = matmul(stationary.view.transpose(), moving.view, DType::kFloat32);
+  dst.tensor->written = true;
+  InstructionRecord rec = make_record(Engine::kTensor, "nc_matmul", loc, dst, {&stationary, &moving});
+  rec.elements = stationary.view.numel() > 0 ? m * n : 0;
+  ctx.trace.add(std::move(rec));
+  if (!ctx.compute) return {};
   Tensor out = dst.view;
   NkiTensor& t = *dst.tensor;
+  // Fast path: float32 operands and a float32 PSUM tile whose elements are all fresh (overwrite)
+  // or all written by matmuls (accumulate): one sgemm straight into PSUM.
+  std::optional<bool> accumulate;  // known when every element of dst takes the same path
+  Tensor wmask;                     // kAuto: which elements of dst a matmul already wrote
+  if (acc == Accumulate::kOverwrite) {
+    accumulate = false;
+  } else if (acc == Accumulate::kAccumulate) {
+    accumulate = true;
+  } else {
+    if (!t.matmul_written.defined()) t.matmul_written = Tensor::zeros(t.data.shape(), DType::kUInt8);
+    wmask = Tensor(t.matmul_written.storage(), DType::kUInt8, dst.view.shape(), dst.view.strides(),
+                   dst.view.offset() - t.data.offset());
+    const Tensor flags = wmask.contiguous();
+    const uint8_t* w = flags.data_as<uint8_t>();
+    const int64_t n_seen = std::count(w, w + flags.numel(), uint8_t{1});
+    if (n_seen == 0) accumulate = false;
+    if (n_seen == flags.numel()) accumulate = true;
+  }
+  if (accumulate && gemm_into(stationary.view.transpose(), moving.view, out, *accumulate)) {
+    if (wmask.defined()) wmask.fill(1);
+    return {};
+  }
+  Tensor product = matmul(stationary.view.transpose(), moving.view, DType::kFloat32);
   if (acc == Accumulate::kOverwrite) {
     out.assign(product);
   } else if (acc == Accumulate::kAccumulate) {
@@ -308,10 +372,6 @@ Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& st
     out.assign(res);
     mask.fill(1);
   }
-  t.written = true;
-  InstructionRecord rec = make_record(Engine::kTensor, "nc_matmul", loc, dst, {&stationary, &moving});
-  rec.elements = stationary.view.numel() > 0 ? m * n : 0;
-  ctx.trace.add(std::move(rec));
   return {};
 }
 
@@ -350,10 +410,11 @@ Result<void> isa_nc_transpose(ExecContext& ctx, const Access& dst, const Access&
                           fmt::format("'{}' of {} needs a [{}, {}] destination, got {}", kOp, src.describe(),
                                       src.shape()[1], src.shape()[0], dst.describe()),
                           "allocate the destination with the two dimensions swapped"));
-  Tensor out = dst.view;
-  out.assign(src.view.transpose());
   dst.tensor->written = true;
   ctx.trace.add(make_record(engine, "nc_transpose", loc, dst, {&src}));
+  if (!ctx.compute) return {};
+  Tensor out = dst.view;
+  out.assign(src.view.transpose());
   return {};
 }
 
@@ -371,18 +432,28 @@ Result<void> isa_tensor_reduce(ExecContext& ctx, const Access& dst, ReduceOp op,
                             "reduce along the free axes; for the partition axis transpose first or matmul with a "
                             "ones vector"));
   if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
-  Tensor r = reduce(op, src.view, axes, /*keepdims=*/false, DType::kFloat32);
-  if (negate) r = unary(UnaryOp::kNegative, r);
-  if (r.numel() != dst.view.numel())
+  // The values left: the sizes of the axes not reduced (reduce() takes no axes as all of them).
+  int64_t kept = 1;
+  for (int ax = 0; ax < src.view.ndim(); ++ax) {
+    const auto named = std::count(axes.begin(), axes.end(), ax);
+    if (named > 1)
+      return fail(nki_error("nkia_reduce_axes", fmt::format("'{}' of {} names axis {} twice", kOp, src.describe(), ax),
+                            "name each reduced axis once"));
+    if (named == 0 && !axes.empty()) kept *= src.shape()[static_cast<size_t>(ax)];
+  }
+  if (kept != dst.view.numel())
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
                           fmt::format("'{}' of {} gives {} values per tile, but the destination is {}", kOp,
-                                      src.describe(), r.numel(), dst.describe()),
+                                      src.describe(), kept, dst.describe()),
                           "allocate the destination as the source's shape without the reduced axes (or with them "
                           "as size 1)"));
-  Tensor out = dst.view;
-  out.assign(r.reshape(dst.shape()));
   dst.tensor->written = true;
   ctx.trace.add(make_record(Engine::kVector, fmt::format("tensor_reduce:{}", reduce_op_name(op)), loc, dst, {&src}));
+  if (!ctx.compute) return {};
+  Tensor r = reduce(op, src.view, axes, /*keepdims=*/false, DType::kFloat32);
+  if (negate) r = unary(UnaryOp::kNegative, r);
+  Tensor out = dst.view;
+  out.assign(r.reshape(dst.shape()));
   return {};
 }
 
@@ -412,15 +483,20 @@ Result<void> isa_tensor_tensor_scan(ExecContext& ctx, const Access& dst, const A
                                       dst.describe()),
                           "give both inputs and the destination the same shape"));
   const int64_t p = data0.partitions(), n = p ? data0.view.numel() / p : 0;
-  std::vector<float> init(static_cast<size_t>(p), f32_from_f64(initial));
   if (initial_tile) {
     if (auto r = check_on_chip(*initial_tile, kOp); !r) return r;
     if (initial_tile->view.numel() != p)
       return fail(nki_error("nkia_scalar_operand_shape",
                             fmt::format("'{}' initial {} is not one value per partition", kOp, initial_tile->describe()),
                             fmt::format("pass a [{}, 1] tile or a number", p)));
-    init = initial_tile->view.to_f32_vector();
   }
+  dst.tensor->written = true;
+  ctx.trace.add(make_record(Engine::kVector, fmt::format("tensor_tensor_scan:{}:{}", binary_op_name(op0),
+                                                         binary_op_name(op1)),
+                            loc, dst, {&data0, &data1}));
+  if (!ctx.compute) return {};
+  std::vector<float> init(static_cast<size_t>(p), f32_from_f64(initial));
+  if (initial_tile) init = initial_tile->view.to_f32_vector();
   Tensor a = as_rows(data0), b = as_rows(data1);
   Tensor res = Tensor::uninitialized({p, n}, DType::kFloat32);
   const float* x = a.data_as<float>();
@@ -437,10 +513,6 @@ Result<void> isa_tensor_tensor_scan(ExecContext& ctx, const Access& dst, const A
   }
   Tensor o = dst.view;
   o.assign(res.reshape(dst.shape()));
-  dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kVector, fmt::format("tensor_tensor_scan:{}:{}", binary_op_name(op0),
-                                                         binary_op_name(op1)),
-                            loc, dst, {&data0, &data1}));
   return {};
 }
 
@@ -460,6 +532,9 @@ Result<void> isa_bn_stats(ExecContext& ctx, const Access& dst, const Access& src
                           fmt::format("'{}' writes 6 values per partition, but the destination is {}", kOp,
                                       dst.describe()),
                           fmt::format("allocate the statistics as [{}, 6]", p)));
+  dst.tensor->written = true;
+  ctx.trace.add(make_record(Engine::kVector, kOp, loc, dst, {&src}));
+  if (!ctx.compute) return {};
   Tensor x = as_rows(src);
   Tensor res = Tensor::uninitialized({p, 6}, DType::kFloat32);
   for (int64_t i = 0; i < p; ++i) {
@@ -478,8 +553,6 @@ Result<void> isa_bn_stats(ExecContext& ctx, const Access& dst, const Access& src
   }
   Tensor out = dst.view;
   out.assign(res.reshape(dst.shape()));
-  dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kVector, kOp, loc, dst, {&src}));
   return {};
 }
 
@@ -498,6 +571,9 @@ Result<void> isa_bn_aggr(ExecContext& ctx, const Access& dst, const Access& src,
                           fmt::format("'{}' writes mean and variance per partition, but the destination is {}", kOp,
                                       dst.describe()),
                           fmt::format("allocate the result as [{}, 2]", p)));
+  dst.tensor->written = true;
+  ctx.trace.add(make_record(Engine::kVector, kOp, loc, dst, {&src}));
+  if (!ctx.compute) return {};
   Tensor x = as_rows(src);
   Tensor res = Tensor::uninitialized({p, 2}, DType::kFloat32);
   for (int64_t i = 0; i < p; ++i) {
@@ -516,18 +592,17 @@ Result<void> isa_bn_aggr(ExecContext& ctx, const Access& dst, const Access& src,
   }
   Tensor out = dst.view;
   out.assign(res.reshape(dst.shape()));
-  dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kVector, kOp, loc, dst, {&src}));
   return {};
 }
 
 Result<void> isa_memset(ExecContext& ctx, const Access& dst, double value, Engine engine, const SourceLoc& loc) {
   if (auto r = check_on_chip(dst, "memset"); !r) return r;
   if (auto r = check_partition_limit(ctx, dst, "memset"); !r) return r;
-  Tensor out = dst.view;
-  out.fill(value);
   dst.tensor->written = true;
   ctx.trace.add(make_record(engine, "memset", loc, dst, {}));
+  if (!ctx.compute) return {};
+  Tensor out = dst.view;
+  out.fill(value);
   return {};
 }
 
@@ -539,10 +614,11 @@ Result<void> isa_tensor_copy(ExecContext& ctx, const Access& dst, const Access& 
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
                           fmt::format("'tensor_copy' of {} into {}: the shapes differ", src.describe(), dst.describe()),
                           "index the source and the destination so that both select the same shape"));
-  Tensor out = dst.view;
-  out.assign(as_shape_of(src.view, dst.shape()));
   dst.tensor->written = true;
   ctx.trace.add(make_record(engine, "tensor_copy", loc, dst, {&src}));
+  if (!ctx.compute) return {};
+  Tensor out = dst.view;
+  out.assign(as_shape_of(src.view, dst.shape()));
   return {};
 }
 

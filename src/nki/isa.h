@@ -2,9 +2,9 @@
 // nki.isa has them in the current dialect. Both dialects' front ends lower onto these.
 //
 // Each instruction, in one pass: validates its operands against the compiler's rules (a
-// Diagnostic with the NKI catalogue code on failure), computes the numbers (engines widen to
-// float32, compute, and round once into the destination's type), and appends an
-// InstructionRecord to the trace.
+// Diagnostic with the NKI catalogue code on failure), appends an InstructionRecord to the trace,
+// and computes the numbers (engines widen to float32, compute, and round once into the
+// destination's type) — unless the context is timing-only (ExecContext::compute false).
 #pragma once
 
 #include <optional>
@@ -22,6 +22,10 @@ namespace nki_agent {
 // What one kernel launch executes against.
 struct ExecContext {
   const TargetSpec* target = &target_trn1();
+  // false: timing-only — every instruction still runs its checks, marks its destination written
+  // and records its trace entry, but skips the numerics (destinations keep what they held, poison
+  // for fresh memory). The trace is the same as a computing run's.
+  bool compute = true;
   Trace trace;
 };
 
@@ -59,9 +63,12 @@ Result<void> isa_iota(ExecContext& ctx, const Access& dst, const AffineExpr& exp
 Result<void> isa_affine_select(ExecContext& ctx, const Access& dst, const AffineExpr& expr, BinaryOp cmp,
                                const Access& on_true, double on_false_value, const SourceLoc& loc);
 
-// dst = op(src * scale + bias) on the Scalar engine; bias is a [P, 1] tile or absent.
-Result<void> isa_activation(ExecContext& ctx, const Access& dst, UnaryOp op, const Access& src,
-                            const std::optional<Access>& bias, double scale, const SourceLoc& loc);
+// dst = op(src * scale + bias) on the Scalar engine (op absent: the identity, nl.copy); bias is a
+// [P, 1] tile or absent; the scale is
+// the number `scale`, or, when given, the float32 [P, 1] tile `scale_tile` (one factor per partition).
+Result<void> isa_activation(ExecContext& ctx, const Access& dst, std::optional<UnaryOp> op, const Access& src,
+                            const std::optional<Access>& bias, double scale, const SourceLoc& loc,
+                            const std::optional<Access>& scale_tile = std::nullopt);
 
 // How nc_matmul treats what its PSUM destination already holds.
 enum class Accumulate : uint8_t {

@@ -1,5 +1,8 @@
 #include "nki/trace.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include <nlohmann/json.hpp>
 
 namespace nki_agent {
@@ -44,7 +47,7 @@ nlohmann::json Trace::to_json() const {
                      {"partitions", o.partitions},
                      {"start_partition", o.start_partition},
                      {"bytes", o.bytes},
-                     {"write", o.is_write}});
+                     {"is_write", o.is_write}});
     out.push_back({{"engine", engine_name(r.engine)},
                    {"opcode", r.opcode},
                    {"operands", ops},
@@ -53,6 +56,37 @@ nlohmann::json Trace::to_json() const {
                    {"file", r.loc.file}});
   }
   return out;
+}
+
+void Trace::append(Trace&& other) {
+  const size_t room = kMaxTraceRecords - std::min(kMaxTraceRecords, records_.size());
+  const size_t take = std::min(room, other.records_.size());
+  records_.insert(records_.end(), std::make_move_iterator(other.records_.begin()),
+                  std::make_move_iterator(other.records_.begin() + static_cast<std::ptrdiff_t>(take)));
+  dropped_ += other.dropped_ + static_cast<int64_t>(other.records_.size() - take);
+  other.records_.clear();
+  other.dropped_ = 0;
+}
+
+TraceSummary summarize(const Trace& trace) {
+  TraceSummary s;
+  s.dropped = trace.dropped();
+  for (const auto& r : trace.records()) {
+    ++s.instructions;
+    ++s.per_engine[static_cast<int>(r.engine)];
+    s.elements += r.elements;
+    if (r.engine == Engine::kDma)
+      for (const auto& o : r.operands)
+        if (o.is_write) s.dma_bytes += o.bytes;
+  }
+  return s;
+}
+
+nlohmann::json summary_to_json(const TraceSummary& s) {
+  nlohmann::json engines = nlohmann::json::object();
+  for (int e = 0; e < kNumEngines; ++e) engines[std::string(engine_name(static_cast<Engine>(e)))] = s.per_engine[e];
+  return {{"instructions", s.instructions}, {"per_engine", engines},      {"dma_bytes", s.dma_bytes},
+          {"elements", s.elements},         {"truncated", s.dropped > 0}, {"dropped", s.dropped}};
 }
 
 }  // namespace nki_agent

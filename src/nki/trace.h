@@ -1,6 +1,10 @@
 // nki/trace.h — the record of a kernel's execution: every instruction with its engine, opcode,
 // operands (memory, partition range, access pattern, dtype, bytes) and kernel source line. The
 // cost model schedules this; nothing here knows about time.
+//
+// A trace keeps at most kMaxTraceRecords records: later instructions are counted (dropped()) but
+// not stored, so a kernel that issues instructions without end cannot exhaust memory, and the
+// trace's wire form between a worker and the host stays bounded (runtime/kernel_call.h).
 #pragma once
 
 #include <string>
@@ -15,6 +19,7 @@ namespace nki_agent {
 
 // The NeuronCore's engines, and the DMA queues that move data between memories.
 enum class Engine : uint8_t { kTensor, kVector, kScalar, kGpSimd, kDma };
+inline constexpr int kNumEngines = 5;
 std::string_view engine_name(Engine e);  // "tensor" (PE), "vector" (DVE), "scalar" (ACT), "gpsimd" (POOL), "dma"
 
 struct OperandRecord {
@@ -40,15 +45,45 @@ struct InstructionRecord {
 
 OperandRecord record_operand(const Access& a, bool is_write);
 
+inline constexpr size_t kMaxTraceRecords = 2'000'000;
+
 class Trace {
  public:
-  void add(InstructionRecord r) { records_.push_back(std::move(r)); }
+  void add(InstructionRecord r) {
+    if (records_.size() < kMaxTraceRecords)
+      records_.push_back(std::move(r));
+    else
+      ++dropped_;
+  }
+  // Appends another trace's records (and its dropped count), within the cap.
+  void append(Trace&& other);
+  // Counts instructions that were executed but not stored (the cap); set by the wire decoder too.
+  void add_dropped(int64_t n) { dropped_ += n; }
   const std::vector<InstructionRecord>& records() const { return records_; }
+  std::vector<InstructionRecord>& mutable_records() { return records_; }
   size_t size() const { return records_.size(); }
+  int64_t dropped() const { return dropped_; }
+  bool truncated() const { return dropped_ > 0; }
+  // One object per record: engine, opcode, operands (tensor, buffer, dtype, shape, strides, offset,
+  // partitions, start_partition, bytes, is_write), elements, file, line.
   nlohmann::json to_json() const;
 
  private:
   std::vector<InstructionRecord> records_;
+  int64_t dropped_ = 0;
 };
+
+// What a trace adds up to: instructions per engine, the bytes DMA queues wrote, and the elements
+// the engines processed (the records' `elements`). Counts cover the stored records only; a
+// truncated trace says so.
+struct TraceSummary {
+  int64_t instructions = 0;
+  int64_t per_engine[kNumEngines] = {};  // indexed by Engine
+  int64_t dma_bytes = 0;                 // bytes written by dma instructions (their destinations)
+  int64_t elements = 0;
+  int64_t dropped = 0;
+};
+TraceSummary summarize(const Trace& trace);
+nlohmann::json summary_to_json(const TraceSummary& s);
 
 }  // namespace nki_agent

@@ -5,9 +5,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "nki/target.h"
 #include "tensor/npy.h"
 
 namespace fs = std::filesystem;
@@ -22,7 +24,10 @@ void put_u64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
-std::string pack(const nlohmann::json& header, const std::vector<Tensor>& arrays, const char* key) {
+// `extra`: one more binary section after the arrays (the trace); its offset goes to
+// header[extra_key]["offset"] and its size to ["size"].
+std::string pack(const nlohmann::json& header, const std::vector<Tensor>& arrays, const char* key,
+                 const char* extra_key = nullptr, std::string_view extra = {}) {
   nlohmann::json h = header;
   std::string blobs;
   h[key] = nlohmann::json::array();
@@ -30,6 +35,11 @@ std::string pack(const nlohmann::json& header, const std::vector<Tensor>& arrays
     std::vector<uint8_t> img = npy_serialize(t);
     h[key].push_back({{"offset", blobs.size()}, {"size", img.size()}});
     blobs.append(reinterpret_cast<const char*>(img.data()), img.size());
+  }
+  if (extra_key) {
+    h[extra_key]["offset"] = blobs.size();
+    h[extra_key]["size"] = extra.size();
+    blobs.append(extra);
   }
   std::string text = h.dump();
   std::string out;
@@ -48,6 +58,7 @@ Diagnostic bad_wire(const std::string& why) {
 struct Unpacked {
   nlohmann::json header;
   std::vector<Tensor> arrays;
+  std::string_view blobs;  // the binary sections, into the caller's bytes
 };
 
 Result<Unpacked> unpack(std::string_view bytes, const char* key) {
@@ -59,6 +70,7 @@ Result<Unpacked> unpack(std::string_view bytes, const char* key) {
   u.header = nlohmann::json::parse(bytes.substr(8, n), nullptr, false);
   if (u.header.is_discarded() || !u.header.is_object()) return fail(bad_wire("header is not a JSON object"));
   std::string_view blobs = bytes.substr(8 + n);
+  u.blobs = blobs;
   auto it = u.header.find(key);
   if (it == u.header.end() || !it->is_array()) return fail(bad_wire(fmt::format("no '{}' list", key)));
   for (const auto& a : *it) {
@@ -84,6 +96,220 @@ bool get_to(const nlohmann::json& j, const char* key, T& out) {
   } catch (const nlohmann::json::exception&) {
     return false;
   }
+}
+
+// ---- the trace's binary section ------------------------------------------------------------------
+
+class TraceWriter {
+ public:
+  void u8(uint8_t v) { out_ += static_cast<char>(v); }
+  void uv(uint64_t v) {
+    while (v >= 0x80) {
+      out_ += static_cast<char>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    out_ += static_cast<char>(v);
+  }
+  void sv(int64_t v) { uv((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63)); }
+  void str(const std::string& s) {
+    auto [it, added] = index_.try_emplace(s, static_cast<uint64_t>(strings_.size()));
+    if (added) strings_.push_back(s);
+    uv(it->second);
+  }
+  std::string& bytes() { return out_; }
+  const std::vector<std::string>& strings() const { return strings_; }
+
+ private:
+  std::string out_;
+  std::map<std::string, uint64_t> index_;
+  std::vector<std::string> strings_;
+};
+
+// Reads what TraceWriter wrote; the first malformed value sets the error and every read after it
+// returns 0, so callers check error() once per record.
+class TraceReader {
+ public:
+  TraceReader(std::string_view in, const std::vector<std::string>& strings) : in_(in), strings_(strings) {}
+  uint8_t u8() {
+    if (pos_ >= in_.size()) return bad("ends inside a record");
+    return static_cast<uint8_t>(in_[pos_++]);
+  }
+  uint64_t uv() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos_ >= in_.size()) return bad("ends inside a number");
+      const uint8_t b = static_cast<uint8_t>(in_[pos_++]);
+      if (shift == 63 && b > 1) return bad("a number beyond 64 bits");
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    return bad("a number beyond 64 bits");
+  }
+  int64_t sv() {
+    const uint64_t z = uv();
+    return static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
+  }
+  // A non-negative value no larger than `max`.
+  int64_t size(int64_t max, const char* what) {
+    const int64_t v = sv();
+    if (v < 0 || v > max) {
+      bad(what);
+      return 0;
+    }
+    return v;
+  }
+  const std::string& str() {
+    static const std::string kEmpty;
+    const uint64_t i = uv();
+    if (i >= strings_.size()) {
+      bad("a string index outside the table");
+      return kEmpty;
+    }
+    return strings_[i];
+  }
+  bool at_end() const { return pos_ == in_.size(); }
+  const std::string& error() const { return error_; }
+
+ private:
+  uint8_t bad(const char* why) {
+    if (error_.empty()) error_ = why;
+    pos_ = in_.size();
+    return 0;
+  }
+  std::string_view in_;
+  size_t pos_ = 0;
+  const std::vector<std::string>& strings_;
+  std::string error_;
+};
+
+constexpr int64_t kMaxI64 = std::numeric_limits<int64_t>::max();
+
+// ---- tensor specs: {"name", "dtype", "shape"} ------------------------------------------------------
+
+nlohmann::json specs_to_json(const std::vector<TensorSpec>& specs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const TensorSpec& s : specs)
+    out.push_back({{"name", s.name}, {"dtype", dtype_name(s.dtype)}, {"shape", s.shape}});
+  return out;
+}
+
+// At most `max_elements` elements each (the element count must not overflow either).
+Result<std::vector<TensorSpec>> specs_from_json(const nlohmann::json& j, int64_t max_elements, const char* what) {
+  if (!j.is_array() || j.size() > kMaxTensorSpecs) return fail(bad_wire(fmt::format("'{}' is not a list of specs", what)));
+  std::vector<TensorSpec> out;
+  for (const auto& e : j) {
+    TensorSpec s;
+    std::string dtype;
+    if (!e.is_object() || !get_to(e, "name", s.name) || !get_to(e, "dtype", dtype) || !e.contains("shape") ||
+        !e["shape"].is_array() || e["shape"].size() > kMaxTraceRank)
+      return fail(bad_wire(fmt::format("a malformed entry in '{}'", what)));
+    auto t = dtype_from_name(dtype);
+    if (!t) return fail(bad_wire(fmt::format("an unknown dtype in '{}'", what)));
+    s.dtype = *t;
+    int64_t numel = 1;
+    for (const auto& d : e["shape"]) {
+      if (!d.is_number_unsigned() || d.get<uint64_t>() > static_cast<uint64_t>(max_elements))
+        return fail(bad_wire(fmt::format("a bad dimension in '{}'", what)));
+      const auto n = d.get<int64_t>();
+      if (n > 0 && numel > max_elements / n) return fail(bad_wire(fmt::format("a spec in '{}' is too large", what)));
+      numel *= n;
+      s.shape.push_back(n);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+constexpr size_t kMinRecordBytes = 7;  // engine, opcode, file, line, col, elements, operand count: a byte each at least
+
+// The trace's header entry (without offset and size, which pack() adds) and its section.
+std::pair<nlohmann::json, std::string> encode_trace(const Trace& trace) {
+  TraceWriter w;
+  for (const InstructionRecord& r : trace.records()) {
+    w.u8(static_cast<uint8_t>(r.engine));
+    w.str(r.opcode);
+    w.str(r.loc.file);
+    w.sv(r.loc.line);
+    w.sv(r.loc.col);
+    w.sv(r.elements);
+    w.uv(r.operands.size());
+    for (const OperandRecord& o : r.operands) {
+      w.str(o.tensor);
+      w.u8(static_cast<uint8_t>(o.buffer));
+      w.u8(static_cast<uint8_t>(o.dtype));
+      w.u8(o.is_write ? 1 : 0);
+      w.uv(o.shape.size());
+      for (int64_t d : o.shape) w.sv(d);
+      w.uv(o.strides.size());
+      for (int64_t d : o.strides) w.sv(d);
+      w.sv(o.offset);
+      w.sv(o.partitions);
+      w.sv(o.start_partition);
+      w.sv(o.bytes);
+    }
+  }
+  nlohmann::json h = {{"records", trace.size()}, {"dropped", trace.dropped()}, {"strings", w.strings()}};
+  return {std::move(h), std::move(w.bytes())};
+}
+
+Result<Trace> decode_trace(const nlohmann::json& h, std::string_view blobs) {
+  uint64_t off = 0, size = 0, records = 0, dropped = 0;
+  std::vector<std::string> strings;
+  if (!h.is_object() || !get_to(h, "offset", off) || !get_to(h, "size", size) || !get_to(h, "records", records) ||
+      !get_to(h, "dropped", dropped) || !h["offset"].is_number_unsigned() || !h["size"].is_number_unsigned() ||
+      !h["records"].is_number_unsigned() || !h["dropped"].is_number_unsigned() || !get_to(h, "strings", strings))
+    return fail(bad_wire("a trace field is missing or has the wrong type"));
+  if (off > blobs.size() || size > blobs.size() - off) return fail(bad_wire("the trace lies beyond the message"));
+  if (records > kMaxTraceRecords)
+    return fail(bad_wire(fmt::format("a trace of {} records (at most {})", records, kMaxTraceRecords)));
+  if (dropped > static_cast<uint64_t>(kMaxI64)) return fail(bad_wire("a trace's dropped count beyond 64 bits"));
+  if (strings.size() > kMaxTraceStrings) return fail(bad_wire("a trace's string table is too large"));
+  const std::string_view body = blobs.substr(off, size);
+  if (records > body.size() / kMinRecordBytes) return fail(bad_wire("a trace's record count exceeds its bytes"));
+
+  Trace t;
+  t.add_dropped(static_cast<int64_t>(dropped));
+  t.mutable_records().reserve(records);
+  TraceReader in(body, strings);
+  for (uint64_t i = 0; i < records; ++i) {
+    InstructionRecord r;
+    const uint8_t engine = in.u8();
+    if (engine >= kNumEngines) return fail(bad_wire(fmt::format("trace record {}: unknown engine {}", i, engine)));
+    r.engine = static_cast<Engine>(engine);
+    r.opcode = in.str();
+    r.loc.file = in.str();
+    r.loc.line = static_cast<int>(in.size(kMaxInt, "a line number out of range"));
+    r.loc.col = static_cast<int>(in.size(kMaxInt, "a column number out of range"));
+    r.elements = in.size(kMaxI64, "a negative element count");
+    const uint64_t nops = in.uv();
+    if (nops > kMaxTraceOperands) return fail(bad_wire(fmt::format("trace record {}: {} operands", i, nops)));
+    for (uint64_t k = 0; k < nops && in.error().empty(); ++k) {
+      OperandRecord o;
+      o.tensor = in.str();
+      const uint8_t buffer = in.u8(), dtype = in.u8(), write = in.u8();
+      if (buffer > static_cast<uint8_t>(Buffer::kPsum) || dtype >= kNumDTypes || write > 1)
+        return fail(bad_wire(fmt::format("trace record {}: an operand with an unknown buffer, dtype or flag", i)));
+      o.buffer = static_cast<Buffer>(buffer);
+      o.dtype = static_cast<DType>(dtype);
+      o.is_write = write == 1;
+      const uint64_t rank = in.uv();
+      if (rank > kMaxTraceRank) return fail(bad_wire(fmt::format("trace record {}: an operand of rank {}", i, rank)));
+      for (uint64_t d = 0; d < rank; ++d) o.shape.push_back(in.size(kMaxI64, "a negative dimension"));
+      const uint64_t srank = in.uv();
+      if (in.error().empty() && srank != rank)
+        return fail(bad_wire(fmt::format("trace record {}: shape and strides differ in rank", i)));
+      for (uint64_t d = 0; d < rank; ++d) o.strides.push_back(in.sv());
+      o.offset = in.sv();
+      o.partitions = in.size(kMaxI64, "a negative partition count");
+      o.start_partition = in.size(kMaxI64, "a negative start partition");
+      o.bytes = in.size(kMaxI64, "a negative byte count");
+      r.operands.push_back(std::move(o));
+    }
+    if (!in.error().empty()) return fail(bad_wire(fmt::format("trace record {}: {}", i, in.error())));
+    t.mutable_records().push_back(std::move(r));
+  }
+  if (!in.at_end()) return fail(bad_wire("bytes after the trace's last record"));
+  return t;
 }
 
 }  // namespace
@@ -158,9 +384,12 @@ KernelFiles kernel_files_from_source(std::string source, std::string name) {
 }
 
 std::string encode_call(const KernelCall& c) {
-  nlohmann::json h = {{"root", c.src.root},     {"main_path", c.src.main_path}, {"files", c.src.files},
-                      {"entry", c.entry},       {"kwargs", c.kwargs},           {"grid", c.grid},
-                      {"input_names", c.input_names}};
+  nlohmann::json h = {{"root", c.src.root},           {"main_path", c.src.main_path},
+                      {"files", c.src.files},         {"entry", c.entry},
+                      {"kwargs", c.kwargs},           {"grid", c.grid},
+                      {"input_names", c.input_names}, {"target", c.target},
+                      {"compute", c.compute},         {"collect_trace", c.collect_trace},
+                      {"zero_inputs", specs_to_json(c.zero_inputs)}, {"want_outputs", c.want_outputs}};
   return pack(h, c.inputs, "inputs");
 }
 
@@ -171,17 +400,26 @@ Result<KernelCall> decode_call(std::string_view bytes) {
   if (!get_to(u->header, "root", c.src.root) || !get_to(u->header, "main_path", c.src.main_path) ||
       !get_to(u->header, "files", c.src.files) || !get_to(u->header, "entry", c.entry) ||
       !get_to(u->header, "kwargs", c.kwargs) || !get_to(u->header, "grid", c.grid) ||
-      !get_to(u->header, "input_names", c.input_names))
+      !get_to(u->header, "input_names", c.input_names) || !get_to(u->header, "target", c.target) ||
+      !get_to(u->header, "compute", c.compute) || !get_to(u->header, "collect_trace", c.collect_trace))
     return fail(bad_wire("a call field is missing or has the wrong type"));
+  if (!c.target.empty() && !target_by_name(c.target)) return fail(bad_wire("an unknown target"));
+  if (!get_to(u->header, "want_outputs", c.want_outputs) || !u->header.contains("zero_inputs"))
+    return fail(bad_wire("a call field is missing or has the wrong type"));
+  auto zeros = specs_from_json(u->header["zero_inputs"], kMaxSpecElements, "zero_inputs");
+  if (!zeros) return fail(zeros.error());
+  c.zero_inputs = std::move(*zeros);
   c.inputs = std::move(u->arrays);
-  if (!c.input_names.empty() && c.input_names.size() != c.inputs.size())
+  if (!c.input_names.empty() && c.input_names.size() != c.inputs.size() + c.zero_inputs.size())
     return fail(bad_wire("input_names and inputs differ in length"));
   return c;
 }
 
 std::string encode_outcome(const Result<KernelOutcome>& r) {
   if (!r) return pack({{"diagnostic", r.error().to_json()}}, {}, "outputs");
-  return pack({{"printed", r->printed}}, r->outputs, "outputs");
+  auto [trace_header, trace_bytes] = encode_trace(r->trace);
+  return pack({{"printed", r->printed}, {"trace", std::move(trace_header)}, {"output_specs", specs_to_json(r->output_specs)}},
+              r->outputs, "outputs", "trace", trace_bytes);
 }
 
 Result<KernelOutcome> decode_outcome(std::string_view bytes) {
@@ -194,7 +432,22 @@ Result<KernelOutcome> decode_outcome(std::string_view bytes) {
   }
   KernelOutcome o;
   if (!get_to(u->header, "printed", o.printed)) return fail(bad_wire("no 'printed' text"));
+  auto it = u->header.find("trace");
+  if (it == u->header.end()) return fail(bad_wire("no 'trace'"));
+  auto trace = decode_trace(*it, u->blobs);
+  if (!trace) return fail(trace.error());
+  o.trace = std::move(*trace);
+  if (!u->header.contains("output_specs")) return fail(bad_wire("no 'output_specs'"));
+  auto specs = specs_from_json(u->header["output_specs"], kMaxI64, "output_specs");
+  if (!specs) return fail(specs.error());
+  o.output_specs = std::move(*specs);
   o.outputs = std::move(u->arrays);
+  if (!o.outputs.empty()) {
+    bool agree = o.outputs.size() == o.output_specs.size();
+    for (size_t i = 0; agree && i < o.outputs.size(); ++i)
+      agree = o.outputs[i].dtype() == o.output_specs[i].dtype && o.outputs[i].shape() == o.output_specs[i].shape;
+    if (!agree) return fail(bad_wire("outputs and their specs disagree"));
+  }
   return o;
 }
 

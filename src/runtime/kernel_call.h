@@ -5,6 +5,16 @@
 // then the arrays as .npy images (bf16/fp8 as tagged raw bits, so types survive exactly) at the
 // offsets the header gives. Decoding validates everything — lengths, offsets, JSON types — since a
 // compromised worker's reply must not be able to hurt the host.
+//
+// An outcome's trace travels as one more binary section, compact: the header holds its record
+// count, its dropped count and a table of the strings it uses (opcodes, tensor names, files); the
+// section holds the records as bytes and LEB128 varints (signed ones zigzag-coded), each string as
+// its index in the table:
+//   record:  engine u8, opcode, file, line, col, elements, operand count, operands...
+//   operand: tensor, buffer u8, dtype u8, is_write u8, ndim, shape[ndim], strides[ndim], offset,
+//            partitions, start_partition, bytes
+// Decoding rejects unknown enums, indices outside the table, negative sizes, more than
+// kMaxTraceRecords records, counts that disagree with the bytes, and trailing bytes.
 #pragma once
 
 #include <map>
@@ -13,7 +23,9 @@
 #include <vector>
 
 #include "core/diagnostic.h"
+#include "nki/trace.h"
 #include "tensor/tensor.h"
+#include "tensor/tensor_spec.h"
 
 namespace nki_agent {
 
@@ -44,12 +56,30 @@ struct KernelCall {
   std::vector<std::string> input_names;
   std::map<std::string, std::string> kwargs;  // Python literals ("128", "True", "'x'", "(1, 2)")
   std::vector<int64_t> grid;                  // an SPMD launch grid; empty: a plain call
+  std::string target;                         // "trn1" or "trn2"; empty: trn1
+  // false: timing-only — every instruction runs its checks and is traced, but nothing is
+  // computed; outputs come back as the poison fresh memory holds (nki/isa.h).
+  bool compute = true;
+  bool collect_trace = true;  // false: the outcome's trace stays empty
+  // Inputs the worker makes as zeros of these types and shapes, after `inputs` (input_names, when
+  // given, name both, in that order): a timing-only check reads no values, so no data travels.
+  std::vector<TensorSpec> zero_inputs;
+  bool want_outputs = true;  // false: the outcome's outputs stay empty; output_specs still describe them
 };
 
 struct KernelOutcome {
   std::vector<Tensor> outputs;  // in return order (a tuple's elements, or the one tensor)
   std::string printed;          // what the kernel printed (capped)
+  Trace trace;                  // every instruction the run executed, in order (at most kMaxTraceRecords)
+  std::vector<TensorSpec> output_specs;  // every output's dtype and shape (named out0, out1, ...), data or not
 };
+
+// Most zero inputs and output specs a message may hold.
+inline constexpr size_t kMaxTensorSpecs = 4096;
+// Most strings a trace's table, and most operands one record, may hold on the wire.
+inline constexpr size_t kMaxTraceStrings = 1'000'000;
+inline constexpr uint64_t kMaxTraceOperands = 64;
+inline constexpr uint64_t kMaxTraceRank = 64;
 
 std::string encode_call(const KernelCall& call);
 Result<KernelCall> decode_call(std::string_view bytes);

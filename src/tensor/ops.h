@@ -76,6 +76,7 @@ enum class UnaryOp : uint8_t {
   kRelu,
   kGelu,       // exact: x * Φ(x) with erf
   kGeluTanh,   // tanh approximation
+  kGeluSigmoid,  // sigmoid approximation: x * sigmoid(1.702 x)
   kSilu,
   kSoftplus,
   kFloor,
@@ -119,6 +120,11 @@ Tensor argmin(const Tensor& a, int axis, bool keepdims = false);
 // np.matmul: 1-D operands are promoted to matrices and the added axis removed; leading (batch)
 // axes broadcast. The default output type is promote_types(a, b).
 Tensor matmul(const Tensor& a, const Tensor& b, std::optional<DType> out_dtype = {});
+
+// out = a @ b (or out += a @ b with `accumulate`) in place, for float32 matrices BLAS can read
+// directly and an `out` with unit column stride. Returns false, touching nothing, when the
+// operands do not qualify; the caller then takes the general path.
+bool gemm_into(const Tensor& a, const Tensor& b, Tensor& out, bool accumulate);
 
 // Convenience
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return binary(BinaryOp::kAdd, a, b); }

@@ -167,6 +167,13 @@ float silu(float x) {
   const float e = std::exp(x);
   return x * e / (1.0f + e);
 }
+// x * sigmoid(1.702 x), the same way round.
+float gelu_sigmoid(float x) {
+  const float u = 1.702f * x;
+  if (u >= 0) return x / (1.0f + std::exp(-u));
+  const float e = std::exp(u);
+  return x * e / (1.0f + e);
+}
 float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 
 void unary_f32(UnaryOp op, const float* a, float* o, int64_t n) {
@@ -193,6 +200,7 @@ void unary_f32(UnaryOp op, const float* a, float* o, int64_t n) {
     case UnaryOp::kRelu: NKIA_LOOP(a[i] > 0 ? a[i] : (a[i] != a[i] ? a[i] : 0.0f));
     case UnaryOp::kGelu: NKIA_LOOP(gelu_exact(a[i]));
     case UnaryOp::kGeluTanh: NKIA_LOOP(gelu_tanh(a[i]));
+    case UnaryOp::kGeluSigmoid: NKIA_LOOP(gelu_sigmoid(a[i]));
     case UnaryOp::kSilu: NKIA_LOOP(silu(a[i]));
     case UnaryOp::kSoftplus: NKIA_LOOP(softplus(a[i]));
     case UnaryOp::kFloor: NKIA_LOOP(std::floor(a[i]));
@@ -278,7 +286,7 @@ std::string_view unary_op_name(UnaryOp op) {
   static constexpr std::string_view kNames[] = {
       "negative", "abs",  "sign",    "square", "reciprocal", "sqrt",  "rsqrt",     "exp",  "log",
       "sin",      "cos",  "tan",     "tanh",   "arctan",     "erf",   "sigmoid",   "relu", "gelu",
-      "gelu_tanh", "silu", "softplus", "floor", "ceil",      "trunc", "rint", "logical_not", "invert"};
+      "gelu_tanh", "gelu_sigmoid", "silu", "softplus", "floor", "ceil", "trunc", "rint", "logical_not", "invert"};
   return kNames[static_cast<int>(op)];
 }
 

@@ -123,4 +123,25 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in, std::optional<DType> out_d
   return res;
 }
 
+bool gemm_into(const Tensor& a, const Tensor& b, Tensor& out, bool accumulate) {
+  if (a.ndim() != 2 || b.ndim() != 2 || out.ndim() != 2 || a.dtype() != DType::kFloat32 ||
+      b.dtype() != DType::kFloat32 || out.dtype() != DType::kFloat32)
+    return false;
+  const int64_t M = a.shape()[0], K = a.shape()[1], N = b.shape()[1];
+  if (b.shape()[0] != K || out.shape()[0] != M || out.shape()[1] != N) return false;
+  // out must be row-major with unit column stride (BLAS writes C in place).
+  if (!(out.strides()[1] == 1 || N == 1) || out.strides()[0] < std::max<int64_t>(N, 1)) return false;
+  BlasOperand oa, ob;
+  if (!blas_view(a, &oa) || !blas_view(b, &ob)) return false;
+  if (M == 0 || N == 0) return true;
+  if (K == 0) {
+    if (!accumulate) out.fill(0);
+    return true;
+  }
+  cblas_sgemm(CblasRowMajor, oa.trans, ob.trans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K),
+              1.0f, static_cast<const float*>(oa.data), oa.ld, static_cast<const float*>(ob.data), ob.ld,
+              accumulate ? 1.0f : 0.0f, static_cast<float*>(out.data()), static_cast<int>(out.strides()[0]));
+  return true;
+}
+
 }  // namespace nki_agent

@@ -166,6 +166,7 @@ UNARY_F64 = {
     "relu": relu,
     "gelu": lambda x: 0.5 * x * erfc64(-x / math.sqrt(2.0)),
     "gelu_tanh": lambda x: 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3))),
+    "gelu_sigmoid": lambda x: x / (1.0 + np.exp(-1.702 * x)),
     "silu": lambda x: x / (1.0 + np.exp(-x)),
     "softplus": lambda x: np.logaddexp(0.0, x),
     "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint,

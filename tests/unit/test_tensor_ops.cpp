@@ -986,7 +986,8 @@ UnarySpec unary_spec(UnaryOp op) {
     case UnaryOp::kSilu:
     case UnaryOp::kSoftplus: return {"f64", {1e-6, 1e-30}, -30, 30, false};
     case UnaryOp::kGelu:
-    case UnaryOp::kGeluTanh: return {"f64", {1e-5, 1e-6}, -6, 6, false};
+    case UnaryOp::kGeluTanh:
+    case UnaryOp::kGeluSigmoid: return {"f64", {1e-5, 1e-6}, -6, 6, false};
     case UnaryOp::kInvert: break;
   }
   return {"native", kExact, -1, 1, false};
@@ -1068,7 +1069,7 @@ TEST(Unary, Float16MatchesNumPy) {
     if (op != UnaryOp::kLogicalNot) c["rnd"] = "float16";
     const int id = o.add(c);
     Tol tol = exact ? kExact : Tol{1e-6 + 1.0 / 1024, 1e-7};
-    if (op == UnaryOp::kGelu || op == UnaryOp::kGeluTanh) tol.atol = s.tol.atol;  // float32 cancellation
+    if (op == UnaryOp::kGelu || op == UnaryOp::kGeluTanh || op == UnaryOp::kGeluSigmoid) tol.atol = s.tol.atol;  // float32 cancellation
     cases.push_back({op, a, id, tol});
   }
   ASSERT_TRUE(o.run());

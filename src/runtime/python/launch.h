@@ -1,5 +1,6 @@
 // runtime/python/launch.h — the kernel launch running on this thread: its SPMD position and the
-// instruction core's execution context (target, trace).
+// instruction core's execution context (target, compute mode, trace); and the run (one
+// python_run) that the launches belong to.
 #pragma once
 
 #include <vector>
@@ -12,9 +13,29 @@ struct LaunchContext {
   std::vector<int64_t> grid;        // empty: a plain call (one instance)
   std::vector<int64_t> program_id;  // this instance's position in the grid
   ExecContext exec;
+  // shared_hbm tensors are shared by the SPMD instances: the k-th one an instance allocates is the
+  // k-th one the first instance allocated (the kernel's outputs, which every instance writes to).
+  std::vector<std::shared_ptr<NkiTensor>> shared_hbm;
+  size_t shared_next = 0;  // the next index into shared_hbm for the running instance
 };
 
 // The launch being executed on this thread, or null outside a kernel.
 LaunchContext* current_launch();
+
+// What the run in progress on this thread asks of its launches. A host function may launch
+// several kernels: each takes the run's target and compute mode when it begins, and hands its
+// trace to the run's when it ends, so the run's trace holds every instruction in launch order.
+struct RunScope {
+  const TargetSpec* target = &target_trn1();
+  bool compute = true;        // false: timing-only (ExecContext::compute)
+  bool collect_trace = true;  // false: launches' traces are dropped
+  Trace trace;
+};
+
+// The run on this thread (python_run sets it), or null: launches then keep ExecContext's defaults.
+RunScope* current_run();
+// Called by the launch itself, around its instances (py_module.cpp).
+void begin_launch(LaunchContext& launch);
+void end_launch(LaunchContext& launch) noexcept;
 
 }  // namespace nki_agent

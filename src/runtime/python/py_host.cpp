@@ -5,7 +5,10 @@
 #include <pybind11/stl.h>
 
 #include <filesystem>
+#include <map>
 
+#include "nki/target.h"
+#include "runtime/python/launch.h"
 #include "runtime/python/py_convert.h"
 #include "runtime/python/pylib.h"
 
@@ -67,6 +70,7 @@ _nkia.policy.install()
 
 bool g_ready = false;
 Result<void> g_init_result;
+thread_local RunScope* t_run = nullptr;
 
 Diagnostic python_error(const char* what, const py::error_already_set& e) {
   return Diagnostic::error("nkia_internal_python", fmt::format("{}: {}", what, e.what()),
@@ -119,13 +123,41 @@ Result<void> python_host_init() {
 
 bool python_host_ready() { return g_ready && g_init_result.has_value(); }
 
+// ---- runs and their launches ---------------------------------------------------------------------
+
+RunScope* current_run() { return t_run; }
+
+void begin_launch(LaunchContext& launch) {
+  if (!t_run) return;
+  launch.exec.target = t_run->target;
+  launch.exec.compute = t_run->compute;
+}
+
+void end_launch(LaunchContext& launch) noexcept {
+  if (t_run && t_run->collect_trace) t_run->trace.append(std::move(launch.exec.trace));
+}
+
 Result<KernelOutcome> python_run(const KernelCall& call) {
   if (!python_host_ready()) return fail("nkia_internal_python", "python_run before python_host_init");
+  RunScope scope;
+  if (!call.target.empty()) {
+    auto target = target_by_name(call.target);
+    if (!target) return fail(target.error());
+    scope.target = *target;
+  }
+  scope.compute = call.compute;
+  scope.collect_trace = call.collect_trace;
+  if (t_run) return fail("nkia_internal_python", "python_run inside another python_run");
+  t_run = &scope;
+  struct Reset {
+    ~Reset() { t_run = nullptr; }
+  } reset;
   try {
     py::dict files;
     for (const auto& [p, s] : call.src.files) files[py::str(p)] = py::str(s);
     py::list args;
     for (size_t i = 0; i < call.inputs.size(); ++i) args.append(tensor_to_numpy(call.inputs[i]));
+    for (const TensorSpec& s : call.zero_inputs) args.append(tensor_to_numpy(Tensor::zeros(s.shape, s.dtype)));
     py::dict kwargs;
     for (const auto& [k, v] : call.kwargs) kwargs[py::str(k)] = py::str(v);
     py::object run = py::module_::import("_nkia.runner").attr("run");
@@ -147,9 +179,22 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
     }
     int idx = 0;
     for (py::handle o : r[1].cast<py::list>()) {
-      auto t = object_to_tensor(o, fmt::format("output {}", idx++));
+      auto t = object_to_tensor(o, fmt::format("output {}", idx));
       if (!t) return fail(t.error());
-      out.outputs.push_back(std::move(*t));
+      out.output_specs.push_back({fmt::format("out{}", idx++), t->dtype(), t->shape()});
+      if (call.want_outputs) out.outputs.push_back(std::move(*t));
+    }
+    // Records name the kernel's files as the interpreter knows them (relative to the root): give
+    // them the paths Diagnostics carry.
+    out.trace = std::move(scope.trace);
+    if (!call.src.root.empty()) {
+      std::map<std::string, std::string> full;
+      for (auto& rec : out.trace.mutable_records()) {
+        if (rec.loc.file.empty()) continue;
+        auto [it, added] = full.try_emplace(rec.loc.file);
+        if (added) it->second = (fs::path(call.src.root) / rec.loc.file).string();
+        rec.loc.file = it->second;
+      }
     }
     return out;
   } catch (const py::error_already_set& e) {

@@ -26,7 +26,10 @@ namespace nki_agent {
 Result<void> python_host_init();
 bool python_host_ready();
 
-// Runs one call in this process. Requires python_host_init().
+// Runs one call in this process, on the call's target and in its compute mode (timing-only when
+// call.compute is false), with its inputs and then its zero_inputs; the outcome carries the trace
+// of every launch, with the kernel files' paths as Diagnostics give them, and every output's spec
+// (its data only when call.want_outputs). Requires python_host_init().
 Result<KernelOutcome> python_run(const KernelCall& call);
 
 }  // namespace nki_agent

@@ -8,6 +8,7 @@
 #include <frameobject.h>
 
 #include "nki/checks.h"
+#include "nki/isa_select.h"
 #include "runtime/python/launch.h"
 #include "runtime/python/py_convert.h"
 
@@ -347,7 +348,25 @@ std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const s
                       fmt::format("tile the partition dimension in blocks of at most {} (nl.tile_size.pmax)",
                                   ctx.target->partitions)));
   }
-  return make_nki_tensor(shape, parse_dtype(dtype), b, name);
+  const DType t = parse_dtype(dtype);
+  if (b == Buffer::kSharedHbm) {
+    LaunchContext& launch = *t_launch;
+    if (launch.shared_next < launch.shared_hbm.size()) {  // a later SPMD instance: the first one's tensor
+      auto& same = launch.shared_hbm[launch.shared_next++];
+      if (same->data.shape() != Shape(shape.begin(), shape.end()) || same->data.dtype() != t)
+        raise(nki_error("nkia_bad_shape",
+                        fmt::format("SPMD instances allocate different shared_hbm tensors: {} {} here, {} {} in the "
+                                    "first instance",
+                                    dtype_name(t), shape_str(shape), dtype_name(same->data.dtype()),
+                                    shape_str(same->data.shape())),
+                        "allocate the same outputs, in the same order, in every instance"));
+      return same;
+    }
+    launch.shared_hbm.push_back(make_nki_tensor(shape, t, b, name));
+    launch.shared_next++;
+    return launch.shared_hbm.back();
+  }
+  return make_nki_tensor(shape, t, b, name);
 }
 
 // Runs `func` once per SPMD instance (serially, as on one NeuronCore) and returns the first
@@ -357,10 +376,15 @@ py::object launch(py::function func, py::list args, py::dict kwargs, std::vector
   LaunchContext ctx;
   ctx.grid = grid;
   ctx.program_id.assign(grid.size(), 0);
+  begin_launch(ctx);
   t_launch = &ctx;
   struct Reset {
-    ~Reset() { t_launch = nullptr; }
-  } reset;
+    LaunchContext& ctx;
+    ~Reset() {
+      end_launch(ctx);  // the trace goes to the run's, even from a failed launch
+      t_launch = nullptr;
+    }
+  } reset{ctx};
   int64_t instances = 1;
   for (int64_t g : grid) instances *= g;
   py::object first;
@@ -370,6 +394,7 @@ py::object launch(py::function func, py::list args, py::dict kwargs, std::vector
       ctx.program_id[d] = rem % grid[d];
       rem /= grid[d];
     }
+    ctx.shared_next = 0;
     py::object r = func(*args, **kwargs);
     if (i == 0) first = r;
   }
@@ -522,11 +547,20 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
     check(isa_affine_select(ctx, to_access(dst, "dst"), affine(constant, terms), parse_binary(cmp),
                             to_access(on_true, "on_true_tile"), on_false, caller_loc()));
   });
-  m.def("activation", [](py::handle dst, const std::string& op, py::handle src, py::handle bias, double scale) {
+  // scale: a number, or a [P, 1] tile.
+  m.def("activation", [](py::handle dst, const std::string& op, py::handle src, py::handle bias, py::handle scale) {
     ExecContext& ctx = exec_or_raise("activation");
-    std::optional<Access> b;
+    std::optional<Access> b, scale_tile;
     if (!bias.is_none()) b = to_access(bias, "bias");
-    check(isa_activation(ctx, to_access(dst, "dst"), parse_unary(op), to_access(src, "data"), b, scale, caller_loc()));
+    double s = 1.0;
+    if (py::isinstance<py::float_>(scale) || py::isinstance<py::int_>(scale))
+      s = scale.cast<double>();
+    else
+      scale_tile = to_access(scale, "scale");
+    std::optional<UnaryOp> fn;
+    if (op != "copy" && op != "identity") fn = parse_unary(op);
+    check(isa_activation(ctx, to_access(dst, "dst"), fn, to_access(src, "data"), b, s, caller_loc(),
+                         scale_tile));
   });
   m.def("nc_matmul", [](py::handle dst, py::handle stationary, py::handle moving, const std::string& mode) {
     ExecContext& ctx = exec_or_raise("nc_matmul");
@@ -598,6 +632,61 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
     h->buffer = Buffer::kSharedHbm;
     h->written = true;
     return h;
+  });
+  auto opt_access = [](py::handle h, const char* role) -> std::optional<Access> {
+    if (h.is_none()) return std::nullopt;
+    return to_access(h, role);
+  };
+  m.def("max8", [](py::handle dst, py::handle src) {
+    ExecContext& ctx = exec_or_raise("max8");
+    check(isa_max8(ctx, to_access(dst, "dst"), to_access(src, "src"), caller_loc()));
+  });
+  m.def("find_index8", [](py::handle dst, py::handle data, py::handle vals) {
+    ExecContext& ctx = exec_or_raise("nc_find_index8");
+    check(isa_find_index8(ctx, to_access(dst, "dst"), to_access(data, "data"), to_access(vals, "vals"), caller_loc()));
+  });
+  m.def("match_replace8", [opt_access](py::handle dst, py::handle data, py::handle vals, double imm, py::handle idx) {
+    ExecContext& ctx = exec_or_raise("nc_match_replace8");
+    check(isa_match_replace8(ctx, to_access(dst, "dst"), to_access(data, "data"), to_access(vals, "vals"), imm,
+                             opt_access(idx, "dst_idx"), caller_loc()));
+  });
+  m.def("stream_shuffle", [](py::handle dst, py::handle src, std::vector<int64_t> mask) {
+    ExecContext& ctx = exec_or_raise("nc_stream_shuffle");
+    check(isa_stream_shuffle(ctx, to_access(dst, "dst"), to_access(src, "src"), mask, caller_loc()));
+  });
+  m.def("range_select", [opt_access](py::handle dst, py::handle on_true, const std::string& cmp0,
+                                     const std::string& cmp1, py::handle bound0, py::handle bound1, double start,
+                                     double on_false, py::handle reduce_res) {
+    ExecContext& ctx = exec_or_raise("range_select");
+    check(isa_range_select(ctx, to_access(dst, "dst"), to_access(on_true, "on_true_tile"), parse_binary(cmp0),
+                           parse_binary(cmp1), to_access(bound0, "bound0"), to_access(bound1, "bound1"), start,
+                           on_false, opt_access(reduce_res, "reduce_res"), caller_loc()));
+  });
+  m.def("select_reduce", [opt_access](py::handle dst, py::handle pred, py::handle on_true, py::handle on_false,
+                                      bool reverse, py::handle reduce_res) {
+    ExecContext& ctx = exec_or_raise("select_reduce");
+    std::optional<Access> f_tile;
+    double f = 0;
+    if (py::isinstance<py::float_>(on_false) || py::isinstance<py::int_>(on_false))
+      f = on_false.cast<double>();
+    else
+      f_tile = to_access(on_false, "on_false");
+    check(isa_select_reduce(ctx, to_access(dst, "dst"), to_access(pred, "predicate"), to_access(on_true, "on_true"), f,
+                            f_tile, reverse, opt_access(reduce_res, "reduce_res"), caller_loc()));
+  });
+  m.def("copy_predicated", [](py::handle dst, py::handle src, py::handle pred, bool reverse) {
+    ExecContext& ctx = exec_or_raise("tensor_copy_predicated");
+    std::optional<Access> s;
+    double v = 0;
+    if (py::isinstance<py::float_>(src) || py::isinstance<py::int_>(src))
+      v = src.cast<double>();
+    else
+      s = to_access(src, "src");
+    check(isa_copy_predicated(ctx, to_access(dst, "dst"), s, v, to_access(pred, "predicate"), reverse, caller_loc()));
+  });
+  m.def("partition_reduce", [](py::handle dst, const std::string& op, py::handle data) {
+    ExecContext& ctx = exec_or_raise("tensor_partition_reduce");
+    check(isa_partition_reduce(ctx, to_access(dst, "dst"), parse_binary(op), to_access(data, "data"), caller_loc()));
   });
   m.def("memset", [](py::handle dst, double value, const std::string& engine) {
     ExecContext& ctx = exec_or_raise("memset");

@@ -27,19 +27,11 @@ def scalar_operand(value, what):
 
 
 def activation(dst, op, data, bias=None, scale=1.0):
-    name = lang.op_name(op)
-    if name == "copy":  # nl.copy as an activation: scale and bias only
-        if bias is None and float(scale) == 1.0:
-            core.tensor_copy(dst, data, "scalar")
-            return
-        tmp = lang.ndarray(dst.shape, lang.float32, lang.sbuf)
-        core.tensor_scalar(tmp, data, "multiply", scalar_operand(scale, "scale"), False)
-        if bias is not None:
-            core.tensor_tensor(dst, tmp, bias, "add")
-        else:
-            core.tensor_copy(dst, tmp, "scalar")
-        return
-    core.activation(dst, name, data, bias, scalar_operand(scale, "scale"))
+    """dst = op(data * scale + bias) on the Scalar engine: scale a number or a [P, 1] tile, bias a
+    [P, 1] tile; nl.copy as the function is the identity."""
+    if not lang._is_tensor(scale):
+        scale = scalar_operand(scale, "scale")
+    core.activation(dst, lang.op_name(op), data, bias, scale)
 
 
 def tensor_scalar(dst, data, op, operand, reverse):
@@ -50,11 +42,53 @@ def tensor_scalar(dst, data, op, operand, reverse):
         core.tensor_scalar(dst, data, lang.op_name(op), scalar_operand(operand, "operand"), bool(reverse))
 
 
+def pattern_view(t, pattern, what):
+    """t seen with the free dimensions a [[step, num], ...] pattern walks: t itself when its free
+    shape is the nums, else its free elements reshaped to them (a pattern may walk the flattened
+    free dimension in more, or fewer, steps than t has axes)."""
+    nums = [int(n) for _step, n in pattern]
+    free = list(t.shape[1:])
+    if free == nums:
+        return t
+    count = 1
+    for n in nums:
+        count *= n
+    total = 1
+    for n in free:
+        total *= n
+    if count != total:
+        raise NkiError("err_store_dst_shape_smaller_than_other_shape",
+                       f"'{what}' pattern {pattern} covers {count} elements per partition, but the tile has {total}",
+                       "make the pattern's counts multiply to the tile's free size")
+    return t.reshape([t.shape[0]] + nums)
+
+
 def iota_pattern(dst, pattern, offset, channel_multiplier):
     """New-dialect iota/affine_select patterns: value = offset + p * channel_multiplier + sum of
     step_i * index_i over the free dimensions [[step, num], ...]."""
     terms = [(0, int(channel_multiplier))] + [(i + 1, int(step)) for i, (step, _num) in enumerate(pattern)]
     return int(offset), [t for t in terms if t[1] != 0]
+
+
+class dge_mode:
+    """nisa.dge_mode: how a DMA's descriptors are generated (no effect on the values)."""
+    unknown, none, swdge, hwdge = "unknown", "none", "swdge", "hwdge"
+
+
+class oob_mode:
+    """nisa.oob_mode: what an indirect DMA does with an out-of-bounds index."""
+    error, skip = "error", "skip"
+
+
+class reduce_cmd:
+    """nisa.reduce_cmd: the accumulator command of a reducing activation."""
+    idle, reset, reduce, reset_reduce = "idle", "reset", "reduce", "reset_reduce"
+
+
+class engine:
+    """nisa.engine: the engines an instruction can be placed on."""
+    tensor, vector, scalar, gpsimd, sync, unknown = tensor_engine, vector_engine, scalar_engine, gpsimd_engine, \
+        "sync", unknown_engine
 
 
 class nc_version:

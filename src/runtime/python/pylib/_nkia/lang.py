@@ -72,6 +72,26 @@ int8, int16, int32 = dtype("int8"), dtype("int16"), dtype("int32")
 uint8, uint16, uint32 = dtype("uint8"), dtype("uint16"), dtype("uint32")
 bool_ = dtype("bool")
 float32r = float32  # legacy: fp32 "round" mode for matmul operands; same values here
+bool = bool_  # noqa: A001 - nl.bool, as the current dialect spells it
+# Packed (x4) and 4-bit formats of NeuronCore-v4: the names exist; tensors of them are refused
+# (nkia_unknown_dtype) since the simulator has no storage for them yet.
+float8_e4m3fn_x4 = dtype("float8_e4m3fn_x4")
+float8_e5m2_x4 = dtype("float8_e5m2_x4")
+float4_e2m1fn_x4 = dtype("float4_e2m1fn_x4")
+float8_e8m0fnu = dtype("float8_e8m0fnu")
+
+
+class _Limits:
+    """nl.fp32 / nl.bf16 / nl.fp16: the finite range of a float type (nl.fp32.min is the most
+    negative float32, the fill value of masks and affine_select)."""
+
+    def __init__(self, lo, hi):
+        self.min, self.max = lo, hi
+
+
+fp32 = _Limits(-3.4028234663852886e38, 3.4028234663852886e38)
+bf16 = _Limits(-3.3895313892515355e38, 3.3895313892515355e38)
+fp16 = _Limits(-65504.0, 65504.0)
 
 
 # ---- buffers and constants ----------------------------------------------------------------------
@@ -202,6 +222,11 @@ def shared_identity_matrix(n, dtype=None, **kwargs):
     return shared_constant(np.eye(int(n), dtype=np.float32), dtype or uint8)  # as an activation function: the identity (with scale and bias)
 
 
+def broadcast_to(src, shape, **kwargs):
+    """src with its size-1 dimensions repeated to `shape` (a view; no data moves)."""
+    return src.broadcast_to([int(d) for d in shape])
+
+
 def ds(start, size):
     """A dynamic slice: elements start .. start + size - 1 of one dimension."""
     return slice(start, start + size)
@@ -222,17 +247,33 @@ def result_shape(x, y):
         return tuple(x.shape)
 
 
+def _spread(x, shape):
+    """x broadcast to `shape` as a view, the way nl functions broadcast their operands ([P, 1]
+    along the free axes, [1, F] across the partitions); x itself when it has that shape or does
+    not broadcast (the instruction then reports the mismatch)."""
+    if tuple(x.shape) == tuple(shape):
+        return x
+    try:
+        np.broadcast_shapes(tuple(x.shape), tuple(shape))
+    except ValueError:
+        return x
+    if isinstance(x, PendingMatmul):
+        x = x._nkia_tile
+    return x.broadcast_to([int(d) for d in shape])
+
+
 def _binary(op, x, y, dtype, mask=None):
     if _is_tensor(x) and _is_tensor(y):
         shape = result_shape(x, y)
         out = ndarray(shape, dtype or core.promote(x.dtype, y.dtype), sbuf)
         m = _Mask(mask, shape)
         if not m.empty:
-            core.tensor_tensor(m(out), m(x), m(y), op)
+            o = m(out)
+            core.tensor_tensor(o, _spread(m(x), o.shape), _spread(m(y), o.shape), op)
         return out
     if _is_tensor(x) or _is_tensor(y):
         t, s, reverse = (x, y, False) if _is_tensor(x) else (y, x, True)
-        if not isinstance(s, (int, float, bool, np.number)):
+        if not isinstance(s, (int, float, builtins.bool, np.number)):
             raise NkiError("nkia_bad_operand", f"{op}: {type(s).__name__} is neither a tile nor a number",
                            "pass tiles (nl.load the data first) or Python numbers")
         out = ndarray(t.shape, dtype or core.promote(t.dtype, core.scalar_dtype(s)), sbuf)
@@ -300,6 +341,7 @@ sigmoid = _make_unary("sigmoid")
 relu = _make_unary("relu")
 gelu = _make_unary("gelu")
 gelu_apprx_tanh = _make_unary("gelu_tanh")
+gelu_apprx_sigmoid = _make_unary("gelu_sigmoid")
 silu = _make_unary("silu")
 softplus = _make_unary("softplus")
 sin = _make_unary("sin")
@@ -413,6 +455,13 @@ def all(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001
     return _reduce("logical_and", x, axis, dtype or bool_, keepdims, mask=mask)
 
 
+sum._nkia_op = "add"
+max._nkia_op = "maximum"
+min._nkia_op = "minimum"
+prod._nkia_op = "multiply"
+all._nkia_op = "logical_and"
+
+
 def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
     axes = _axes(axis, len(x.shape))
     n = 1
@@ -444,6 +493,9 @@ def static_range(*args, **kwargs):
 # ---- operator names, for nki.isa's op= arguments ------------------------------------------------
 
 _UFUNC_NAMES = {"true_divide": "divide", "absolute": "abs", "arctan": "arctan"}
+# NumPy functions (not ufuncs) that kernels pass as op=: reductions name their binary operator.
+_NUMPY_FUNCS = {"amax": "maximum", "max": "maximum", "amin": "minimum", "min": "minimum", "sum": "add",
+                "prod": "multiply", "copy": "copy", "all": "logical_and", "any": "logical_or"}
 
 
 def op_name(op):
@@ -455,6 +507,9 @@ def op_name(op):
         return name
     if isinstance(op, np.ufunc):
         return _UFUNC_NAMES.get(op.__name__, op.__name__)
+    if getattr(op, "__module__", "") and getattr(op, "__module__", "").startswith("numpy") and \
+            getattr(op, "__name__", None) in _NUMPY_FUNCS:
+        return _NUMPY_FUNCS[op.__name__]
     raise NkiError("nkia_unsupported_operator", f"{op!r} is not an operator NKI knows",
                    "pass an nl operator such as nl.add or nl.exp")
 
@@ -611,6 +666,8 @@ def _mask_terms(m):
         return [m]
     if isinstance(m, _MaskAnd):
         return list(m.preds)
+    if isinstance(m, (builtins.bool, np.bool_)):  # a condition on loop indices only: all or nothing
+        return [builtins.bool(m)]
     raise NkiError("err_unsupported_expression_in_mask",
                    f"a mask must be a comparison of index tiles (nl.arange / nl.mgrid), got {type(m).__name__}",
                    "write conditions such as mask=(i * 128 + ip < n), combined with &")
@@ -637,6 +694,9 @@ class _Mask:
         if mask is None:
             return
         for pred in _mask_terms(mask):
+            if isinstance(pred, builtins.bool):
+                self.empty |= not pred
+                continue
             const, terms = pred.expr.affine()
             cmp = _CMP[pred.op]
             if not terms:
@@ -717,6 +777,10 @@ class _IndexedRef:
     @property
     def _nkia_tile(self):
         return self.base.affine_view(self.dims, self.space)
+
+
+class NKIObject:
+    """Base class for kernel-side configuration objects (nl.NKIObject): plain Python here."""
 
 
 class _ParDim(int):
@@ -804,14 +868,45 @@ def _getitem(self, key):
 
 
 def _setitem(self, key, value):
-    dst = self.view(key)
-    if _is_tensor(value):
+    """``t[key] = value``: writes a tile (copied on the Vector engine), a number (memset), a legacy
+    matmul (issued straight into a PSUM destination), or an nl.loop_reduce step."""
+    dst = _getitem(self, key)
+    if isinstance(value, _LoopReduce):
+        core.tensor_tensor(dst, dst, _spread(value.x, dst.shape), value.op)
+    elif isinstance(value, PendingMatmul) and value._tile is None and dst.buffer == "psum":
+        core.nc_matmul(dst, value.stationary, value.moving, "overwrite")
+    elif _is_tensor(value):
         core.tensor_copy(dst, value, "vector")
-    elif isinstance(value, (int, float, bool, np.number)):
+    elif isinstance(value, (int, float, builtins.bool, np.number)):
         core.memset(dst, float(value), "vector")
     else:
         raise NkiError("nkia_bad_operand", f"cannot assign a {type(value).__name__} to a tensor",
                        "assign a tile or a number")
+
+
+class _LoopReduce:
+    """nl.loop_reduce(x, op, loop_indices): one step of a reduction carried across loop
+    iterations. Assigned to a tensor (``acc[...] = nl.loop_reduce(x, np.add, [i])``) it combines
+    x into that tensor: acc = op(acc, x)."""
+
+    def __init__(self, x, op):
+        self.x, self.op = x, op
+
+    @property
+    def _nkia_tile(self):
+        return self.x._nkia_tile if hasattr(self.x, "_nkia_tile") else self.x
+
+    @property
+    def shape(self):
+        return self.x.shape
+
+    @property
+    def dtype(self):
+        return self.x.dtype
+
+
+def loop_reduce(x, op, loop_indices=None, dtype=None, mask=None, **kwargs):
+    return _LoopReduce(x, op_name(op))
 
 
 def _iadd(self, other):
@@ -820,7 +915,7 @@ def _iadd(self, other):
     if isinstance(other, PendingMatmul) and other._tile is None:
         core.nc_matmul(self, other.stationary, other.moving, "auto")
     else:
-        core.tensor_tensor(self, self, other, "add") if _is_tensor(other) else \
+        core.tensor_tensor(self, self, _spread(other, self.shape), "add") if _is_tensor(other) else \
             core.tensor_scalar(self, self, "add", float(other), False)
     return self
 

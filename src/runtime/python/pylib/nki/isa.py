@@ -2,8 +2,8 @@
 Each call runs on the C++ instruction core: it checks the operands, computes, and is traced."""
 import _nkia_core as core
 from _nkia import isa_common, lang
-from _nkia.isa_common import (get_nc_version, gpsimd_engine, nc_version, scalar_engine,  # noqa: F401
-                              tensor_engine, unknown_engine, vector_engine)
+from _nkia.isa_common import (dge_mode, engine, get_nc_version, gpsimd_engine, nc_version,  # noqa: F401
+                              oob_mode, reduce_cmd, scalar_engine, tensor_engine, unknown_engine, vector_engine)
 
 
 def dma_copy(dst, src, **kwargs):
@@ -35,12 +35,15 @@ def reciprocal(dst, data, **kwargs):
 
 
 def iota(dst, pattern, offset=0, channel_multiplier=0, **kwargs):
-    core.iota(dst, *isa_common.iota_pattern(dst, pattern, offset, channel_multiplier))
+    view = isa_common.pattern_view(dst, pattern, "iota")
+    core.iota(view, *isa_common.iota_pattern(view, pattern, offset, channel_multiplier))
 
 
 def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value, cmp_op=None, offset=0, **kwargs):
-    const, terms = isa_common.iota_pattern(dst, pattern, offset, channel_multiplier)
-    core.affine_select(dst, const, terms, lang.op_name(cmp_op) if cmp_op is not None else "equal", on_true_tile,
+    view = isa_common.pattern_view(dst, pattern, "affine_select")
+    on_true = isa_common.pattern_view(on_true_tile, pattern, "affine_select")
+    const, terms = isa_common.iota_pattern(view, pattern, offset, channel_multiplier)
+    core.affine_select(view, const, terms, lang.op_name(cmp_op) if cmp_op is not None else "equal", on_true,
                        float(on_false_value))
 
 
@@ -89,4 +92,56 @@ def bn_aggr(dst, data, **kwargs):
 def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, **kwargs):
     """activation, and reduce_res[P, 1] = the free-axis reduction of its result."""
     isa_common.activation(dst, op, data, bias, scale)
+    core.tensor_reduce(reduce_res, lang.op_name(reduce_op), dst, list(range(1, len(dst.shape))), False)
+
+
+def max8(dst, src, **kwargs):
+    """dst[P, 8] = the 8 largest values of each partition of src, descending."""
+    core.max8(dst, src)
+
+
+def nc_find_index8(dst, data, vals, **kwargs):
+    """dst[P, 8] (uint32) = the index of the first occurrence of each of vals[p, 0:8] in data[p]."""
+    core.find_index8(dst, data, vals)
+
+
+def nc_match_replace8(dst, data, vals, imm, dst_idx=None, **kwargs):
+    """dst = data with the first occurrence of each of vals[p, 0:8] replaced by imm (indices to dst_idx)."""
+    core.match_replace8(dst, data, vals, float(imm), dst_idx)
+
+
+def nc_stream_shuffle(dst, src, shuffle_mask, **kwargs):
+    """Within each 32-partition quadrant, dst partition i = src partition shuffle_mask[i] (255: keep)."""
+    core.stream_shuffle(dst, src, [int(m) for m in shuffle_mask])
+
+
+def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=None, reduce_res=None,
+                 reduce_op=None, range_start=0, on_false_value=None, **kwargs):
+    """dst = on_true where comp_op0(idx, bound0) & comp_op1(idx, bound1), idx = range_start + free index,
+    else on_false_value (float32 min); the row maximum to reduce_res."""
+    fill = float(on_false_value) if on_false_value is not None else float(lang.fp32.min)
+    core.range_select(dst, on_true_tile, lang.op_name(comp_op0), lang.op_name(comp_op1), bound0, bound1,
+                      float(range_start), fill, reduce_res)
+
+
+def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=None, reduce_op=None,
+                  reverse_pred=False, **kwargs):
+    """dst = predicate ? on_true : on_false (a number or a [P, 1] tile); the row maximum to reduce_res."""
+    core.select_reduce(dst, predicate, on_true, on_false if lang._is_tensor(on_false) else float(on_false),
+                       bool(reverse_pred), reduce_res)
+
+
+def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, **kwargs):
+    """Where predicate is non-zero, dst = src (a tile or a number); elsewhere dst keeps its values."""
+    core.copy_predicated(dst, src if lang._is_tensor(src) else float(src), predicate, bool(reverse_pred))
+
+
+def tensor_partition_reduce(dst, op, data, **kwargs):
+    """dst[1, F] = the reduction of data[P, F] across its partitions."""
+    core.partition_reduce(dst, lang.op_name(op), data)
+
+
+def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res, reverse0=False, **kwargs):
+    """dst = data op0 operand0, and reduce_res[P, 1] = its free-axis reduction."""
+    isa_common.tensor_scalar(dst, data, op0, operand0, reverse0)
     core.tensor_reduce(reduce_res, lang.op_name(reduce_op), dst, list(range(1, len(dst.shape))), False)

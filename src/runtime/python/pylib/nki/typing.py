@@ -1,1 +1,2 @@
-"""nki.typing (current dialect): its API comes with the NKI semantics core."""
+"""nki.typing: kernel parameter annotations."""
+from _nkia.typing import mutable_tensor, scalar, tensor  # noqa: F401

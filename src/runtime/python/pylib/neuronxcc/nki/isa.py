@@ -2,8 +2,8 @@
 by nki-agent. They lower onto the same instruction core as nki.isa."""
 import _nkia_core as core
 from _nkia import isa_common, lang
-from _nkia.isa_common import (get_nc_version, gpsimd_engine, nc_version, scalar_engine,  # noqa: F401
-                              tensor_engine, unknown_engine, vector_engine)
+from _nkia.isa_common import (dge_mode, engine, get_nc_version, gpsimd_engine, nc_version,  # noqa: F401
+                              oob_mode, reduce_cmd, scalar_engine, tensor_engine, unknown_engine, vector_engine)
 
 
 def _out(shape, dtype, default):
@@ -156,4 +156,64 @@ def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mas
         isa_common.activation(m(out), op, m(data), m(bias), m(scale))
         core.tensor_reduce(m(reduce_res, [0, None]), lang.op_name(reduce_op), m(out), list(range(1, len(out.shape))),
                            False)
+    return out
+
+
+def max8(src, mask=None, dtype=None, **kwargs):
+    """The 8 largest values of each partition of src, descending, as a new [P, 8] tile."""
+    out = _out((src.shape[0], 8), dtype, src.dtype)
+    core.max8(out, src)
+    return out
+
+
+def nc_find_index8(data, vals, mask=None, dtype=None, **kwargs):
+    """[P, 8] uint32: the index of the first occurrence of each of vals[p, 0:8] in data[p]."""
+    out = _out((data.shape[0], 8), dtype, lang.uint32)
+    core.find_index8(out, data, vals)
+    return out
+
+
+def nc_match_replace8(data, vals, imm, dst_idx=None, mask=None, dtype=None, **kwargs):
+    """data with the first occurrence of each of vals[p, 0:8] replaced by imm (indices to dst_idx)."""
+    out = _out(data.shape, dtype, data.dtype)
+    core.match_replace8(out, data, vals, float(imm), dst_idx)
+    return out
+
+
+def nc_stream_shuffle(src, dst, shuffle_mask, dtype=None, mask=None, **kwargs):
+    """Within each 32-partition quadrant, dst partition i = src partition shuffle_mask[i] (255: keep)."""
+    core.stream_shuffle(dst, src, [int(m) for m in shuffle_mask])
+
+
+def range_select(on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=None, reduce_res=None, reduce_op=None,
+                 range_start=0, on_false_value=None, mask=None, dtype=None, **kwargs):
+    out = _out(on_true_tile.shape, dtype, on_true_tile.dtype)
+    fill = float(on_false_value) if on_false_value is not None else float(lang.fp32.min)
+    core.range_select(out, on_true_tile, lang.op_name(comp_op0), lang.op_name(comp_op1), bound0, bound1,
+                      float(range_start), fill, reduce_res)
+    return out
+
+
+def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=None, reduce_op=None,
+                  reverse_pred=False, mask=None, dtype=None, **kwargs):
+    core.select_reduce(dst, predicate, on_true, on_false if lang._is_tensor(on_false) else float(on_false),
+                       bool(reverse_pred), reduce_res)
+    return dst
+
+
+def tensor_copy_predicated(src, dst, predicate, reverse_pred=False, mask=None, dtype=None, **kwargs):
+    core.copy_predicated(dst, src if lang._is_tensor(src) else float(src), predicate, bool(reverse_pred))
+    return dst
+
+
+def tensor_partition_reduce(op, data, mask=None, dtype=None, **kwargs):
+    out = lang.ndarray((1,) + tuple(data.shape[1:]), dtype or data.dtype, lang.sbuf)
+    core.partition_reduce(out, lang.op_name(op), data)
+    return out
+
+
+def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0=False, mask=None, dtype=None, **kwargs):
+    out = _out(data.shape, dtype, data.dtype)
+    isa_common.tensor_scalar(out, data, op0, operand0, reverse0)
+    core.tensor_reduce(reduce_res, lang.op_name(reduce_op), out, list(range(1, len(out.shape))), False)
     return out

@@ -1,1 +1,2 @@
-"""neuronxcc.nki.typing (legacy dialect): its API comes with the NKI semantics core."""
+"""neuronxcc.nki.typing: kernel parameter annotations."""
+from _nkia.typing import mutable_tensor, scalar, tensor  # noqa: F401

@@ -1,0 +1,139 @@
+// `nki-agent check`: compile-check a kernel without computing anything. The kernel runs in a
+// sandboxed worker in timing-only mode (every instruction validated and traced, no numerics) on
+// zero inputs of the given shapes; the result is the first Diagnostic, printed like a compiler's,
+// or a summary of what the kernel issues: instructions per engine, DMA bytes, elements processed
+// and the output shapes — with --json, the whole trace too.
+#include <fmt/format.h>
+
+#include "cli/cli.h"
+#include "nki/target.h"
+#include "nki/trace.h"
+#include "runtime/kernel_service.h"
+#include "tensor/tensor_spec.h"
+
+namespace nki_agent::cli {
+
+namespace {
+
+struct CheckOptions {
+  std::string kernel;
+  std::string entry;
+  std::vector<std::string> shapes;  // name=dtype[shape]
+  std::vector<std::string> args;    // k=v, v a Python literal
+  std::string grid;
+  std::string target = "trn1";
+  std::string trace;  // a file for the trace's JSON; empty: none
+  double timeout = kDefaultKernelSeconds;
+  int64_t memory_mib = kDefaultKernelMemoryMiB;
+};
+
+Result<KernelCall> build_call(const CheckOptions& o) {
+  auto files = load_kernel_files(o.kernel);
+  if (!files) return fail(files.error());
+  KernelCall call;
+  call.src = std::move(*files);
+  call.entry = o.entry;
+  call.compute = false;
+  call.collect_trace = true;
+  call.want_outputs = false;  // poison: only their shapes and types matter
+  if (auto t = target_by_name(o.target); !t) return fail(t.error());
+  call.target = o.target;
+  auto grid = parse_grid(o.grid);
+  if (!grid) return fail(grid.error());
+  call.grid = *grid;
+  for (const auto& a : o.args) {
+    auto kv = split_pair(a, "--arg");
+    if (!kv) return fail(kv.error());
+    call.kwargs[kv->first] = kv->second;
+  }
+  // Zeros, made in the worker: timing-only runs read only the shapes and types.
+  for (const auto& text : o.shapes) {
+    auto spec = parse_tensor_spec(text);
+    if (!spec) return fail(spec.error());
+    call.input_names.push_back(spec->name);
+    call.zero_inputs.push_back(std::move(*spec));
+  }
+  return call;
+}
+
+std::string human_bytes(int64_t b) {
+  if (b >= (int64_t{1} << 30)) return fmt::format("{:.2f} GiB", static_cast<double>(b) / (1 << 30));
+  if (b >= (int64_t{1} << 20)) return fmt::format("{:.2f} MiB", static_cast<double>(b) / (1 << 20));
+  if (b >= (int64_t{1} << 10)) return fmt::format("{:.2f} KiB", static_cast<double>(b) / (1 << 10));
+  return fmt::format("{} B", b);
+}
+
+void print_summary(const CheckOptions& o, const KernelOutcome& outcome, const TraceSummary& s) {
+  fmt::print("{}: '{}' passed the checks on {} (timing-only: nothing computed)\n", o.kernel, o.entry, o.target);
+  std::string per_engine;
+  for (int e = 0; e < kNumEngines; ++e)
+    per_engine += fmt::format("{}{} {}", e ? ", " : "", engine_name(static_cast<Engine>(e)), s.per_engine[e]);
+  fmt::print("  instructions  {} ({})\n", s.instructions, per_engine);
+  fmt::print("  dma bytes     {} ({})\n", s.dma_bytes, human_bytes(s.dma_bytes));
+  fmt::print("  elements      {}\n", s.elements);
+  if (s.dropped > 0)
+    fmt::print("  truncated     the trace keeps {} instructions; {} more ran unrecorded and are not counted\n",
+               s.instructions, s.dropped);
+  std::string outs;
+  for (const TensorSpec& t : outcome.output_specs)
+    outs += fmt::format("{}{} {}{}", outs.empty() ? "" : ", ", t.name, dtype_name(t.dtype), shape_str(t.shape));
+  fmt::print("  outputs       {}\n", outs.empty() ? "none" : outs);
+}
+
+int run_check(const Context& ctx, const CheckOptions& o) {
+  auto call = build_call(o);
+  if (!call) return report(ctx, call.error());
+  KernelServiceOptions so;
+  so.workers = 1;
+  auto service = KernelService::create(so);
+  if (!service) return report(ctx, service.error());
+  auto outcome = (*service)->run(*call, kernel_limits(o.timeout, o.memory_mib, /*with_trace=*/true));
+  if (!outcome) return report(ctx, outcome.error());
+
+  const TraceSummary summary = summarize(outcome->trace);
+  const nlohmann::json about = {{"kernel", o.kernel}, {"entry", o.entry}, {"target", o.target}, {"timing_only", true}};
+  if (!o.trace.empty())
+    if (auto w = write_trace_file(o.trace, about, outcome->trace); !w) return report(ctx, w.error());
+
+  nlohmann::json outs = nlohmann::json::array();
+  for (const TensorSpec& t : outcome->output_specs)
+    outs.push_back({{"name", t.name}, {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}});
+  if (ctx.json) {
+    nlohmann::json result = trace_document(about, outcome->trace);
+    result["outputs"] = outs;
+    result["printed"] = outcome->printed;
+    if (!o.trace.empty()) result["trace_file"] = o.trace;
+    emit_json(ctx, result);
+    return kExitOk;
+  }
+  print_summary(o, *outcome, summary);
+  if (!o.trace.empty()) fmt::print("  trace         {}\n", o.trace);
+  if (!outcome->printed.empty()) fmt::print(stderr, "kernel printed:\n{}", outcome->printed);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<CheckOptions>();
+  auto* sub = app.add_subcommand(
+      "check", "Check a kernel on inputs of given shapes without computing: diagnostics or instruction counts");
+  sub->add_option("kernel", o->kernel, "The kernel's .py file (helper modules beside it are found)")->required();
+  sub->add_option("--entry,-e", o->entry, "The function to call: a kernel or a host function")->required();
+  sub->add_option("--shapes,-s", o->shapes, "The tensor inputs, name=dtype[shape] (zeros)");
+  sub->add_option("--arg,-a", o->args, "A non-tensor argument, name=python-literal");
+  sub->add_option("--grid", o->grid, "SPMD launch grid, e.g. 2,2");
+  sub->add_option("--target", o->target, "The NeuronCore to check against")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trn1", "trn2"}));
+  sub->add_option("--trace", o->trace, "Write the executed instructions as JSON to this file");
+  sub->add_option("--timeout", o->timeout, "Wall-clock and CPU limit in seconds")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+  sub->add_option("--memory-mib", o->memory_mib, "Address-space limit of the kernel's process")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{256}, int64_t{1} << 20));
+  sub->callback([&ctx, o] { ctx.exit_code = run_check(ctx, *o); });
+}
+
+}  // namespace nki_agent::cli

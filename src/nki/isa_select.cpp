@@ -1,0 +1,402 @@
+#include "nki/isa_select.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "nki/checks.h"
+
+namespace nki_agent {
+
+namespace {
+
+// An operand's values as float32 rows: [P, free elements], contiguous (a copy).
+Tensor rows_f32(const Access& a) {
+  Tensor t = a.view.astype(DType::kFloat32).contiguous();
+  const int64_t p = a.partitions();
+  return t.reshape({p, p ? t.numel() / p : 0});
+}
+
+int64_t per_partition(const Access& a) {
+  const int64_t p = a.partitions();
+  return p ? a.view.numel() / p : 0;
+}
+
+// Writes float32 rows [P, n] into dst (rounding once into its dtype).
+void store_rows(const Access& dst, const Tensor& rows) {
+  Tensor out = dst.view;
+  out.assign(rows.reshape(dst.shape()));
+}
+
+Result<void> check_column(const Access& t, int64_t partitions, const char* op, const char* role) {
+  if (auto r = check_on_chip(t, op); !r) return r;
+  if (t.partitions() != partitions || per_partition(t) != 1)
+    return fail(nki_error("nkia_scalar_operand_shape",
+                          fmt::format("'{}' {} {} is not a [{}, 1] tile", op, role, t.describe(), partitions),
+                          "pass a [P, 1] tile with one value per partition of the data"));
+  return {};
+}
+
+Result<void> check_count(const Access& t, int64_t want, const char* op, const char* role) {
+  if (per_partition(t) == want) return {};
+  return fail(nki_error("err_size_of_dimension_exceed_arch_limit",
+                        fmt::format("'{}' {} {} must hold {} elements per partition", op, role, t.describe(), want),
+                        fmt::format("give the {} the shape [P, {}]", role, want)));
+}
+
+bool is_int(DType t) { return !dtype_is_float(t); }
+
+}  // namespace
+
+Result<void> isa_max8(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc) {
+  constexpr const char* kOp = "max8";
+  if (auto r = check_tiles(ctx, {&dst, &src}, kOp); !r) return r;
+  if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
+  const int64_t n = per_partition(src);
+  if (n < 8 || n > 16384)
+    return fail(nki_error("nkia_max8_input_size",
+                          fmt::format("'{}' needs 8 to 16384 elements per partition, {} has {}", kOp, src.describe(), n),
+                          "give max8 between 8 and 16384 elements per partition; split longer rows and combine"));
+  if (auto r = check_count(dst, 8, kOp, "destination"); !r) return r;
+  dst.tensor->written = true;
+  ctx.trace.add(instruction_record(Engine::kVector, kOp, loc, dst, {&src}));
+  if (!ctx.compute) return {};
+  Tensor in = rows_f32(src);
+  const int64_t p = src.partitions();
+  Tensor out = Tensor::uninitialized({p, 8}, DType::kFloat32);
+  const float* x = in.data_as<float>();
+  float* y = out.data_as<float>();
+  std::vector<float> row;
+  for (int64_t i = 0; i < p; ++i) {
+    row.assign(x + i * n, x + (i + 1) * n);
+    // Descending, NaN first (the hardware's max treats NaN as largest).
+    auto greater = [](float a, float b) { return std::isnan(a) ? !std::isnan(b) : (!std::isnan(b) && a > b); };
+    std::partial_sort(row.begin(), row.begin() + 8, row.end(), greater);
+    std::copy(row.begin(), row.begin() + 8, y + i * 8);
+  }
+  store_rows(dst, out);
+  return {};
+}
+
+Result<void> isa_find_index8(ExecContext& ctx, const Access& dst, const Access& data, const Access& vals,
+                             const SourceLoc& loc) {
+  constexpr const char* kOp = "nc_find_index8";
+  if (auto r = check_tiles(ctx, {&dst, &data, &vals}, kOp); !r) return r;
+  if (auto r = check_same_partitions(dst, data, kOp); !r) return r;
+  if (auto r = check_same_partitions(vals, data, kOp); !r) return r;
+  if (dst.dtype() != DType::kUInt32 && dst.dtype() != DType::kUInt16)
+    return fail(nki_error("nkia_find_index8_output_dtype",
+                          fmt::format("'{}' writes indices as uint32 or uint16, not into {}", kOp, dst.describe()),
+                          "create the destination as nl.uint32"));
+  const int64_t n = per_partition(data);
+  if (n < 8 || n > 16384)
+    return fail(nki_error("nkia_max8_input_size",
+                          fmt::format("'{}' needs 8 to 16384 elements per partition, {} has {}", kOp, data.describe(), n),
+                          "search rows of 8 to 16384 elements; split longer rows"));
+  if (auto r = check_count(vals, 8, kOp, "vals"); !r) return r;
+  if (auto r = check_count(dst, 8, kOp, "destination"); !r) return r;
+  dst.tensor->written = true;
+  ctx.trace.add(instruction_record(Engine::kVector, kOp, loc, dst, {&data, &vals}));
+  if (!ctx.compute) return {};
+  Tensor x = rows_f32(data), v = rows_f32(vals);
+  const int64_t p = data.partitions();
+  const double missing = dst.dtype() == DType::kUInt32 ? 4294967295.0 : 65535.0;
+  std::vector<int64_t> idx(static_cast<size_t>(p * 8));
+  for (int64_t i = 0; i < p; ++i) {
+    const float* row = x.data_as<float>() + i * n;
+    for (int64_t j = 0; j < 8; ++j) {
+      const float want = v.data_as<float>()[i * 8 + j];
+      const float* hit = std::find(row, row + n, want);
+      idx[static_cast<size_t>(i * 8 + j)] = hit == row + n ? static_cast<int64_t>(missing) : hit - row;
+    }
+  }
+  Tensor out = dst.view;
+  out.assign(Tensor::from_i64({p, 8}, idx, DType::kUInt32)
+                 .reshape(dst.shape()));
+  return {};
+}
+
+Result<void> isa_match_replace8(ExecContext& ctx, const Access& dst, const Access& data, const Access& vals,
+                                double imm, const std::optional<Access>& dst_idx, const SourceLoc& loc) {
+  constexpr const char* kOp = "nc_match_replace8";
+  if (auto r = check_tiles(ctx, {&dst, &data, &vals}, kOp); !r) return r;
+  if (auto r = check_same_partitions(dst, data, kOp); !r) return r;
+  if (auto r = check_same_partitions(vals, data, kOp); !r) return r;
+  const int64_t n = per_partition(data);
+  if (n < 8 || n > 16384)
+    return fail(nki_error("nkia_max8_input_size",
+                          fmt::format("'{}' needs 8 to 16384 elements per partition, {} has {}", kOp, data.describe(), n),
+                          "search rows of 8 to 16384 elements; split longer rows"));
+  if (auto r = check_count(vals, 8, kOp, "vals"); !r) return r;
+  if (per_partition(dst) != n)
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'{}' writes {} elements per partition into {}", kOp, n, dst.describe()),
+                          "give the destination the data's shape"));
+  if (dst_idx) {
+    if (auto r = check_on_chip(*dst_idx, kOp); !r) return r;
+    if (auto r = check_same_partitions(*dst_idx, data, kOp); !r) return r;
+    if (auto r = check_count(*dst_idx, 8, kOp, "dst_idx"); !r) return r;
+  }
+  dst.tensor->written = true;
+  InstructionRecord rec = instruction_record(Engine::kVector, kOp, loc, dst, {&data, &vals});
+  if (dst_idx) {
+    dst_idx->tensor->written = true;
+    rec.operands.push_back(record_operand(*dst_idx, true));
+  }
+  ctx.trace.add(std::move(rec));
+  if (!ctx.compute) return {};
+  Tensor x = rows_f32(data), v = rows_f32(vals);
+  const int64_t p = data.partitions();
+  std::vector<int64_t> idx(static_cast<size_t>(p * 8), -1);
+  const float repl = static_cast<float>(imm);
+  for (int64_t i = 0; i < p; ++i) {
+    float* row = x.data_as<float>() + i * n;
+    std::vector<bool> used(static_cast<size_t>(n), false);
+    for (int64_t j = 0; j < 8; ++j) {
+      const float want = v.data_as<float>()[i * 8 + j];
+      for (int64_t k = 0; k < n; ++k)
+        if (!used[static_cast<size_t>(k)] && row[k] == want) {
+          used[static_cast<size_t>(k)] = true;
+          idx[static_cast<size_t>(i * 8 + j)] = k;
+          break;
+        }
+    }
+    for (int64_t j = 0; j < 8; ++j)
+      if (idx[static_cast<size_t>(i * 8 + j)] >= 0) row[idx[static_cast<size_t>(i * 8 + j)]] = repl;
+  }
+  store_rows(dst, x);
+  if (dst_idx) {
+    Tensor out = dst_idx->view;
+    out.assign(Tensor::from_i64({p, 8}, idx, DType::kInt32).reshape(dst_idx->shape()));
+  }
+  return {};
+}
+
+Result<void> isa_stream_shuffle(ExecContext& ctx, const Access& dst, const Access& src,
+                                const std::vector<int64_t>& mask, const SourceLoc& loc) {
+  constexpr const char* kOp = "nc_stream_shuffle";
+  if (auto r = check_tiles(ctx, {&dst, &src}, kOp); !r) return r;
+  if (mask.size() != 32)
+    return fail(nki_error("nkia_stream_shuffle_operands",
+                          fmt::format("'{}' takes a shuffle_mask of 32 entries, got {}", kOp, mask.size()),
+                          "give one source partition (0-31, or 255 to keep) for each of the 32 partitions of a quadrant"));
+  if (dst.dtype() != src.dtype() || per_partition(dst) != per_partition(src))
+    return fail(nki_error("nkia_stream_shuffle_operands",
+                          fmt::format("'{}' moves {} into {}: dtype and elements per partition must match", kOp,
+                                      src.describe(), dst.describe()),
+                          "create the destination with the source's dtype and free shape"));
+  for (size_t i = 0; i < mask.size(); ++i) {
+    const int64_t m = mask[i];
+    if (m == 255 || static_cast<int64_t>(i) >= dst.partitions()) continue;
+    if (m < 0 || m >= 32 || m >= src.partitions())
+      return fail(nki_error("nkia_stream_shuffle_operands",
+                            fmt::format("'{}' shuffle_mask[{}] = {} names no partition of the source {}", kOp, i, m,
+                                        src.describe()),
+                            "use source partitions 0-31 that exist in the source tile, or 255 to keep the destination"));
+  }
+  dst.tensor->written = true;
+  ctx.trace.add(instruction_record(Engine::kVector, kOp, loc, dst, {&src}));
+  if (!ctx.compute) return {};
+  Tensor in = src.view.contiguous();  // a copy first: src and dst may overlap
+  for (int64_t i = 0; i < dst.partitions(); ++i) {
+    const int64_t m = mask[static_cast<size_t>(i % 32)];
+    if (m == 255) continue;
+    const int64_t from = (i / 32) * 32 + m;
+    if (from >= src.partitions())
+      return fail(nki_error("nkia_stream_shuffle_operands",
+                            fmt::format("'{}': destination partition {} reads source partition {} of {}", kOp, i, from,
+                                        src.describe()),
+                            "give the source as many quadrants as the destination"));
+    Tensor row = dst.view.select(0, i);
+    row.assign(in.select(0, from).reshape(row.shape()));
+  }
+  return {};
+}
+
+namespace {
+
+// Writes sel into dst and, when asked, the row maxima of the written values into reduce_res.
+void finish_select(const Access& dst, Tensor& sel, const std::optional<Access>& reduce_res) {
+  store_rows(dst, sel);
+  if (!reduce_res) return;
+  // The maximum of the values as written (rounded to dst's type), as the engine's accumulator sees them.
+  Tensor written = rows_f32(dst);
+  Tensor mx = reduce(ReduceOp::kMax, written, std::vector<int>{1}, /*keepdims=*/true, DType::kFloat32);
+  Tensor out = reduce_res->view;
+  out.assign(mx.reshape(reduce_res->shape()));
+}
+
+}  // namespace
+
+Result<void> isa_range_select(ExecContext& ctx, const Access& dst, const Access& on_true, BinaryOp cmp0,
+                              BinaryOp cmp1, const Access& bound0, const Access& bound1, double range_start,
+                              double on_false_value, const std::optional<Access>& reduce_res,
+                              const SourceLoc& loc) {
+  constexpr const char* kOp = "range_select";
+  if (auto r = check_tiles(ctx, {&dst, &on_true}, kOp); !r) return r;
+  if (auto r = check_same_partitions(dst, on_true, kOp); !r) return r;
+  if (per_partition(dst) != per_partition(on_true))
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'{}' of {} into {}: the shapes differ", kOp, on_true.describe(), dst.describe()),
+                          "give the destination the shape of on_true_tile"));
+  for (BinaryOp c : {cmp0, cmp1})
+    if (c != BinaryOp::kEqual && c != BinaryOp::kLess && c != BinaryOp::kLessEqual && c != BinaryOp::kGreater &&
+        c != BinaryOp::kGreaterEqual)
+      return fail(nki_error("nkia_unsupported_operator",
+                            fmt::format("'{}' compares with {}, which is not a range comparison", kOp,
+                                        binary_op_name(c)),
+                            "use nl.equal, nl.less, nl.less_equal, nl.greater or nl.greater_equal"));
+  if (auto r = check_column(bound0, on_true.partitions(), kOp, "bound0"); !r) return r;
+  if (auto r = check_column(bound1, on_true.partitions(), kOp, "bound1"); !r) return r;
+  if (reduce_res)
+    if (auto r = check_column(*reduce_res, on_true.partitions(), kOp, "reduce_res"); !r) return r;
+  dst.tensor->written = true;
+  InstructionRecord rec = instruction_record(Engine::kVector, kOp, loc, dst, {&on_true, &bound0, &bound1});
+  if (reduce_res) {
+    reduce_res->tensor->written = true;
+    rec.operands.push_back(record_operand(*reduce_res, true));
+  }
+  ctx.trace.add(std::move(rec));
+  if (!ctx.compute) return {};
+  Tensor x = rows_f32(on_true), b0 = rows_f32(bound0), b1 = rows_f32(bound1);
+  const int64_t p = on_true.partitions(), n = per_partition(on_true);
+  float* v = x.data_as<float>();
+  for (int64_t i = 0; i < p; ++i)
+    for (int64_t k = 0; k < n; ++k) {
+      const float idx = static_cast<float>(range_start + static_cast<double>(k));
+      const bool keep = binary_op_f32(cmp0, idx, b0.data_as<float>()[i]) != 0.0f &&
+                        binary_op_f32(cmp1, idx, b1.data_as<float>()[i]) != 0.0f;
+      if (!keep) v[i * n + k] = static_cast<float>(on_false_value);
+    }
+  finish_select(dst, x, reduce_res);
+  return {};
+}
+
+Result<void> isa_select_reduce(ExecContext& ctx, const Access& dst, const Access& predicate, const Access& on_true,
+                               double on_false_value, const std::optional<Access>& on_false_tile, bool reverse,
+                               const std::optional<Access>& reduce_res, const SourceLoc& loc) {
+  constexpr const char* kOp = "select_reduce";
+  if (auto r = check_tiles(ctx, {&dst, &predicate, &on_true}, kOp); !r) return r;
+  if (auto r = check_same_partitions(dst, on_true, kOp); !r) return r;
+  if (auto r = check_same_partitions(predicate, on_true, kOp); !r) return r;
+  if (per_partition(dst) != per_partition(on_true) || per_partition(predicate) != per_partition(on_true))
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'{}': predicate {}, on_true {} and destination {} must have one shape", kOp,
+                                      predicate.describe(), on_true.describe(), dst.describe()),
+                          "give the predicate and the destination the shape of on_true"));
+  if (!is_int(predicate.dtype()))
+    return fail(nki_error("nkia_predicate_dtype",
+                          fmt::format("'{}' predicate {} must be an integer tile", kOp, predicate.describe()),
+                          "compute the predicate into an nl.uint8 (or int8/16) tile"));
+  if (on_false_tile)
+    if (auto r = check_column(*on_false_tile, on_true.partitions(), kOp, "on_false"); !r) return r;
+  if (reduce_res)
+    if (auto r = check_column(*reduce_res, on_true.partitions(), kOp, "reduce_res"); !r) return r;
+  dst.tensor->written = true;
+  InstructionRecord rec = instruction_record(Engine::kVector, kOp, loc, dst, {&predicate, &on_true});
+  if (on_false_tile) rec.operands.push_back(record_operand(*on_false_tile, false));
+  if (reduce_res) {
+    reduce_res->tensor->written = true;
+    rec.operands.push_back(record_operand(*reduce_res, true));
+  }
+  ctx.trace.add(std::move(rec));
+  if (!ctx.compute) return {};
+  Tensor x = rows_f32(on_true), pr = rows_f32(predicate);
+  std::optional<Tensor> f;
+  if (on_false_tile) f = rows_f32(*on_false_tile);
+  const int64_t p = on_true.partitions(), n = per_partition(on_true);
+  float* v = x.data_as<float>();
+  for (int64_t i = 0; i < p; ++i)
+    for (int64_t k = 0; k < n; ++k) {
+      const bool t = (pr.data_as<float>()[i * n + k] != 0.0f) != reverse;
+      if (!t) v[i * n + k] = f ? f->data_as<float>()[i] : static_cast<float>(on_false_value);
+    }
+  finish_select(dst, x, reduce_res);
+  return {};
+}
+
+Result<void> isa_copy_predicated(ExecContext& ctx, const Access& dst, const std::optional<Access>& src, double value,
+                                 const Access& predicate, bool reverse, const SourceLoc& loc) {
+  constexpr const char* kOp = "tensor_copy_predicated";
+  if (auto r = check_tiles(ctx, {&dst, &predicate}, kOp); !r) return r;
+  if (auto r = check_same_partitions(dst, predicate, kOp); !r) return r;
+  if (per_partition(dst) != per_partition(predicate))
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'{}': predicate {} and destination {} must have one shape", kOp,
+                                      predicate.describe(), dst.describe()),
+                          "give the predicate the destination's shape"));
+  if (!is_int(predicate.dtype()))
+    return fail(nki_error("nkia_predicate_dtype",
+                          fmt::format("'{}' predicate {} must be an integer tile", kOp, predicate.describe()),
+                          "compute the predicate into an nl.uint8 (or uint16/uint32) tile"));
+  if (src) {
+    if (auto r = check_tiles(ctx, {&*src}, kOp); !r) return r;
+    if (auto r = check_same_partitions(dst, *src, kOp); !r) return r;
+    if (per_partition(*src) != per_partition(dst))
+      return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                            fmt::format("'{}' of {} into {}: the shapes differ", kOp, src->describe(), dst.describe()),
+                            "give the source the destination's shape"));
+  }
+  dst.tensor->written = true;
+  InstructionRecord rec = instruction_record(Engine::kVector, kOp, loc, dst, {&predicate});
+  if (src) rec.operands.push_back(record_operand(*src, false));
+  ctx.trace.add(std::move(rec));
+  if (!ctx.compute) return {};
+  Tensor pr = rows_f32(predicate);
+  Tensor in = src ? src->view.contiguous() : Tensor();
+  const int64_t p = dst.partitions(), n = per_partition(dst);
+  for (int64_t i = 0; i < p; ++i) {
+    Tensor drow = dst.view.select(0, i).reshape({n});
+    Tensor srow = src ? in.select(0, i).reshape({n}) : Tensor();
+    for (int64_t k = 0; k < n; ++k) {
+      if ((pr.data_as<float>()[i * n + k] != 0.0f) == reverse) continue;
+      Tensor d = drow.slice(0, k, k + 1);
+      if (src)
+        d.assign(srow.slice(0, k, k + 1));  // same dtype: bit-exact
+      else
+        d.fill(value);
+    }
+  }
+  return {};
+}
+
+Result<void> isa_partition_reduce(ExecContext& ctx, const Access& dst, BinaryOp op, const Access& data,
+                                  const SourceLoc& loc) {
+  constexpr const char* kOp = "tensor_partition_reduce";
+  if (auto r = check_tiles(ctx, {&dst, &data}, kOp); !r) return r;
+  const bool bitwise = op == BinaryOp::kBitwiseAnd || op == BinaryOp::kBitwiseOr;
+  if (op != BinaryOp::kAdd && op != BinaryOp::kMaximum && op != BinaryOp::kMinimum && !bitwise)
+    return fail(nki_error("nkia_unsupported_operator",
+                          fmt::format("'{}' reduces with add, maximum, minimum, bitwise_and or bitwise_or, not {}",
+                                      kOp, binary_op_name(op)),
+                          "use nl.add, nl.maximum, nl.minimum, nl.bitwise_and or nl.bitwise_or"));
+  if (bitwise && (!is_int(data.dtype()) || !is_int(dst.dtype())))
+    return fail(nki_error("nkia_bitvec_op_needs_integer",
+                          fmt::format("'{}' with {} needs integer tiles, got {} and {}", kOp, binary_op_name(op),
+                                      data.describe(), dst.describe()),
+                          "use integer dtypes for bitwise reductions"));
+  if (dst.partitions() != 1 || per_partition(dst) != per_partition(data))
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'{}' of {} gives one partition of {} elements, but the destination is {}", kOp,
+                                      data.describe(), per_partition(data), dst.describe()),
+                          "allocate the destination as [1, F] with the data's free size"));
+  dst.tensor->written = true;
+  ctx.trace.add(instruction_record(Engine::kGpSimd, fmt::format("{}:{}", kOp, binary_op_name(op)), loc, dst, {&data}));
+  if (!ctx.compute) return {};
+  const int64_t p = data.partitions(), n = per_partition(data);
+  Tensor in = data.view.contiguous().reshape({p, n});
+  Tensor acc = in.select(0, 0).astype(bitwise ? DType::kInt32 : DType::kFloat32);
+  for (int64_t i = 1; i < p; ++i) {
+    Tensor row = in.select(0, i);
+    if (!bitwise) row = row.astype(DType::kFloat32);
+    acc = binary(op, acc, row, acc.dtype());
+  }
+  Tensor out = dst.view;
+  out.assign(acc.reshape(dst.shape()));
+  return {};
+}
+
+}  // namespace nki_agent

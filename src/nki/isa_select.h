@@ -1,0 +1,63 @@
+// nki/isa_select.h — the Vector and GpSimd instructions that search, select and move data between
+// partitions: max8, nc_find_index8, nc_match_replace8, nc_stream_shuffle, range_select,
+// select_reduce, tensor_copy_predicated and tensor_partition_reduce (nki-spec §4.4, §4.5).
+//
+// Like the rest of the instruction core (nki/isa.h) each call validates its operands, appends
+// its InstructionRecord to the trace, and computes unless the context is timing-only. Values are
+// compared and selected as float32, as the engines do, and rounded once into the destination.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <vector>
+
+#include "nki/isa.h"
+
+namespace nki_agent {
+
+// dst[P, 8] = the 8 largest values of each partition of src (all its free elements), descending.
+// 8 <= free elements <= 16384.
+Result<void> isa_max8(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc);
+
+// dst[P, 8] (uint32 or uint16) = for each of the 8 values vals[p, :], the index of its first
+// occurrence in data[p] (flattened free axes). A value that does not occur gives the all-ones
+// index (the hardware leaves it undefined).
+Result<void> isa_find_index8(ExecContext& ctx, const Access& dst, const Access& data, const Access& vals,
+                             const SourceLoc& loc);
+
+// dst = data with the first occurrence of each of the 8 values vals[p, :] (taken in order, so
+// repeated values replace successive occurrences) replaced by `imm`; their indices go to dst_idx
+// ([P, 8], integer) when given.
+Result<void> isa_match_replace8(ExecContext& ctx, const Access& dst, const Access& data, const Access& vals,
+                                double imm, const std::optional<Access>& dst_idx, const SourceLoc& loc);
+
+// Within each 32-partition quadrant q: dst partition q*32+i = src partition q*32+mask[i], or left
+// unchanged where mask[i] is 255. Same dtype and elements per partition.
+Result<void> isa_stream_shuffle(ExecContext& ctx, const Access& dst, const Access& src,
+                                const std::vector<int64_t>& mask, const SourceLoc& loc);
+
+// dst = on_true where cmp0(idx, bound0) and cmp1(idx, bound1), else on_false_value, with idx =
+// range_start + the element's free index and the bounds [P, 1] tiles; reduce_res[P, 1], when given,
+// gets the row maximum of dst.
+Result<void> isa_range_select(ExecContext& ctx, const Access& dst, const Access& on_true, BinaryOp cmp0,
+                              BinaryOp cmp1, const Access& bound0, const Access& bound1, double range_start,
+                              double on_false_value, const std::optional<Access>& reduce_res,
+                              const SourceLoc& loc);
+
+// dst = predicate != 0 (== 0 with reverse) ? on_true : on_false, on_false a number or a [P, 1]
+// tile; reduce_res[P, 1], when given, gets the row maximum of dst.
+Result<void> isa_select_reduce(ExecContext& ctx, const Access& dst, const Access& predicate, const Access& on_true,
+                               double on_false_value, const std::optional<Access>& on_false_tile, bool reverse,
+                               const std::optional<Access>& reduce_res, const SourceLoc& loc);
+
+// Where predicate != 0 (== 0 with reverse), dst = src (a tile, or the number `value` when src is
+// absent); elsewhere dst keeps its contents.
+Result<void> isa_copy_predicated(ExecContext& ctx, const Access& dst, const std::optional<Access>& src, double value,
+                                 const Access& predicate, bool reverse, const SourceLoc& loc);
+
+// dst[1, F...] = the reduction of data[P, F...] across its partitions (add, max, min, bitwise
+// and/or), on the GpSimd engine.
+Result<void> isa_partition_reduce(ExecContext& ctx, const Access& dst, BinaryOp op, const Access& data,
+                                  const SourceLoc& loc);
+
+}  // namespace nki_agent

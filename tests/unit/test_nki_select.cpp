@@ -1,0 +1,307 @@
+// The search, select and cross-partition instructions (nki/isa_select.h) through both dialects:
+// max8, nc_find_index8, nc_match_replace8, nc_stream_shuffle, range_select, select_reduce,
+// tensor_copy_predicated, tensor_partition_reduce, and activation with a [P, 1] scale tile —
+// each against a reference written here from the instruction's definition, plus the checks that
+// reject bad operands with their codes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "runtime/python/py_host.h"
+
+namespace nki_agent {
+namespace {
+
+class NkiSelect : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto r = python_host_init();
+    ASSERT_TRUE(r) << r.error().format();
+  }
+  static Result<KernelOutcome> run(const std::string& src, std::vector<Tensor> inputs) {
+    KernelCall c;
+    c.src = kernel_files_from_source(src);
+    c.entry = "k";
+    c.inputs = std::move(inputs);
+    return python_run(c);
+  }
+  // Distinct-ish values with repeats: (i * 37) % 101 - 50, scaled.
+  static Tensor values(const Shape& s, float scale = 0.25f) {
+    std::vector<float> v(static_cast<size_t>(shape_numel(s)));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(static_cast<int>((i * 37) % 101) - 50) * scale;
+    return Tensor::from_f32(s, v);
+  }
+};
+
+constexpr const char* kSearchCurrent = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(x):
+    P, F = x.shape
+    outs = [nl.ndarray((P, 8), dtype=nl.float32, buffer=nl.shared_hbm),
+            nl.ndarray((P, 8), dtype=nl.uint32, buffer=nl.shared_hbm),
+            nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm),
+            nl.ndarray((P, 8), dtype=nl.int32, buffer=nl.shared_hbm)]
+    t = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    top = nl.ndarray((P, 8), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.max8(dst=top, src=t)
+    idx = nl.ndarray((P, 8), dtype=nl.uint32, buffer=nl.sbuf)
+    nisa.nc_find_index8(dst=idx, data=t, vals=top)
+    rep = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    ridx = nl.ndarray((P, 8), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.nc_match_replace8(dst=rep, data=t, vals=top, imm=-1000.0, dst_idx=ridx)
+    for o, s in zip(outs, (top, idx, rep, ridx)):
+        nisa.dma_copy(dst=o, src=s)
+    return tuple(outs)
+)py";
+
+constexpr const char* kSearchLegacy = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(x):
+    P, F = x.shape
+    outs = [nl.ndarray((P, 8), dtype=nl.float32, buffer=nl.shared_hbm),
+            nl.ndarray((P, 8), dtype=nl.uint32, buffer=nl.shared_hbm),
+            nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm),
+            nl.ndarray((P, 8), dtype=nl.int32, buffer=nl.shared_hbm)]
+    t = nl.load(x)
+    top = nisa.max8(src=t)
+    idx = nisa.nc_find_index8(data=t, vals=top)
+    ridx = nl.ndarray((P, 8), dtype=nl.int32, buffer=nl.sbuf)
+    rep = nisa.nc_match_replace8(data=t, vals=top, imm=-1000.0, dst_idx=ridx)
+    for o, s in zip(outs, (top, idx, rep, ridx)):
+        nl.store(o, value=s)
+    return tuple(outs)
+)py";
+
+TEST_F(NkiSelect, Max8FindIndex8MatchReplace8) {
+  const int64_t P = 16, F = 40;
+  Tensor x = values({P, F});
+  std::vector<float> xv = x.to_f32_vector();
+  for (const char* src : {kSearchCurrent, kSearchLegacy}) {
+    auto r = run(src, {x});
+    ASSERT_TRUE(r) << r.error().format();
+    ASSERT_EQ(r->outputs.size(), 4u);
+    std::vector<float> top = r->outputs[0].to_f32_vector(), rep = r->outputs[2].to_f32_vector();
+    std::vector<int64_t> idx = r->outputs[1].to_i64_vector(), ridx = r->outputs[3].to_i64_vector();
+    for (int64_t p = 0; p < P; ++p) {
+      std::vector<float> row(xv.begin() + p * F, xv.begin() + (p + 1) * F);
+      std::vector<float> sorted = row;
+      std::sort(sorted.begin(), sorted.end(), std::greater<float>());
+      std::vector<bool> taken(static_cast<size_t>(F), false);
+      for (int64_t j = 0; j < 8; ++j) {
+        EXPECT_EQ(top[static_cast<size_t>(p * 8 + j)], sorted[static_cast<size_t>(j)]) << p << "," << j;
+        // find_index8: the first occurrence, even when a value repeats.
+        const auto first = std::find(row.begin(), row.end(), sorted[static_cast<size_t>(j)]) - row.begin();
+        EXPECT_EQ(idx[static_cast<size_t>(p * 8 + j)], first) << p << "," << j;
+        // match_replace8: repeats take successive occurrences.
+        int64_t k = 0;
+        while (taken[static_cast<size_t>(k)] || row[static_cast<size_t>(k)] != sorted[static_cast<size_t>(j)]) ++k;
+        taken[static_cast<size_t>(k)] = true;
+        EXPECT_EQ(ridx[static_cast<size_t>(p * 8 + j)], k) << p << "," << j;
+      }
+      for (int64_t f = 0; f < F; ++f)
+        EXPECT_EQ(rep[static_cast<size_t>(p * F + f)], taken[static_cast<size_t>(f)] ? -1000.0f : row[static_cast<size_t>(f)]);
+    }
+  }
+}
+
+TEST_F(NkiSelect, StreamShuffleAndPartitionReduce) {
+  const char* src = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(x):
+    P, F = x.shape
+    shuf = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm)
+    bcast = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm)
+    red = nl.ndarray((2, F), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    s = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=s, value=7.0)
+    # reverse each quadrant, but keep partition 5 of every quadrant (255)
+    mask = [31 - i for i in range(32)]
+    mask[5] = 255
+    nisa.nc_stream_shuffle(dst=s, src=t, shuffle_mask=mask)
+    nisa.dma_copy(dst=shuf, src=s)
+    b = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    for q in nl.static_range(P // 32):
+        nisa.nc_stream_shuffle(dst=b[q * 32:(q + 1) * 32, :], src=t[3:4, :], shuffle_mask=[0] * 32)
+    nisa.dma_copy(dst=bcast, src=b)
+    r = nl.ndarray((1, F), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_partition_reduce(dst=r, op=nl.add, data=t)
+    m = nl.ndarray((1, F), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_partition_reduce(dst=m, op=nl.maximum, data=t)
+    nisa.dma_copy(dst=red[0:1, :], src=r)
+    nisa.dma_copy(dst=red[1:2, :], src=m)
+    return shuf, bcast, red
+)py";
+  const int64_t P = 64, F = 12;
+  Tensor x = values({P, F});
+  std::vector<float> xv = x.to_f32_vector();
+  auto r = run(src, {x});
+  ASSERT_TRUE(r) << r.error().format();
+  std::vector<float> shuf = r->outputs[0].to_f32_vector(), bcast = r->outputs[1].to_f32_vector(),
+                     red = r->outputs[2].to_f32_vector();
+  for (int64_t p = 0; p < P; ++p)
+    for (int64_t f = 0; f < F; ++f) {
+      const int64_t i = p % 32, from = (p / 32) * 32 + 31 - i;
+      EXPECT_EQ(shuf[static_cast<size_t>(p * F + f)], i == 5 ? 7.0f : xv[static_cast<size_t>(from * F + f)]);
+      EXPECT_EQ(bcast[static_cast<size_t>(p * F + f)], xv[static_cast<size_t>(3 * F + f)]);
+    }
+  for (int64_t f = 0; f < F; ++f) {
+    float sum = 0, mx = -INFINITY;
+    for (int64_t p = 0; p < P; ++p) {
+      sum += xv[static_cast<size_t>(p * F + f)];
+      mx = std::max(mx, xv[static_cast<size_t>(p * F + f)]);
+    }
+    EXPECT_FLOAT_EQ(red[static_cast<size_t>(f)], sum);
+    EXPECT_EQ(red[static_cast<size_t>(F + f)], mx);
+  }
+}
+
+TEST_F(NkiSelect, RangeSelectSelectReduceCopyPredicated) {
+  const char* src = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(x):
+    P, F = x.shape
+    outs = [nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm) for _ in range(3)]
+    maxes = nl.ndarray((P, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    # bounds per partition p: keep free index i with p <= i < p + 4
+    lo = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.iota(dst=lo, pattern=[[0, 1]], offset=0, channel_multiplier=1)
+    hi = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_scalar(dst=hi, data=lo, op0=nl.add, operand0=4.0)
+    rs = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    rmax = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.range_select(dst=rs, on_true_tile=t, comp_op0=nl.greater_equal, comp_op1=nl.less, bound0=lo, bound1=hi,
+                      reduce_res=rmax, reduce_cmd=nisa.reduce_cmd.reset_reduce, reduce_op=nl.maximum,
+                      range_start=0, on_false_value=nl.fp32.min)
+    # predicate: x > 0
+    pred = nl.ndarray((P, F), dtype=nl.uint8, buffer=nl.sbuf)
+    nisa.tensor_scalar(dst=pred, data=t, op0=nl.greater, operand0=0.0)
+    sr = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    smax = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.select_reduce(dst=sr, predicate=pred, on_true=t, on_false=-5.0, reduce_res=smax,
+                       reduce_cmd=nisa.reduce_cmd.reset_reduce, reduce_op=nl.maximum)
+    cp = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=cp, value=3.0)
+    nisa.tensor_copy_predicated(dst=cp, src=t, predicate=pred, reverse_pred=True)
+    for o, s in zip(outs, (rs, sr, cp)):
+        nisa.dma_copy(dst=o, src=s)
+    nisa.dma_copy(dst=maxes[:, 0:1], src=rmax)
+    nisa.dma_copy(dst=maxes[:, 1:2], src=smax)
+    return outs[0], outs[1], outs[2], maxes
+)py";
+  const int64_t P = 32, F = 48;
+  Tensor x = values({P, F});
+  std::vector<float> xv = x.to_f32_vector();
+  auto r = run(src, {x});
+  ASSERT_TRUE(r) << r.error().format();
+  std::vector<float> rs = r->outputs[0].to_f32_vector(), sr = r->outputs[1].to_f32_vector(),
+                     cp = r->outputs[2].to_f32_vector(), mx = r->outputs[3].to_f32_vector();
+  const float lowest = -std::numeric_limits<float>::max();
+  for (int64_t p = 0; p < P; ++p) {
+    float rmax = -INFINITY, smax = -INFINITY;
+    for (int64_t f = 0; f < F; ++f) {
+      const float v = xv[static_cast<size_t>(p * F + f)];
+      const float want_rs = (f >= p && f < p + 4) ? v : lowest;
+      const float want_sr = v > 0 ? v : -5.0f;
+      EXPECT_EQ(rs[static_cast<size_t>(p * F + f)], want_rs) << p << "," << f;
+      EXPECT_EQ(sr[static_cast<size_t>(p * F + f)], want_sr) << p << "," << f;
+      EXPECT_EQ(cp[static_cast<size_t>(p * F + f)], v > 0 ? 3.0f : v) << p << "," << f;
+      rmax = std::max(rmax, want_rs);
+      smax = std::max(smax, want_sr);
+    }
+    EXPECT_EQ(mx[static_cast<size_t>(p * 2)], rmax);
+    EXPECT_EQ(mx[static_cast<size_t>(p * 2 + 1)], smax);
+  }
+}
+
+TEST_F(NkiSelect, ActivationScaleTile) {
+  const char* src = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(x):
+    P, F = x.shape
+    out = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    sc = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.iota(dst=sc, pattern=[[0, 1]], offset=1, channel_multiplier=1)   # partition p scales by p + 1
+    b = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=b, value=0.5)
+    y = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.activation(dst=y, op=nl.exp, data=t, scale=sc, bias=b)
+    nisa.dma_copy(dst=out, src=y)
+    return out
+)py";
+  const int64_t P = 8, F = 16;
+  Tensor x = values({P, F}, 0.01f);
+  std::vector<float> xv = x.to_f32_vector();
+  auto r = run(src, {x});
+  ASSERT_TRUE(r) << r.error().format();
+  std::vector<float> y = r->outputs[0].to_f32_vector();
+  for (int64_t p = 0; p < P; ++p)
+    for (int64_t f = 0; f < F; ++f) {
+      const float want = std::exp(xv[static_cast<size_t>(p * F + f)] * static_cast<float>(p + 1) + 0.5f);
+      EXPECT_NEAR(y[static_cast<size_t>(p * F + f)], want, 2e-6f * want) << p << "," << f;
+    }
+}
+
+TEST_F(NkiSelect, BadOperandsAreRejected) {
+  struct Case {
+    const char* body;
+    const char* code;
+  };
+  const Case cases[] = {
+      {"nisa.max8(dst=d8, src=t[:, 0:4])", "nkia_max8_input_size"},
+      {"nisa.nc_find_index8(dst=d8, data=t, vals=d8)", "nkia_find_index8_output_dtype"},
+      {"nisa.nc_stream_shuffle(dst=t, src=t, shuffle_mask=[0] * 16)", "nkia_stream_shuffle_operands"},
+      {"nisa.activation(dst=t, op=nl.exp, data=t, scale=t)", "err_activation_scale_scalar_or_vector"},
+      {"nisa.select_reduce(dst=t, predicate=t, on_true=t, on_false=0.0)", "nkia_predicate_dtype"},
+      {"nisa.tensor_partition_reduce(dst=t, op=nl.add, data=t)", "err_store_dst_shape_smaller_than_other_shape"},
+  };
+  for (const Case& c : cases) {
+    std::string src = std::string(R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(x):
+    t = nl.ndarray((32, 16), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    d8 = nl.ndarray((32, 8), dtype=nl.float32, buffer=nl.sbuf)
+    )py") + c.body + "\n    return x\n";
+    auto r = run(src, {values({32, 16})});
+    ASSERT_FALSE(r) << c.body;
+    EXPECT_EQ(r.error().code, c.code) << c.body << "\n" << r.error().format();
+    EXPECT_EQ(r.error().loc.line, 11) << c.body;
+  }
+}
+
+}  // namespace
+}  // namespace nki_agent
