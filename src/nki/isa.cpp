@@ -37,6 +37,38 @@ Tensor as_shape_of(const Tensor& src, const Shape& shape) {
   return src.shape() == shape ? src : src.reshape(shape);
 }
 
+// Records that the running affine_range iteration writes dst's elements of an HBM tensor, and
+// refuses the write when another iteration of the same loop already wrote one of them: the
+// iterations may run in any order, so the result would be undefined.
+Result<void> tag_affine_write(const ExecContext& ctx, const Access& dst, const char* op) {
+  NkiTensor& t = *dst.tensor;
+  if (t.write_tags.empty()) t.write_tags.assign(static_cast<size_t>(t.data.numel()), 0);
+  const Shape& shape = dst.view.shape();
+  const Strides& strides = dst.view.strides();
+  const int64_t base = dst.view.offset() - t.data.offset();
+  const int64_t loop = ctx.affine_tag >> 32;
+  std::vector<int64_t> idx(shape.size(), 0);
+  const int64_t n = dst.view.numel();
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t off = base;
+    for (size_t d = 0; d < shape.size(); ++d) off += idx[d] * strides[d];
+    int64_t& tag = t.write_tags[static_cast<size_t>(off)];
+    if (tag != 0 && tag != ctx.affine_tag && (tag >> 32) == loop)
+      return fail(nki_error("err_unexpected_output_dependencies",
+                            fmt::format("'{}' into {}: iterations {} and {} of one nl.affine_range loop write the "
+                                        "same element",
+                                        op, dst.describe(), tag & 0xffffffff, ctx.affine_tag & 0xffffffff),
+                            "index the write with the loop variable so each iteration has its own slot, or use "
+                            "nl.sequential_range when the iterations must run in order"));
+    tag = ctx.affine_tag;
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc) {
@@ -51,6 +83,8 @@ Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
                           fmt::format("'{}' copies {} into {}: the shapes differ", kOp, src.describe(), dst.describe()),
                           "index the source and the destination so that both select the same shape"));
+  if (buffer_is_hbm(dst.buffer()) && ctx.affine_tag != 0)
+    if (auto r = tag_affine_write(ctx, dst, kOp); !r) return r;
   dst.tensor->written = true;
   ctx.trace.add(make_record(Engine::kDma, kOp, loc, dst, {&src}));
   if (!ctx.compute) return {};
@@ -65,6 +99,12 @@ Result<void> isa_tensor_tensor(ExecContext& ctx, const Access& dst, const Access
   if (auto r = check_tiles(ctx, {&dst, &a, &b}, "tensor_tensor"); !r) return r;
   if (auto r = check_same_partitions(a, b, "tensor_tensor"); !r) return r;
   if (auto r = check_same_partitions(dst, a, "tensor_tensor"); !r) return r;
+  if (a.buffer() == Buffer::kPsum && b.buffer() == Buffer::kPsum)
+    return fail(nki_error("nkia_both_inputs_in_psum",
+                          fmt::format("'tensor_tensor' reads both {} and {} from PSUM; the Vector engine reads at most "
+                                      "one operand from PSUM",
+                                      a.describe(), b.describe()),
+                          "copy one operand to SBUF first (nl.copy or nisa.tensor_copy)"));
   // The ISA pairs the elements of each partition one to one: no broadcasting (the nl functions
   // broadcast before they get here).
   if (a.view.numel() != b.view.numel() || !same_squeezed(a.shape(), b.shape()))
@@ -318,6 +358,23 @@ Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& st
                                       buffer_name(dst.buffer())),
                           "allocate the result with buffer=nl.psum, then copy it to SBUF to use it further"));
   if (auto r = check_partition_limit(ctx, dst, kOp); !r) return r;
+  if (dst.dtype() != DType::kFloat32)
+    return fail(nki_error("nkia_matmul_psum_dtype",
+                          fmt::format("'{}' accumulates in float32, but its PSUM destination {} is {}", kOp,
+                                      dst.describe(), dtype_name(dst.dtype())),
+                          "declare the PSUM accumulator as nl.float32 and convert when copying it out to SBUF"));
+  // A matmul result lands in one 2 KiB bank per partition: the slice written must fit one, and a
+  // plain [P, F] accumulator tile must be one bank wide (multi-dimensional PSUM tensors hold one
+  // bank-sized result per index of their leading free or block axes).
+  const Tensor& whole_psum = dst.tensor->data;
+  const int64_t tile_bytes = whole_psum.ndim() == 2 ? whole_psum.shape()[1] * whole_psum.itemsize() : 0;
+  if (dst.free_bytes() > ctx.target->psum_bank_bytes || tile_bytes > ctx.target->psum_bank_bytes)
+    return fail(nki_error("nkia_psum_tile_exceeds_bank",
+                          fmt::format("'{}' writes into {} of {}, which is {} bytes per partition: a matmul "
+                                      "accumulator holds at most one {}-byte PSUM bank",
+                                      kOp, dst.describe(), shape_str(whole_psum.shape()),
+                                      std::max(dst.free_bytes(), tile_bytes), ctx.target->psum_bank_bytes),
+                          "give each 512-column slice of the result its own PSUM tile (nl.tile_size.psum_fmax)"));
   const int64_t m = stationary.shape()[1], n = moving.shape()[1];
   if (dst.shape() != Shape{m, n})
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",

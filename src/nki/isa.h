@@ -27,6 +27,9 @@ struct ExecContext {
   // for fresh memory). The trace is the same as a computing run's.
   bool compute = true;
   Trace trace;
+  // The innermost nl.affine_range loop running, and its iteration: (loop << 32 | iteration), 0
+  // outside every affine loop. HBM writes are tagged with it (err_unexpected_output_dependencies).
+  int64_t affine_tag = 0;
 };
 
 // Copies src into dst through a DMA queue (any memories but PSUM to HBM); the element counts must

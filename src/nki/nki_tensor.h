@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tensor/tensor.h"
 
@@ -32,8 +33,15 @@ struct NkiTensor {
   Buffer buffer = Buffer::kSharedHbm;
   std::string name;
   bool kernel_argument = false;  // an input (or old-style output) passed in by the caller
+  bool immutable = false;        // an input of a kernel that returns its outputs: writes are refused
   bool written = false;          // stored to since the launch began
   Tensor matmul_written;         // PSUM: uint8 per element, 1 once a matmul wrote it (Accumulate::kAuto)
+  // The loop iteration (nl.affine_range / sequential_range) the tensor was created in; 0 for the
+  // kernel's top level. Once that iteration ends the tensor is out of scope.
+  int64_t scope = 0;
+  // HBM outputs written inside affine_range loops: per element, the (loop << 32 | iteration) that
+  // last wrote it (lazily sized), to catch two iterations writing one location.
+  std::vector<int64_t> write_tags;
 };
 
 // A new tensor in `buffer`, poisoned. Checks are the caller's (nki/checks.h).

@@ -195,7 +195,8 @@ nlohmann::json specs_to_json(const std::vector<TensorSpec>& specs) {
 
 // At most `max_elements` elements each (the element count must not overflow either).
 Result<std::vector<TensorSpec>> specs_from_json(const nlohmann::json& j, int64_t max_elements, const char* what) {
-  if (!j.is_array() || j.size() > kMaxTensorSpecs) return fail(bad_wire(fmt::format("'{}' is not a list of specs", what)));
+  if (!j.is_array() || j.size() > kMaxTensorSpecs)
+    return fail(bad_wire(fmt::format("'{}' is not a list of specs", what)));
   std::vector<TensorSpec> out;
   for (const auto& e : j) {
     TensorSpec s;
@@ -418,8 +419,9 @@ Result<KernelCall> decode_call(std::string_view bytes) {
 std::string encode_outcome(const Result<KernelOutcome>& r) {
   if (!r) return pack({{"diagnostic", r.error().to_json()}}, {}, "outputs");
   auto [trace_header, trace_bytes] = encode_trace(r->trace);
-  return pack({{"printed", r->printed}, {"trace", std::move(trace_header)}, {"output_specs", specs_to_json(r->output_specs)}},
-              r->outputs, "outputs", "trace", trace_bytes);
+  nlohmann::json header = {
+      {"printed", r->printed}, {"trace", std::move(trace_header)}, {"output_specs", specs_to_json(r->output_specs)}};
+  return pack(header, r->outputs, "outputs", "trace", trace_bytes);
 }
 
 Result<KernelOutcome> decode_outcome(std::string_view bytes) {

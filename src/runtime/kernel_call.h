@@ -71,7 +71,8 @@ struct KernelOutcome {
   std::vector<Tensor> outputs;  // in return order (a tuple's elements, or the one tensor)
   std::string printed;          // what the kernel printed (capped)
   Trace trace;                  // every instruction the run executed, in order (at most kMaxTraceRecords)
-  std::vector<TensorSpec> output_specs;  // every output's dtype and shape (named out0, out1, ...), data or not
+  // Every output's dtype and shape (named out0, out1, ...), whether its data came back or not.
+  std::vector<TensorSpec> output_specs;
 };
 
 // Most zero inputs and output specs a message may hold.

@@ -164,7 +164,7 @@ void expect_failures(std::span<const MustFail> cases, const Tensor& input) {
   for (const auto& c : cases) {
     std::string src =
         "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n@nki.jit\ndef k(a):\n" +
-        std::string(c.body) + "    return a\n";
+        std::string(c.body) + "    return None\n";  // old style: the input may be written
     int last_line = 5;
     for (const char* p = c.body; *p; ++p) last_line += *p == '\n';
     KernelCall call;

@@ -17,6 +17,29 @@ struct LaunchContext {
   // k-th one the first instance allocated (the kernel's outputs, which every instance writes to).
   std::vector<std::shared_ptr<NkiTensor>> shared_hbm;
   size_t shared_next = 0;  // the next index into shared_hbm for the running instance
+  // The loops (nl.affine_range, nl.sequential_range) running, outermost first; a tensor created in
+  // an iteration belongs to it (NkiTensor::scope) and is out of scope once it ends.
+  struct Loop {
+    int64_t id = 0;
+    bool affine = false;
+    bool scoped = false;     // legacy dialect: tensors created in an iteration belong to it
+    int64_t iteration = -1;  // -1 before the first
+    int64_t scope = 0;       // the running iteration's scope id
+  };
+  std::vector<Loop> loops;
+  int64_t next_id = 1;  // loop and scope ids, unique within the launch
+  // The scope a tensor created now belongs to: the innermost scoped loop's running iteration.
+  int64_t current_scope() const {
+    for (size_t i = loops.size(); i-- > 0;)
+      if (loops[i].scoped) return loops[i].scope;
+    return 0;
+  }
+  bool scope_open(int64_t scope) const {
+    if (scope == 0) return true;
+    for (const Loop& l : loops)
+      if (l.scope == scope) return true;
+    return false;
+  }
 };
 
 // The launch being executed on this thread, or null outside a kernel.

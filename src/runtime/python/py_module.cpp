@@ -315,9 +315,38 @@ Access pattern_view(const Access& a, const std::vector<std::pair<int64_t, int64_
   return Access{a.tensor, Tensor(base.storage(), base.dtype(), shape, strides, base.offset() + offset)};
 }
 
+// The rules every operand obeys, whatever the instruction: it is in scope (not a tensor of a loop
+// iteration that has ended), and a destination is not an immutable kernel input.
+const Access& checked_operand(const Access& a, const char* role) {
+  // A name rebound inside a loop body (acc = nl.add(acc, ...)) is caught at its first use out of
+  // scope: in the next iteration, or after the loop.
+  if (t_launch && !t_launch->scope_open(a.tensor->scope))
+    raise(nki_error("err_local_variable_used_out_of_scope",
+                    fmt::format("{} ('{}') was created inside a loop iteration that has ended (a tensor belongs to "
+                                "the loop body, and the iteration, that created it)",
+                                a.describe(), role),
+                    "create the tensor before the loop and write into it with slice assignment (acc[...] = ... or "
+                    "acc[...] += ...), instead of rebinding the name inside the loop"));
+  const std::string_view r(role);
+  if (a.tensor->immutable && (r == "dst" || r == "dst_idx" || r == "reduce_res"))
+    raise(nki_error("err_cannot_update_immutable_parameter",
+                    fmt::format("the kernel writes into its input {}", a.describe()),
+                    "store results into a separate output (nl.ndarray(..., buffer=nl.shared_hbm)) and return it; "
+                    "to update an input in place, annotate it nt.mutable_tensor and return it"));
+  return a;
+}
+
 Access to_access(py::handle h, const char* role) {
-  if (py::isinstance<Access>(h)) return h.cast<Access>();
-  if (py::isinstance<NkiTensor>(h)) return whole(h.cast<std::shared_ptr<NkiTensor>>());
+  if (py::isinstance<Access>(h)) {
+    Access a = h.cast<Access>();
+    checked_operand(a, role);
+    return a;
+  }
+  if (py::isinstance<NkiTensor>(h)) {
+    Access a = whole(h.cast<std::shared_ptr<NkiTensor>>());
+    checked_operand(a, role);
+    return a;
+  }
   // A deferred result (a legacy matmul awaiting `psum += ...`) used as an operand: materialise it.
   if (py::hasattr(h, "_nkia_tile")) return to_access(h.attr("_nkia_tile"), role);
   raise(nki_error("nkia_bad_operand",
@@ -349,8 +378,14 @@ std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const s
                                   ctx.target->partitions)));
   }
   const DType t = parse_dtype(dtype);
+  LaunchContext& launch = *t_launch;
+  const int64_t scope = launch.current_scope();
+  if (b == Buffer::kSharedHbm && scope != 0)
+    raise(nki_error("err_shared_hbm_must_in_kernel_level",
+                    fmt::format("a shared_hbm tensor {} {} is created inside a loop", dtype_name(t), shape_str(shape)),
+                    "create outputs once, at the kernel's top level, large enough for every iteration, and index "
+                    "them inside the loop"));
   if (b == Buffer::kSharedHbm) {
-    LaunchContext& launch = *t_launch;
     if (launch.shared_next < launch.shared_hbm.size()) {  // a later SPMD instance: the first one's tensor
       auto& same = launch.shared_hbm[launch.shared_next++];
       if (same->data.shape() != Shape(shape.begin(), shape.end()) || same->data.dtype() != t)
@@ -366,7 +401,52 @@ std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const s
     launch.shared_next++;
     return launch.shared_hbm.back();
   }
-  return make_nki_tensor(shape, t, b, name);
+  auto tensor = make_nki_tensor(shape, t, b, name);
+  tensor->scope = scope;
+  return tensor;
+}
+
+// The loops of nl.affine_range / nl.sequential_range: the Python iterator calls loop_begin once,
+// loop_next before each iteration and loop_end when the loop is left. Affine loops tag HBM writes;
+// scoped loops (the legacy dialect, whose tracer gives loop bodies block scope) own the tensors
+// their iterations create. The current dialect unrolls loops with Python's scoping.
+int64_t loop_begin(bool affine, bool scoped) {
+  exec_or_raise(affine ? "affine_range" : "sequential_range");
+  LaunchContext& launch = *t_launch;
+  LaunchContext::Loop l;
+  l.id = launch.next_id++;
+  l.affine = affine;
+  l.scoped = scoped;
+  launch.loops.push_back(l);
+  return l.id;
+}
+
+void refresh_affine_tag(LaunchContext& launch) {
+  launch.exec.affine_tag = 0;
+  for (const auto& l : launch.loops)
+    if (l.affine && l.iteration >= 0) launch.exec.affine_tag = (l.id << 32) | (l.iteration & 0xffffffff);
+}
+
+void loop_next(int64_t id) {
+  if (!t_launch) return;
+  for (auto& l : t_launch->loops)
+    if (l.id == id) {
+      ++l.iteration;
+      l.scope = t_launch->next_id++;
+    }
+  refresh_affine_tag(*t_launch);
+}
+
+// Leaves loop `id` (and any inner loop a `break` or an exception left open).
+void loop_end(int64_t id) {
+  if (!t_launch) return;
+  auto& loops = t_launch->loops;
+  for (size_t i = 0; i < loops.size(); ++i)
+    if (loops[i].id == id) {
+      loops.resize(i);
+      break;
+    }
+  refresh_affine_tag(*t_launch);
 }
 
 // Runs `func` once per SPMD instance (serially, as on one NeuronCore) and returns the first
@@ -509,6 +589,10 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
                    : (py::isinstance<py::int_>(v) ? ScalarKind::kInt : ScalarKind::kFloat);
     return std::string(dtype_name(scalar_dtype(k)));
   });
+  m.def("loop_begin", &loop_begin, py::arg("affine"), py::arg("scoped"));
+  m.def("loop_next", &loop_next);
+  m.def("loop_end", &loop_end);
+  m.def("set_immutable", [](const std::shared_ptr<NkiTensor>& t, bool v) { t->immutable = v; });
   m.def("ndarray", &new_tensor, py::arg("shape"), py::arg("dtype"), py::arg("buffer"), py::arg("name") = "",
         py::arg("blocks") = 0);
   m.def("dma_copy", [](py::handle dst, py::handle src) {
@@ -577,6 +661,7 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
     Access s = to_access(stationary, "stationary"), mv = to_access(moving, "moving");
     check(check_matmul_inputs(ctx, s, mv));
     auto dst = make_nki_tensor({s.shape()[1], mv.shape()[1]}, DType::kFloat32, Buffer::kPsum, "");
+    dst->scope = t_launch->current_scope();
     check(isa_nc_matmul(ctx, whole(dst), s, mv, Accumulate::kOverwrite, caller_loc()));
     return dst;
   });

@@ -5,7 +5,7 @@
 # entry: rnn_cell_kernel
 # inputs: xT=float32[128,128] wx=float32[128,256] hT=float32[128,128] wh=float32[128,256]
 # expect-error: nkia_both_inputs_in_psum line 18
-# status: known-failure tensor_tensor accepts two PSUM inputs (only tensor_tensor_scan checks)
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

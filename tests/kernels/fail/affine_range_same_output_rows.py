@@ -5,8 +5,8 @@
 # entry: exp_kernel
 # inputs: x=float32[512,64]
 # expect-error: err_unexpected_output_dependencies line 20
-# status: known-failure affine_range runs as a plain Python range; writes from different iterations
-#   are not compared
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

@@ -4,8 +4,8 @@
 # entry: both_positive_kernel
 # inputs: a=float32[128,256] b=float32[128,256]
 # expect-error: err_ambiguous_tensor_truth_value line 18
-# status: known-failure a tile used as a Python condition is silently truthy (tensors define no
-#   __bool__)
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

@@ -5,8 +5,8 @@
 # entry: clip_kernel
 # inputs: g=float32[128,256]
 # expect-error: err_dynamic_control_flow_not_supported line 21
-# status: known-failure a tile used as a Python condition is silently truthy (tensors define no
-#   __bool__)
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

@@ -4,8 +4,8 @@
 # entry: normalize_kernel
 # inputs: x=float32[128,64] stats=float32[128,1]
 # expect-error: err_mutable_parameter_not_returned line 21
-# status: known-failure nt.mutable_tensor is an inert annotation: nothing checks that a written
-#   mutable parameter is among the returned values
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 import neuronxcc.nki.typing as nt

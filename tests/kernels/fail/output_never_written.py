@@ -4,7 +4,7 @@
 # entry: exp_kernel
 # inputs: x=float32[96,64]
 # expect-error: err_tensor_output_not_written_to line 19
-# status: known-failure a returned output that no instruction wrote is handed back as it is
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

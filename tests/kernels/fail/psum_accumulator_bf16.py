@@ -4,7 +4,7 @@
 # entry: matmul_kernel
 # inputs: lhsT=bfloat16[256,128] rhs=bfloat16[256,512]
 # expect-error: nkia_matmul_psum_dtype line 21
-# status: known-failure matmul results are rounded into a PSUM tile of any dtype without a check
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

@@ -5,7 +5,7 @@
 # entry: matmul_kernel
 # inputs: lhsT=float32[128,128] rhs=float32[128,1024]
 # expect-error: nkia_psum_tile_exceeds_bank line 22
-# status: known-failure PSUM tiles are not checked against the 2 KiB bank size
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

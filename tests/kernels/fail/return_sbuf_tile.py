@@ -4,8 +4,8 @@
 # entry: exp_kernel
 # inputs: x=float32[128,256]
 # expect-error: nkia_kernel_output_not_shared_hbm line 17
-# status: known-failure the simulator hands back whatever tensor a kernel returns, SBUF tiles
-#   included
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

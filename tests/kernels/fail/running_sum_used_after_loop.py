@@ -4,9 +4,9 @@
 #
 # entry: row_sum_kernel
 # inputs: x=float32[128,512]
-# expect-error: err_local_variable_used_out_of_scope line 22
-# status: known-failure the simulator follows Python scoping and does not track which block created
-#   a tensor
+# The simulator reports the first use out of scope: the rebound acc read by the next iteration
+# (line 21); the compiler, which traces the body once, reports its use after the loop.
+# expect-error: err_local_variable_used_out_of_scope line 21
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

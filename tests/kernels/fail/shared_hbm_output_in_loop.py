@@ -4,7 +4,7 @@
 # entry: exp_kernel
 # inputs: x=float32[256,64]
 # expect-error: err_shared_hbm_must_in_kernel_level line 16
-# status: known-failure nl.ndarray does not know whether it runs at the kernel's top level
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

@@ -4,8 +4,8 @@
 # entry: residual_add_kernel
 # inputs: x=float32[128,256] residual=float32[128,256]
 # expect-error: err_cannot_update_immutable_parameter line 17
-# status: known-failure kernel parameters are writable (old-style output arguments are supported),
-#   nothing is checked
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

@@ -6,11 +6,14 @@
 arguments become HBM tensors, the body runs eagerly in program order on the C++ core, and the
 returned HBM tensors come back as NumPy arrays (``TypedArray`` when the type is one NumPy lacks).
 """
+import dis
 import functools
 
 import numpy as np
 
 import _nkia_core as core
+from _nkia import typing as nki_typing
+from _nkia.errors import NkiError
 
 MODES = ("auto", "jax", "torchxla", "baremetal", "benchmark", "simulation", "trace", "profile")
 
@@ -56,6 +59,54 @@ def _to_host(value):
     return value
 
 
+def _value_returns(func):
+    """The source lines of func's `return <value>` statements (a bare or implicit `return` gives
+    None and is not one): a kernel with any returns its outputs, and its inputs are read-only."""
+    lines = []
+    prev = None
+    for ins in dis.get_instructions(func):
+        if ins.opname == "RETURN_VALUE" and not (prev is not None and prev.opname == "LOAD_CONST" and prev.argval is None):
+            lines.append(ins.positions.lineno if ins.positions else None)
+        prev = ins
+    return [ln for ln in lines if ln]
+
+
+def _error_at(func, line, code, message, hint):
+    err = NkiError(code, message, hint)
+    err.loc = (func.__code__.co_filename, line or func.__code__.co_firstlineno)
+    return err
+
+
+def _returned_tensors(result):
+    if isinstance(result, (tuple, list)):
+        return [t for r in result for t in _returned_tensors(r)]
+    return [result] if isinstance(result, (core.Tensor, core.View)) else []
+
+
+def _check_outputs(func, result, hbm_args, mutable, return_line):
+    """The rules on what a kernel hands back: HBM tensors, each one written, and every mutable
+    parameter it wrote among them."""
+    returned = _returned_tensors(result)
+    for t in returned:
+        base = t.tensor if isinstance(t, core.View) else t
+        if base.buffer in ("sbuf", "psum"):
+            raise _error_at(func, return_line, "nkia_kernel_output_not_shared_hbm",
+                            f"the kernel returns a tensor in {base.buffer}; outputs must be in shared HBM",
+                            "allocate the output with nl.ndarray(shape, dtype, buffer=nl.shared_hbm), store the "
+                            "tile into it and return that")
+        if not base.written and not base in hbm_args:
+            raise _error_at(func, return_line, "err_tensor_output_not_written_to",
+                            f"the returned output '{base.name or 'tensor'}' {tuple(base.shape)} is never written",
+                            "store into every output (check loop trip counts: use ceiling division and a mask for "
+                            "the last tile)")
+    bases = [t.tensor if isinstance(t, core.View) else t for t in returned]
+    for name, t in mutable.items():
+        if t.written and not any(b is t for b in bases):
+            raise _error_at(func, return_line, "err_mutable_parameter_not_returned",
+                            f"the mutable parameter '{name}' is written but not returned",
+                            "return every nt.mutable_tensor parameter the kernel writes")
+
+
 def _parse_grid(grid):
     if not isinstance(grid, tuple):
         grid = (grid,)
@@ -94,7 +145,23 @@ class Kernel:
         names = list(self.func.__code__.co_varnames[: self.func.__code__.co_argcount])
         hbm_args = [_to_hbm(a, names[i] if i < len(names) else f"arg{i}") for i, a in enumerate(args)]
         hbm_kwargs = {k: _to_hbm(v, k) for k, v in kwargs.items()}
+        # A kernel that returns its outputs may not write its inputs, except those annotated
+        # nt.mutable_tensor; an old-style kernel (no return value) writes output arguments.
+        returns = _value_returns(self.func)
+        annotations = getattr(self.func, "__annotations__", {})
+        named = dict(zip(names, hbm_args))
+        named.update(hbm_kwargs)
+        mutable = {}
+        for name, t in named.items():
+            if isinstance(t, core.Tensor):
+                if annotations.get(name) is nki_typing.mutable_tensor:
+                    mutable[name] = t
+                elif returns:
+                    core.set_immutable(t, True)
         result = core.launch(self.func, hbm_args, hbm_kwargs, list(self.grid))
+        if returns:
+            _check_outputs(self.func, result, [t for t in named.values() if isinstance(t, core.Tensor)], mutable,
+                           returns[-1])
         # Old-style kernels write trailing output arguments and return nothing: hand back the
         # (possibly mutated) tensor arguments' host arrays, as the simulator writes inputs back.
         for i, a in enumerate(args):

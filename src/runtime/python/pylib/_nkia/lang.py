@@ -475,14 +475,27 @@ def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
 
 # ---- iterators ----------------------------------------------------------------------------------
 
+def _loop(r, affine, scoped):
+    """Runs the iterations of `r` as a loop of the kernel. Affine loops check that no two
+    iterations write one HBM location; in a scoped loop (the legacy dialect) tensors created in an
+    iteration belong to it (err_local_variable_used_out_of_scope once it ends)."""
+    loop = core.loop_begin(affine, scoped)
+    try:
+        for i in r:
+            core.loop_next(loop)
+            yield i
+    finally:
+        core.loop_end(loop)
+
+
 def affine_range(*args, **kwargs):
     """Iterations that are independent of each other (the compiler may reorder or pipeline them)."""
-    return range(*args)
+    return _loop(range(*args), True, False)
 
 
 def sequential_range(*args, **kwargs):
     """Iterations that depend on each other and run in order."""
-    return range(*args)
+    return _loop(range(*args), False, False)
 
 
 def static_range(*args, **kwargs):
@@ -920,6 +933,24 @@ def _iadd(self, other):
     return self
 
 
+def _truth(self):
+    """A tile used where Python wants True or False. Its values exist only when the kernel runs,
+    so the compiler refuses: `and` / `or` / `not` on tiles, or an if / while on tile values."""
+    import dis
+    import sys
+    frame = sys._getframe(1)
+    op = next((i.opname for i in dis.get_instructions(frame.f_code) if i.offset == frame.f_lasti), "")
+    if op in ("JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP", "UNARY_NOT"):
+        raise NkiError("err_ambiguous_tensor_truth_value",
+                       "a tile is used with `and` / `or` / `not`, which need one truth value",
+                       "use nl.logical_and / nl.logical_or / nl.logical_not (or & | ~) for elementwise logic, and "
+                       "`is not None` to test optional arguments")
+    raise NkiError("err_dynamic_control_flow_not_supported",
+                   "Python control flow (if / while) depends on a tile's values, which are known only at run time",
+                   "compute both outcomes and select per element (nl.where, nisa.tensor_copy_predicated), or "
+                   "decide from shapes and constants")
+
+
 def _install_operators():
     for cls in (core.Tensor, core.View):
         cls.__getitem__ = _getitem
@@ -931,6 +962,7 @@ def _install_operators():
                             ("lt", "less"), ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal")):
             setattr(cls, f"__{py_name}__", (lambda o: lambda a, b: _binary(o, a, b, None))(op))
             setattr(cls, f"__r{py_name}__", (lambda o: lambda a, b: _binary(o, b, a, None))(op))
+        cls.__bool__ = _truth
         cls.__neg__ = lambda a: negative(a)
         cls.__abs__ = lambda a: abs(a)
         cls.dtype = property(lambda t: dtype(t.dtype_str))

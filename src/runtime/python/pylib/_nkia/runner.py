@@ -52,6 +52,8 @@ def _describe(exc, files):
     if isinstance(exc, SyntaxError) and exc.filename in files:
         loc = None
         d = {"file": exc.filename, "line": exc.lineno or 0, "col": exc.offset or 0}
+    elif isinstance(getattr(exc, "loc", None), tuple):  # an error about the kernel as a whole, at its line
+        d = {"file": exc.loc[0], "line": exc.loc[1], "col": 0}
     else:
         d = {"file": loc.filename if loc else "", "line": loc.lineno if loc else 0, "col": 0}
     code = getattr(exc, "code", None)

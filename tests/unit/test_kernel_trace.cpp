@@ -1,0 +1,518 @@
+// The executed trace on its way to the host: python_run collects every launch's instructions, in
+// timing-only mode too (the same records, no numbers); the outcome's wire form carries the trace
+// exactly and refuses malformed ones (truncated, wrong types, huge counts, bad enums) with a
+// Diagnostic, never a crash; the trace's cap counts what it drops.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "runtime/kernel_call.h"
+#include "runtime/python/py_host.h"
+
+namespace nki_agent {
+namespace {
+
+// Many instructions of every engine: loads and stores, elementwise, activation with a bias,
+// matmul accumulation, transposes, reductions, scans, statistics, iota and affine_select.
+constexpr const char* kKernel = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+@nki.jit
+def k(a, b):
+    P, F = a.shape
+    out = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm)
+    sums = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    stats = nl.ndarray((P, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+    tr = nl.ndarray((F, P), dtype=nl.float32, buffer=nl.shared_hbm)
+    gram = nl.ndarray((F, F), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = nl.load(b)
+    bias = nl.load(a[:, 0:1])
+    z = nl.add(x, y)
+    e = nisa.activation(op=nl.exp, data=z, bias=bias, scale=0.5)
+    nl.store(sums, value=nl.sum(e, axis=1, keepdims=True))
+    nl.store(stats, value=nisa.bn_aggr(nisa.bn_stats(x)))
+    ones = nl.ones((P, F), dtype=nl.float32)
+    scan = nisa.tensor_tensor_scan(ones, x, 0.0, nl.multiply, nl.add)
+    res = nl.zeros((F, F), nl.float32, buffer=nl.psum)
+    res += nl.matmul(x, y, transpose_x=True)
+    res += nl.matmul(x, y, transpose_x=True)
+    nl.store(gram, value=nl.copy(res))
+    ix = nl.arange(P)[:, None]
+    iy = nl.arange(F)[None, :]
+    nl.store(out, value=nisa.affine_select(iy <= ix, scan, -1.0))
+    nl.store(tr, value=nl.copy(nl.transpose(x)))
+    return out, sums, stats, tr, gram
+)py";
+
+// A host function launching two kernels: one trace, both launches, in order.
+constexpr const char* kHost = R"py(
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def double(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.multiply(nl.load(a), 2.0))
+    return out
+
+@nki.jit
+def neg(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.negative(nl.load(a)))
+    return out
+
+def host(a):
+    return neg(double(a))
+)py";
+
+class KernelTrace : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto r = python_host_init();
+    ASSERT_TRUE(r) << r.error().format();
+  }
+  static Tensor values(const Shape& s, float scale) {
+    std::vector<float> v(static_cast<size_t>(shape_numel(s)));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(static_cast<int>(i % 89) - 44) * scale;
+    return Tensor::from_f32(s, v);
+  }
+  static KernelCall call(const char* src, const char* entry, std::vector<Tensor> inputs) {
+    KernelCall c;
+    c.src = kernel_files_from_source(src);
+    c.entry = entry;
+    c.inputs = std::move(inputs);
+    return c;
+  }
+};
+
+int64_t count_nan(const Tensor& t) {
+  int64_t n = 0;
+  for (float v : t.to_f32_vector()) n += std::isnan(v);
+  return n;
+}
+
+TEST_F(KernelTrace, TimingOnlyTracesTheSameInstructionsAndComputesNothing) {
+  KernelCall c = call(kKernel, "k", {values({128, 64}, 0.01f), values({128, 64}, 0.02f)});
+  auto computed = python_run(c);
+  ASSERT_TRUE(computed) << computed.error().format();
+  c.compute = false;
+  auto timed = python_run(c);
+  ASSERT_TRUE(timed) << timed.error().format();
+
+  ASSERT_GT(computed->trace.size(), 15u);
+  EXPECT_EQ(computed->trace.to_json(), timed->trace.to_json());
+  EXPECT_FALSE(timed->trace.truncated());
+  // Every engine took part.
+  const TraceSummary s = summarize(computed->trace);
+  for (int e = 0; e < kNumEngines; ++e) EXPECT_GT(s.per_engine[e], 0) << engine_name(static_cast<Engine>(e));
+  // Records name the kernel's file and its lines.
+  for (const auto& r : computed->trace.records()) {
+    EXPECT_EQ(r.loc.file, "kernel.py") << r.opcode;
+    EXPECT_GT(r.loc.line, 6) << r.opcode;
+  }
+
+  // The outputs: numbers when computing, poison (NaN) everywhere when not.
+  ASSERT_EQ(computed->outputs.size(), 5u);
+  ASSERT_EQ(timed->outputs.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(timed->outputs[i].shape(), computed->outputs[i].shape()) << i;
+    EXPECT_EQ(timed->outputs[i].dtype(), computed->outputs[i].dtype()) << i;
+    EXPECT_EQ(count_nan(computed->outputs[i]), 0) << i;
+    EXPECT_EQ(count_nan(timed->outputs[i]), timed->outputs[i].numel()) << i;
+  }
+}
+
+TEST_F(KernelTrace, OneTraceForEveryLaunchOfARun) {
+  KernelCall c = call(kHost, "host", {values({128, 32}, 0.5f)});
+  c.src.root = "/kernels";
+  auto r = python_run(c);
+  ASSERT_TRUE(r) << r.error().format();
+  std::vector<std::string> ops;
+  for (const auto& rec : r->trace.records()) ops.push_back(rec.opcode);
+  EXPECT_EQ(ops, (std::vector<std::string>{"dma_copy", "tensor_scalar:multiply", "dma_copy", "dma_copy",
+                                           "activation:negative", "dma_copy"}))
+      << r->trace.to_json().dump();
+  // With a root, records carry the paths Diagnostics carry.
+  EXPECT_EQ(r->trace.records()[0].loc.file, "/kernels/kernel.py");
+  EXPECT_FALSE(std::isnan(r->outputs[0].to_f32_vector()[1]));
+
+  c.collect_trace = false;
+  auto none = python_run(c);
+  ASSERT_TRUE(none) << none.error().format();
+  EXPECT_EQ(none->trace.size(), 0u);
+  EXPECT_EQ(none->outputs[0].to_f32_vector(), r->outputs[0].to_f32_vector());
+
+  c.target = "trn7";
+  auto bad = python_run(c);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, "nkia_unknown_target");
+}
+
+// What `check` sends: zero inputs made in the process, bound by name, and no output data back.
+TEST_F(KernelTrace, ZeroInputsAndOutputSpecs) {
+  KernelCall c = call(kKernel, "k", {});
+  c.zero_inputs = {{"b", DType::kFloat32, {128, 64}}, {"a", DType::kFloat32, {128, 64}}};
+  c.input_names = {"b", "a"};
+  c.compute = false;
+  c.want_outputs = false;
+  auto r = python_run(c);
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_EQ(r->trace.to_json(),
+            python_run(call(kKernel, "k", {values({128, 64}, 1), values({128, 64}, 2)}))->trace.to_json());
+  EXPECT_TRUE(r->outputs.empty());
+  std::vector<std::string> specs;
+  for (const auto& s : r->output_specs) specs.push_back(s.to_string());
+  EXPECT_EQ(specs, (std::vector<std::string>{"out0=float32[128, 64]", "out1=float32[128, 1]", "out2=float32[128, 2]",
+                                             "out3=float32[64, 128]", "out4=float32[64, 64]"}));
+  c.want_outputs = true;
+  auto with_data = python_run(c);
+  ASSERT_TRUE(with_data) << with_data.error().format();
+  ASSERT_EQ(with_data->outputs.size(), 5u);
+  EXPECT_EQ(with_data->outputs[4].shape(), (Shape{64, 64}));
+
+  // Bound by name: a bf16 b meets the float32 a in the matmul, which the checks refuse.
+  c.zero_inputs[0].dtype = DType::kBFloat16;
+  auto mixed = python_run(c);
+  ASSERT_FALSE(mixed);
+  EXPECT_EQ(mixed.error().code, "nkia_matmul_input_dtype") << mixed.error().format();
+  EXPECT_EQ(mixed.error().loc.line, 24);
+}
+
+TEST_F(KernelTrace, TimingOnlyStillRunsEveryCheck) {
+  const char* src = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(a):
+    x = nl.load(a[0:128, :])
+    y = nl.exp(x)
+    big = nl.load(a)
+    return a
+)py";
+  KernelCall c = call(src, "k", {values({256, 8}, 0.1f)});
+  c.compute = false;
+  auto r = python_run(c);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "err_num_partition_exceed_arch_limit") << r.error().format();
+  EXPECT_EQ(r.error().loc.line, 9);
+}
+
+// ---- the wire form -------------------------------------------------------------------------------
+
+OperandRecord operand(std::string name, Buffer b, DType t, Shape shape, Strides strides, int64_t offset, bool write) {
+  OperandRecord o;
+  o.tensor = std::move(name);
+  o.buffer = b;
+  o.dtype = t;
+  o.shape = std::move(shape);
+  o.strides = std::move(strides);
+  o.offset = offset;
+  o.partitions = b == Buffer::kSbuf || b == Buffer::kPsum ? o.shape[0] : 0;
+  o.start_partition = b == Buffer::kSbuf ? 32 : 0;
+  o.bytes = 12345678901;
+  o.is_write = write;
+  return o;
+}
+
+Trace sample_trace() {
+  Trace t;
+  InstructionRecord a;
+  a.engine = Engine::kDma;
+  a.opcode = "dma_copy";
+  a.loc = {"/k/kernel.py", 12, 3};
+  a.elements = 65536;
+  a.operands = {operand("tile", Buffer::kSbuf, DType::kBFloat16, {128, 512}, {512, 1}, 0, true),
+                operand("a", Buffer::kSharedHbm, DType::kFloat32, {128, 512}, {1024, 1}, 131584, false)};
+  t.add(a);
+  InstructionRecord b;
+  b.engine = Engine::kTensor;
+  b.opcode = "nc_matmul";
+  b.loc = {"/k/kernel.py", 14, 0};
+  b.elements = std::numeric_limits<int64_t>::max();
+  b.operands = {
+      operand("", Buffer::kPsum, DType::kFloat32, {128, 512}, {-512, std::numeric_limits<int64_t>::min()}, -7, true),
+      operand("ünïcode", Buffer::kPrivateHbm, DType::kFloat8E4M3, {}, {}, 0, false)};
+  t.add(b);
+  InstructionRecord c;  // no operands, no location
+  c.engine = Engine::kGpSimd;
+  c.opcode = "iota";
+  t.add(c);
+  for (int i = 0; i < 3; ++i) t.add(a);
+  return t;
+}
+
+void expect_same(const Trace& x, const Trace& y) {
+  EXPECT_EQ(x.to_json(), y.to_json());
+  EXPECT_EQ(x.dropped(), y.dropped());
+  ASSERT_EQ(x.size(), y.size());
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(x.records()[i].loc.col, y.records()[i].loc.col) << i;
+}
+
+// The wire form's parts: header JSON and binary sections, to tamper with.
+struct Wire {
+  nlohmann::json header;
+  std::string blobs;
+
+  static Wire split(const std::string& bytes) {
+    uint64_t n = 0;
+    for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i])) << (8 * i);
+    return {nlohmann::json::parse(bytes.substr(8, n)), bytes.substr(8 + n)};
+  }
+  std::string join() const {
+    std::string text = header.dump(), out;
+    for (int i = 0; i < 8; ++i) out += static_cast<char>((text.size() >> (8 * i)) & 0xff);
+    return out + text + blobs;
+  }
+  // The trace section's bytes, by reference into blobs.
+  std::string section() const {
+    return blobs.substr(header["trace"]["offset"].get<size_t>(), header["trace"]["size"].get<size_t>());
+  }
+  void set_section(const std::string& s) {
+    const size_t off = header["trace"]["offset"], size = header["trace"]["size"];
+    blobs = blobs.substr(0, off) + s + blobs.substr(off + size);
+    header["trace"]["size"] = s.size();
+  }
+};
+
+KernelOutcome sample_outcome() {
+  KernelOutcome o;
+  o.outputs = {Tensor::from_f32({2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6})};
+  o.printed = "hi\n";
+  o.output_specs = {{"out0", DType::kFloat32, {2, 3}}};
+  o.trace = sample_trace();
+  o.trace.add_dropped(41);
+  return o;
+}
+
+void expect_rejected(const std::string& bytes, const std::string& why) {
+  auto r = decode_outcome(bytes);
+  ASSERT_FALSE(r) << why;
+  EXPECT_EQ(r.error().code, "nkia_worker_protocol") << why << ": " << r.error().format();
+}
+
+TEST(TraceWire, RoundTripsATrace) {
+  KernelOutcome o = sample_outcome();
+  auto back = decode_outcome(encode_outcome(o));
+  ASSERT_TRUE(back) << back.error().format();
+  expect_same(o.trace, back->trace);
+  EXPECT_EQ(back->trace.dropped(), 41);
+  EXPECT_TRUE(back->trace.truncated());
+  EXPECT_EQ(back->printed, "hi\n");
+  EXPECT_EQ(back->outputs[0].to_f32_vector(), o.outputs[0].to_f32_vector());
+  ASSERT_EQ(back->output_specs.size(), 1u);
+  EXPECT_EQ(back->output_specs[0].to_string(), "out0=float32[2, 3]");
+
+  // Compact: strings once in the table, a few bytes per number.
+  Wire w = Wire::split(encode_outcome(o));
+  EXPECT_EQ(w.header["trace"]["strings"].size(), 8u);  // 2 opcodes + iota, 2 files (one empty), 4 tensor names
+  EXPECT_LT(w.section().size() * 4, o.trace.to_json().dump().size());
+
+  // An empty trace, and a call's new fields.
+  auto empty = decode_outcome(encode_outcome(KernelOutcome{}));
+  ASSERT_TRUE(empty) << empty.error().format();
+  EXPECT_EQ(empty->trace.size(), 0u);
+  KernelCall c;
+  c.entry = "k";
+  c.compute = false;
+  c.collect_trace = false;
+  c.target = "trn2";
+  c.want_outputs = false;
+  c.inputs = {Tensor::zeros({2}, DType::kInt8)};
+  c.zero_inputs = {{"big", DType::kBFloat16, {4096, 65536}}, {"s", DType::kFloat8E5M2, {}}};
+  c.input_names = {"x", "big", "s"};
+  auto cb = decode_call(encode_call(c));
+  ASSERT_TRUE(cb) << cb.error().format();
+  EXPECT_FALSE(cb->compute);
+  EXPECT_FALSE(cb->collect_trace);
+  EXPECT_FALSE(cb->want_outputs);
+  EXPECT_EQ(cb->target, "trn2");
+  ASSERT_EQ(cb->zero_inputs.size(), 2u);
+  EXPECT_EQ(cb->zero_inputs[0].to_string(), "big=bfloat16[4096, 65536]");
+  EXPECT_EQ(cb->zero_inputs[1].to_string(), "s=float8_e5m2[]");
+  EXPECT_LT(encode_call(c).size(), 4096u);  // shapes travel, not data
+}
+
+TEST(TraceWire, RejectsMalformedSpecs) {
+  const Wire w = Wire::split(encode_outcome(sample_outcome()));
+  auto tamper = [&](const std::string& why, auto&& fn) {
+    Wire t = w;
+    fn(t.header);
+    expect_rejected(t.join(), why);
+  };
+  tamper("no output_specs", [](auto& h) { h.erase("output_specs"); });
+  tamper("specs not a list", [](auto& h) { h["output_specs"] = "out0"; });
+  tamper("an unknown dtype", [](auto& h) { h["output_specs"][0]["dtype"] = "float64"; });
+  tamper("a negative dimension", [](auto& h) { h["output_specs"][0]["shape"][0] = -2; });
+  tamper("a fractional dimension", [](auto& h) { h["output_specs"][0]["shape"][0] = 2.5; });
+  tamper("a shape that is no list", [](auto& h) { h["output_specs"][0]["shape"] = 6; });
+  tamper("specs that disagree with the outputs", [](auto& h) { h["output_specs"][0]["shape"] = {3, 2}; });
+  tamper("more specs than outputs", [](auto& h) { h["output_specs"].push_back(h["output_specs"][0]); });
+  tamper("an overflowing element count", [](auto& h) {
+    h["output_specs"][0]["shape"] = {uint64_t{1} << 40, uint64_t{1} << 40};
+  });
+  tamper("a rank of 100", [](auto& h) { h["output_specs"][0]["shape"] = std::vector<int>(100, 1); });
+
+  // A call's zero inputs: bounded like --shapes, named consistently.
+  KernelCall c;
+  c.zero_inputs = {{"a", DType::kFloat32, {4, 4}}};
+  const Wire cw = Wire::split(encode_call(c));
+  auto bad_call = [&](const std::string& why, auto&& fn) {
+    Wire t = cw;
+    fn(t.header);
+    auto r = decode_call(t.join());
+    ASSERT_FALSE(r) << why;
+    EXPECT_EQ(r.error().code, "nkia_worker_protocol") << why;
+  };
+  bad_call("too many elements", [](auto& h) { h["zero_inputs"][0]["shape"] = {int64_t{1} << 20, int64_t{1} << 12}; });
+  bad_call("names for some inputs", [](auto& h) { h["input_names"] = {"a", "b"}; });
+  bad_call("no zero_inputs", [](auto& h) { h.erase("zero_inputs"); });
+  bad_call("want_outputs a string", [](auto& h) { h["want_outputs"] = "yes"; });
+  bad_call("compute a number", [](auto& h) { h["compute"] = 0; });
+  bad_call("an unknown target", [](auto& h) { h["target"] = "trn9"; });
+}
+
+TEST(TraceWire, RejectsMalformedTraces) {
+  const std::string good = encode_outcome(sample_outcome());
+  const Wire w = Wire::split(good);
+  ASSERT_TRUE(decode_outcome(w.join()));
+
+  // Truncated: the message, and the section (its size shrunk).
+  for (size_t cut : {size_t{1}, size_t{5}, size_t{40}})
+    expect_rejected(good.substr(0, good.size() - cut), "cut message");
+  {
+    const std::string s = w.section();
+    for (size_t keep : {size_t{0}, size_t{1}, s.size() / 2, s.size() - 1}) {
+      Wire t = w;
+      t.set_section(s.substr(0, keep));
+      expect_rejected(t.join(), "cut section to " + std::to_string(keep));
+    }
+    Wire extra = w;
+    extra.set_section(s + std::string(1, '\0'));
+    expect_rejected(extra.join(), "trailing bytes");
+  }
+  // Wrong types and missing fields.
+  auto tamper = [&](const std::string& why, auto&& fn) {
+    Wire t = w;
+    fn(t.header["trace"]);
+    expect_rejected(t.join(), why);
+  };
+  tamper("records a string", [](auto& h) { h["records"] = "6"; });
+  tamper("records negative", [](auto& h) { h["records"] = -1; });
+  tamper("records a float", [](auto& h) { h["records"] = 6.0; });
+  tamper("dropped negative", [](auto& h) { h["dropped"] = -3; });
+  tamper("dropped beyond int64", [](auto& h) { h["dropped"] = std::numeric_limits<uint64_t>::max(); });
+  tamper("strings not a list", [](auto& h) { h["strings"] = "dma_copy"; });
+  tamper("a string that is a number", [](auto& h) { h["strings"][0] = 7; });
+  tamper("no strings", [](auto& h) { h.erase("strings"); });
+  tamper("no offset", [](auto& h) { h.erase("offset"); });
+  tamper("trace not an object", [](auto& h) { h = nlohmann::json::array(); });
+  tamper("a string table too short", [](auto& h) { h["strings"].erase(h["strings"].size() - 1); });
+  // Huge or inconsistent counts: never allocated for, never read past the section.
+  tamper("records beyond the cap", [](auto& h) { h["records"] = kMaxTraceRecords + 1; });
+  tamper("records 2^40", [](auto& h) { h["records"] = uint64_t{1} << 40; });
+  tamper("records 2^64-1", [](auto& h) { h["records"] = std::numeric_limits<uint64_t>::max(); });
+  tamper("more records than bytes", [](auto& h) { h["records"] = 7; });
+  tamper("fewer records than bytes", [](auto& h) { h["records"] = 5; });
+  tamper("section beyond the message", [](auto& h) { h["offset"] = uint64_t{1} << 62; });
+  tamper("size beyond the message", [](auto& h) { h["size"] = std::numeric_limits<uint64_t>::max(); });
+  {
+    Wire t = w;
+    t.header.erase("trace");
+    expect_rejected(t.join(), "no trace");
+  }
+}
+
+// Hand-made sections: one record each, varints written by hand.
+TEST(TraceWire, RejectsBadRecords) {
+  const Wire w = Wire::split(encode_outcome(KernelOutcome{}));
+  auto with = [&](const std::string& section, uint64_t records, std::vector<std::string> strings) {
+    Wire t = w;
+    t.set_section(section);
+    t.header["trace"]["records"] = records;
+    t.header["trace"]["strings"] = strings;
+    return t.join();
+  };
+  const std::vector<std::string> table = {"op", "f.py", "t"};
+  // engine, opcode, file, line, col, elements, operand count
+  const std::string ok_record("\x01\x00\x01\x14\x00\x02\x00", 7);
+  auto good = decode_outcome(with(ok_record, 1, table));
+  ASSERT_TRUE(good) << good.error().format();
+  ASSERT_EQ(good->trace.size(), 1u);
+  EXPECT_EQ(good->trace.records()[0].loc.line, 10);  // zigzag 0x14
+  EXPECT_EQ(good->trace.records()[0].elements, 1);
+
+  expect_rejected(with(std::string("\x05\x00\x01\x14\x00\x02\x00", 7), 1, table), "engine 5");
+  expect_rejected(with(std::string("\x01\x03\x01\x14\x00\x02\x00", 7), 1, table), "opcode index 3");
+  expect_rejected(with(std::string("\x01\x00\x01\x13\x00\x02\x00", 7), 1, table), "negative line");
+  expect_rejected(with(std::string("\x01\x00\x01\x14\x00\x03\x00", 7), 1, table), "negative elements");
+  expect_rejected(with(std::string("\x01\x00\x01\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 14), 1, table),
+                  "a varint of 11 bytes");
+  expect_rejected(with(std::string("\x01\x00\x01\x80\x80\x80\x80\x10\x00\x02\x00", 11), 1, table), "a line beyond int");
+  expect_rejected(with(std::string("\x01\x00\x01\x14\x00\x02\xe8\x07", 8), 1, table), "1000 operands");
+  expect_rejected(with(ok_record, 1, {}), "an empty table");
+  // An operand: tensor, buffer, dtype, is_write, rank, shape, rank, strides, offset, partitions,
+  // start partition, bytes.
+  const std::string rec1 = std::string("\x01\x00\x01\x14\x00\x02\x01", 7);
+  const std::string op_ok("\x02\x02\x00\x01\x01\x04\x01\x02\x00\x04\x00\x10", 12);
+  auto op_good = decode_outcome(with(rec1 + op_ok, 1, table));
+  ASSERT_TRUE(op_good) << op_good.error().format();
+  const OperandRecord& o = op_good->trace.records()[0].operands[0];
+  EXPECT_EQ(o.tensor, "t");
+  EXPECT_EQ(o.buffer, Buffer::kSbuf);
+  EXPECT_EQ(o.shape, Shape{2});
+  EXPECT_EQ(o.strides, Strides{1});
+  EXPECT_EQ(o.partitions, 2);
+  EXPECT_EQ(o.bytes, 8);
+  EXPECT_TRUE(o.is_write);
+  auto bad_op = [&](std::string op, const char* why) { expect_rejected(with(rec1 + op, 1, table), why); };
+  std::string x = op_ok;
+  x[1] = '\x04';
+  bad_op(x, "buffer 4");
+  x = op_ok;
+  x[2] = static_cast<char>(kNumDTypes);
+  bad_op(x, "an unknown dtype");
+  x = op_ok;
+  x[3] = '\x02';
+  bad_op(x, "is_write 2");
+  x = op_ok;
+  x[5] = '\x03';
+  bad_op(x, "a negative dimension");
+  EXPECT_NE(decode_outcome(with(rec1 + x, 1, table)).error().message.find("negative dimension"), std::string::npos);
+  x = op_ok;
+  x[6] = '\x02';
+  bad_op(x, "strides of another rank");
+  bad_op(std::string("\x02\x02\x00\x01\xc1\x00", 6), "rank 65");
+  bad_op(op_ok.substr(0, 8), "an operand cut short");
+}
+
+TEST(TraceCap, KeepsTheFirstRecordsAndCountsTheRest) {
+  Trace a;
+  InstructionRecord r;
+  r.opcode = "x";
+  for (size_t i = 0; i < kMaxTraceRecords + 5; ++i) a.add(r);
+  EXPECT_EQ(a.size(), kMaxTraceRecords);
+  EXPECT_EQ(a.dropped(), 5);
+  EXPECT_TRUE(a.truncated());
+  Trace b = sample_trace();
+  const int64_t nb = static_cast<int64_t>(b.size());
+  a.append(std::move(b));
+  EXPECT_EQ(a.size(), kMaxTraceRecords);
+  EXPECT_EQ(a.dropped(), 5 + nb);
+  EXPECT_EQ(summarize(a).dropped, 5 + nb);
+
+  Trace c = sample_trace(), d = sample_trace();
+  c.add_dropped(2);
+  c.append(std::move(d));
+  EXPECT_EQ(c.size(), 12u);
+  EXPECT_EQ(c.dropped(), 2);
+}
+
+}  // namespace
+}  // namespace nki_agent
