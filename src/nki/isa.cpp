@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "nki/checks.h"
+#include "nki/isa_scalar.h"
 
 namespace nki_agent {
 
@@ -79,17 +80,20 @@ Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src
                           "copy the PSUM tile to an SBUF tile first (nl.copy or nisa.tensor_copy), then store that"));
   for (const Access* a : {&dst, &src})
     if (auto r = check_partition_limit(ctx, *a, kOp); !r) return r;
-  if (dst.view.numel() != src.view.numel() || !same_squeezed(dst.shape(), src.shape()))
+  // DMA moves elements in order: the two sides need the same number of elements, not one shape
+  // (an HBM row can land in a [P, 1] column, a [128, 64] tile in a [128, 4, 16] one).
+  if (dst.view.numel() != src.view.numel())
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'{}' copies {} into {}: the shapes differ", kOp, src.describe(), dst.describe()),
-                          "index the source and the destination so that both select the same shape"));
+                          fmt::format("'{}' copies {} ({} elements) into {} ({} elements)", kOp, src.describe(),
+                                      src.view.numel(), dst.describe(), dst.view.numel()),
+                          "index the source and the destination so that both select the same number of elements"));
   if (buffer_is_hbm(dst.buffer()) && ctx.affine_tag != 0)
     if (auto r = tag_affine_write(ctx, dst, kOp); !r) return r;
   dst.tensor->written = true;
   ctx.trace.add(make_record(Engine::kDma, kOp, loc, dst, {&src}));
   if (!ctx.compute) return {};
   Tensor dview = dst.view;
-  dview.assign(as_shape_of(src.view, dst.shape()));
+  dview.assign(src.view.shape() == dst.shape() ? src.view : src.view.reshape(dst.shape()));
   return {};
 }
 
@@ -117,11 +121,19 @@ Result<void> isa_tensor_tensor(ExecContext& ctx, const Access& dst, const Access
                           fmt::format("'tensor_tensor' of {} and {} into {}: the shapes do not match", a.describe(),
                                       b.describe(), dst.describe()),
                           "write the result into a tile of the operands' shape"));
+  if (is_bitvec_op(op) && (dtype_is_float(a.dtype()) || dtype_is_float(b.dtype()) || dtype_is_float(dst.dtype())))
+    return fail(nki_error("nkia_bitvec_op_needs_integer",
+                          fmt::format("'tensor_tensor' {} works on the bits of integer tiles, not {} and {}",
+                                      binary_op_name(op), a.describe(), b.describe()),
+                          "use integer tiles (nl.int32, nl.uint8, ...) for bitwise and shift operators"));
   dst.tensor->written = true;
   ctx.trace.add(make_record(Engine::kVector, opcode, loc, dst, {&a, &b}));
   if (!ctx.compute) return {};
   Tensor out = as_shape_of(dst.view, a.shape());
-  binary_into(op, a.view, as_shape_of(b.view, a.shape()), out);
+  if (op == BinaryOp::kRightShift)
+    out.assign(logical_right_shift(a.view, as_shape_of(b.view, a.shape())));
+  else
+    binary_into(op, a.view, as_shape_of(b.view, a.shape()), out);
   return {};
 }
 
@@ -248,20 +260,27 @@ Result<void> isa_affine_select(ExecContext& ctx, const Access& dst, const Affine
   dst.tensor->written = true;
   ctx.trace.add(make_record(Engine::kGpSimd, "affine_select", loc, dst, {&on_true}));
   if (!ctx.compute) return {};
+  const float off = f32_from_f64(on_false_value);
+  Tensor out = dst.view;
+  if (on_true.dtype() == dst.dtype()) {  // no conversion: the selected values are copied bit for bit
+    out.assign(on_true.view.contiguous());
+    for_each_position(dst.shape(), [&](int64_t, std::span<const int64_t> pos) {
+      if (!compare(cmp, expr.at(pos))) out.set_f32(pos, off);
+    });
+    return {};
+  }
   Tensor src = on_true.view.astype(DType::kFloat32);
   float* v = src.data_as<float>();
-  const float off = f32_from_f64(on_false_value);
   for_each_position(dst.shape(), [&](int64_t i, std::span<const int64_t> pos) {
     if (!compare(cmp, expr.at(pos))) v[i] = off;
   });
-  Tensor out = dst.view;
   out.assign(src);
   return {};
 }
 
 Result<void> isa_activation(ExecContext& ctx, const Access& dst, std::optional<UnaryOp> op, const Access& src,
                             const std::optional<Access>& bias, double scale, const SourceLoc& loc,
-                            const std::optional<Access>& scale_tile) {
+                            const std::optional<Access>& scale_tile, const std::optional<ActivationReduce>& reduce_to) {
   if (auto r = check_tiles(ctx, {&dst, &src}, "activation"); !r) return r;
   if (auto r = check_same_partitions(dst, src, "activation"); !r) return r;
   if (dst.shape() != src.shape())
@@ -287,11 +306,24 @@ Result<void> isa_activation(ExecContext& ctx, const Access& dst, std::optional<U
                             fmt::format("'activation' scale {} must be float32", scale_tile->describe()),
                             "create the scale tile as nl.float32"));
   }
+  if (reduce_to) {
+    const Access& res = reduce_to->res;
+    if (auto r = check_on_chip(res, "activation"); !r) return r;
+    if (res.partitions() != src.partitions() || res.view.numel() != res.partitions())
+      return fail(nki_error("nkia_scalar_operand_shape",
+                            fmt::format("'activation' reduce_res {} is not a [{}, 1] tile", res.describe(),
+                                        src.partitions()),
+                            "give reduce_res one value per partition: a [P, 1] tile"));
+  }
   dst.tensor->written = true;
   InstructionRecord rec = make_record(Engine::kScalar, fmt::format("activation:{}", op ? unary_op_name(*op) : "copy"),
                                       loc, dst, {&src});
   if (bias) rec.operands.push_back(record_operand(*bias, false));
   if (scale_tile) rec.operands.push_back(record_operand(*scale_tile, false));
+  if (reduce_to) {
+    reduce_to->res.tensor->written = true;
+    rec.operands.push_back(record_operand(reduce_to->res, true));
+  }
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};
   // The Scalar engine computes op(x * scale + bias) in float32 and rounds once on output.
@@ -304,10 +336,21 @@ Result<void> isa_activation(ExecContext& ctx, const Access& dst, std::optional<U
     x = binary(BinaryOp::kMultiply, x, Tensor::full({}, DType::kFloat32, scale));
   if (bias) x = binary(BinaryOp::kAdd, x, bias->view.astype(DType::kFloat32).reshape(per_partition), DType::kFloat32);
   Tensor out = dst.view;
-  if (op)
-    unary_into(*op, x, out);
-  else
-    out.assign(x);
+  if (!reduce_to) {
+    if (op)
+      unary_into(*op, x, out);
+    else
+      out.assign(x);
+    return {};
+  }
+  // The accumulator reduces the engine's float32 results, before their rounding into dst.
+  Tensor y = op ? unary(*op, x) : x;
+  out.assign(y);
+  std::vector<int> free_axes;
+  for (int ax = 1; ax < y.ndim(); ++ax) free_axes.push_back(ax);
+  Tensor r = reduce(reduce_to->op, y, free_axes, /*keepdims=*/false, DType::kFloat32);
+  Tensor res = reduce_to->res.view;
+  res.assign(r.reshape(res.shape()));
   return {};
 }
 

@@ -69,9 +69,16 @@ Result<void> isa_affine_select(ExecContext& ctx, const Access& dst, const Affine
 // dst = op(src * scale + bias) on the Scalar engine (op absent: the identity, nl.copy); bias is a
 // [P, 1] tile or absent; the scale is
 // the number `scale`, or, when given, the float32 [P, 1] tile `scale_tile` (one factor per partition).
+// With `reduce_to`, the float32 results are also reduced along the free axes into reduce_to.res
+// ([P, 1]) in the same instruction (activation_reduce, activation's reduce_res).
+struct ActivationReduce {
+  Access res;
+  ReduceOp op = ReduceOp::kSum;
+};
 Result<void> isa_activation(ExecContext& ctx, const Access& dst, std::optional<UnaryOp> op, const Access& src,
                             const std::optional<Access>& bias, double scale, const SourceLoc& loc,
-                            const std::optional<Access>& scale_tile = std::nullopt);
+                            const std::optional<Access>& scale_tile = std::nullopt,
+                            const std::optional<ActivationReduce>& reduce_to = std::nullopt);
 
 // How nc_matmul treats what its PSUM destination already holds.
 enum class Accumulate : uint8_t {

@@ -155,20 +155,28 @@ void binary_i64(BinaryOp op, const int64_t* a, const int64_t* b, int64_t* o, int
 
 // Written to avoid cancellation for negative x: 1 + erf(x) loses every digit below x = -4, while
 // erfc(-x) keeps them; likewise 1 + tanh(u) = 2 / (1 + exp(-2u)).
-float gelu_exact(float x) { return 0.5f * x * std::erfc(-x * 0.70710678118654752f); }
+// The x * (something that reaches 0) forms below give -inf * 0 = NaN at x = -inf, where the
+// functions' limit is 0.
+float gelu_exact(float x) {
+  if (std::isinf(x)) return x > 0 ? x : 0.0f;
+  return 0.5f * x * std::erfc(-x * 0.70710678118654752f);
+}
 float gelu_tanh(float x) {
+  if (std::isinf(x)) return x > 0 ? x : 0.0f;
   const float k = 0.79788456080286536f;  // sqrt(2/pi)
   const float u = k * (x + 0.044715f * x * x * x);
   return x / (1.0f + std::exp(-2.0f * u));
 }
 // x * sigmoid(x); for x < 0 through exp(x), which does not overflow where exp(-x) would.
 float silu(float x) {
+  if (std::isinf(x)) return x > 0 ? x : 0.0f;
   if (x >= 0) return x / (1.0f + std::exp(-x));
   const float e = std::exp(x);
   return x * e / (1.0f + e);
 }
 // x * sigmoid(1.702 x), the same way round.
 float gelu_sigmoid(float x) {
+  if (std::isinf(x)) return x > 0 ? x : 0.0f;
   const float u = 1.702f * x;
   if (u >= 0) return x / (1.0f + std::exp(-u));
   const float e = std::exp(u);

@@ -156,6 +156,12 @@ def relu(x):
     return np.where(np.isnan(x), x, np.maximum(x, np.zeros((), x.dtype)))
 
 
+def _zero_at_neg_inf(x, f):
+    with np.errstate(invalid="ignore", over="ignore"):
+        y = f(x)
+    return np.where(np.isneginf(x), 0.0, y)
+
+
 # Formulas for the float64 reference of each unary op.
 UNARY_F64 = {
     "negative": np.negative, "abs": np.abs, "sign": np.sign, "square": np.square,
@@ -164,10 +170,12 @@ UNARY_F64 = {
     "arctan": np.arctan, "erf": erf64,
     "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
     "relu": relu,
-    "gelu": lambda x: 0.5 * x * erfc64(-x / math.sqrt(2.0)),
-    "gelu_tanh": lambda x: 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3))),
-    "gelu_sigmoid": lambda x: x / (1.0 + np.exp(-1.702 * x)),
-    "silu": lambda x: x / (1.0 + np.exp(-x)),
+    # x * (a factor that reaches 0): the limit at -inf is 0, where the formula gives -inf * 0 = NaN.
+    "gelu": lambda x: _zero_at_neg_inf(x, lambda v: 0.5 * v * erfc64(-v / math.sqrt(2.0))),
+    "gelu_tanh": lambda x: _zero_at_neg_inf(
+        x, lambda v: 0.5 * v * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v**3)))),
+    "gelu_sigmoid": lambda x: _zero_at_neg_inf(x, lambda v: v / (1.0 + np.exp(-1.702 * v))),
+    "silu": lambda x: _zero_at_neg_inf(x, lambda v: v / (1.0 + np.exp(-v))),
     "softplus": lambda x: np.logaddexp(0.0, x),
     "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint,
     "logical_not": np.logical_not,

@@ -2121,37 +2121,10 @@ struct KnownFailure {
 
 // In order of importance (wrong numbers first, then missing operations).
 const std::vector<KnownFailure> kKnownFailures = {
-    {"^tensor_scalar_(multiply_add_(bf16|fp16)_128x512|divide_multiply_fp32_to_i32_128x64)_",
-     "tensor_scalar with op0 and op1 writes the op0 result into dst and applies op1 to that, so it is "
-     "rounded into dst's dtype in between (NKI: (data op0 operand0) op1 operand1 in float32, one rounding "
-     "into dst)"},
-    {"^tensor_tensor_right_shift_(i32|i8)_",
-     "right_shift of a signed tile is arithmetic (sign-filling); NKI's nl.right_shift is the logical shift "
-     "(the ALU operator table: 'Arithmetic Shift Right: not supported')"},
-    {"^affine_select_i32_exact_",
-     "affine_select converts on_true_tile through float32 even when its dtype equals dst's (NKI: the cast "
-     "happens only when they differ), so int32 values above 2^24 lose their low bits"},
-    {"^activation_reduce_exp_bf16_",
-     "activation_reduce sums the values after their rounding into dst (bfloat16) instead of the engine's "
-     "float32 activation results"},
-    {"^tensor_scalar_(bitwise_and|right_shift|left_shift_xor)_i32_",
-     "a Python int operand of a bitvec tensor_scalar is made a float32 scalar (isa_common.scalar_operand), "
-     "so the int32 bitvec operator raises 'needs integer or bool operands'"},
     {"^tensor_tensor_(add_i8|subtract_u8)_overflow_",
      "int8 / uint8 arithmetic wraps (int64 math, two's complement); NKI computes non-int32 integer tiles in "
      "float32 and converts into dst, which by docs/dtypes.md's float-to-int rule saturates (127, 0). The "
      "hardware's conversion is undocumented: confirm before changing"},
-    {"^dma_copy_reshape_dst_", "dma_copy requires equal (squeezed) shapes; NKI requires only equal element counts"},
-    {"^dma_copy_.*_legacy$", "neuronxcc.nki.isa has no dma_copy (the legacy API has nisa.dma_copy(dst=, src=))"},
-    {"^nl_store_psum_",
-     "legacy nl.store of a PSUM tile raises err_unsupported_memory; the legacy front end (SDK 2.26) copies "
-     "the PSUM tile to SBUF itself"},
-    {"^activation_(gelu|gelu_apprx_tanh|silu)_fp32_specials_",
-     "gelu, gelu_apprx_tanh and silu of -inf give NaN (-inf * 0 in the float32 formula); the function's "
-     "limit, and its value on [-inf, inf] per the activation table, is 0"},
-    {"^tensor_scalar_unary_(rsqrt|abs)_",
-     "tensor_scalar with a unary ALU operator (op0=nl.rsqrt / nl.abs, operand0=0) is rejected as 'not an "
-     "arithmetic operator'"},
     {"^tensor_tensor_abs_(max|min)_", "nl.abs_max / nl.abs_min (ALU operators of the current API) are missing"},
     {"^activation_(mish|gelu_dx|silu_dx|erf_dx)_",
      "mish, gelu_dx, silu_dx and erf_dx (Scalar-engine activation functions) are missing from nki.language"},

@@ -8,6 +8,7 @@
 #include <frameobject.h>
 
 #include "nki/checks.h"
+#include "nki/isa_scalar.h"
 #include "nki/isa_select.h"
 #include "runtime/python/launch.h"
 #include "runtime/python/py_convert.h"
@@ -632,7 +633,8 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
                             to_access(on_true, "on_true_tile"), on_false, caller_loc()));
   });
   // scale: a number, or a [P, 1] tile.
-  m.def("activation", [](py::handle dst, const std::string& op, py::handle src, py::handle bias, py::handle scale) {
+  m.def("activation", [](py::handle dst, const std::string& op, py::handle src, py::handle bias, py::handle scale,
+                         py::handle reduce_res, const std::string& reduce_op) {
     ExecContext& ctx = exec_or_raise("activation");
     std::optional<Access> b, scale_tile;
     if (!bias.is_none()) b = to_access(bias, "bias");
@@ -643,9 +645,20 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
       scale_tile = to_access(scale, "scale");
     std::optional<UnaryOp> fn;
     if (op != "copy" && op != "identity") fn = parse_unary(op);
+    std::optional<ActivationReduce> reduce_to;
+    if (!reduce_res.is_none()) {
+      ReduceOp rop = ReduceOp::kSum;
+      if (reduce_op == "maximum" || reduce_op == "max") rop = ReduceOp::kMax;
+      else if (reduce_op == "minimum" || reduce_op == "min") rop = ReduceOp::kMin;
+      else if (reduce_op != "add" && reduce_op != "sum")
+        raise(nki_error("nkia_unsupported_operator", fmt::format("'{}' is not an activation reduction", reduce_op),
+                        "reduce with nl.add (or nl.maximum / nl.minimum)"));
+      reduce_to = ActivationReduce{to_access(reduce_res, "reduce_res"), rop};
+    }
     check(isa_activation(ctx, to_access(dst, "dst"), fn, to_access(src, "data"), b, s, caller_loc(),
-                         scale_tile));
-  });
+                         scale_tile, reduce_to));
+  }, py::arg("dst"), py::arg("op"), py::arg("src"), py::arg("bias"), py::arg("scale"),
+     py::arg("reduce_res") = py::none(), py::arg("reduce_op") = "add");
   m.def("nc_matmul", [](py::handle dst, py::handle stationary, py::handle moving, const std::string& mode) {
     ExecContext& ctx = exec_or_raise("nc_matmul");
     Accumulate acc = mode == "accumulate" ? Accumulate::kAccumulate
@@ -722,6 +735,34 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
     if (h.is_none()) return std::nullopt;
     return to_access(h, role);
   };
+  // steps: [(operator name, operand: a number, a [P, 1] tile or None, reverse), ...]
+  m.def("tensor_scalar_ops", [](py::handle dst, py::handle src, py::list steps) {
+    ExecContext& ctx = exec_or_raise("tensor_scalar");
+    std::vector<ScalarStep> parsed;
+    for (py::handle h : steps) {
+      auto t = h.cast<py::tuple>();
+      ScalarStep st;
+      const std::string name = t[0].cast<std::string>();
+      bool binary_name = false;
+      for (int i = 0; i <= static_cast<int>(BinaryOp::kRightShift); ++i)
+        binary_name |= binary_op_name(static_cast<BinaryOp>(i)) == name;
+      if (binary_name)
+        st.op = parse_binary(name);
+      else
+        st.unary = parse_unary(name);
+      py::handle operand = t[1];
+      if (py::isinstance<py::float_>(operand) || py::isinstance<py::int_>(operand))
+        st.value = operand.cast<double>();
+      else if (!operand.is_none())
+        st.tile = to_access(operand, "operand");
+      else if (!st.unary)
+        raise(nki_error("nkia_bad_operand", fmt::format("tensor_scalar operator '{}' needs an operand", name),
+                        "pass operand0 (and operand1 with op1): a number or a [P, 1] tile"));
+      st.reverse = t[2].cast<bool>();
+      parsed.push_back(std::move(st));
+    }
+    check(isa_tensor_scalar_ops(ctx, to_access(dst, "dst"), to_access(src, "data"), parsed, caller_loc()));
+  });
   m.def("max8", [](py::handle dst, py::handle src) {
     ExecContext& ctx = exec_or_raise("max8");
     check(isa_max8(ctx, to_access(dst, "dst"), to_access(src, "src"), caller_loc()));

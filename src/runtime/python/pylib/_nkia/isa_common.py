@@ -26,20 +26,30 @@ def scalar_operand(value, what):
                    "pass a Python number")
 
 
-def activation(dst, op, data, bias=None, scale=1.0):
+def activation(dst, op, data, bias=None, scale=1.0, reduce_res=None, reduce_op=None):
     """dst = op(data * scale + bias) on the Scalar engine: scale a number or a [P, 1] tile, bias a
-    [P, 1] tile; nl.copy as the function is the identity."""
+    [P, 1] tile; nl.copy as the function is the identity. With reduce_res ([P, 1]) the float32
+    results are also reduced along the free axes (reduce_op, default add) in the same instruction."""
     if not lang._is_tensor(scale):
         scale = scalar_operand(scale, "scale")
-    core.activation(dst, lang.op_name(op), data, bias, scale)
+    core.activation(dst, lang.op_name(op), data, bias, scale, reduce_res,
+                    lang.op_name(reduce_op) if reduce_op is not None else "add")
 
 
-def tensor_scalar(dst, data, op, operand, reverse):
-    """One tensor_scalar step: a Python number, or a [P, 1] tile broadcast along the free axes."""
-    if lang._is_tensor(operand):
-        core.tensor_scalar_tile(dst, data, lang.op_name(op), operand, bool(reverse))
-    else:
-        core.tensor_scalar(dst, data, lang.op_name(op), scalar_operand(operand, "operand"), bool(reverse))
+def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False):
+    """dst = (data op0 operand0) op1 operand1 as one instruction: operands are numbers or [P, 1]
+    tiles; an operator may be a unary function (nl.rsqrt, nl.abs) whose operand is ignored."""
+    steps = [_scalar_step(op0, operand0, reverse0)]
+    if op1 is not None:
+        steps.append(_scalar_step(op1, operand1, reverse1))
+    core.tensor_scalar_ops(dst, data, steps)
+
+
+def _scalar_step(op, operand, reverse):
+    if operand is not None and not lang._is_tensor(operand):
+        operand = operand if isinstance(operand, int) and not isinstance(operand, bool) else \
+            scalar_operand(operand, "operand")
+    return (lang.op_name(op), operand, bool(reverse))
 
 
 def pattern_view(t, pattern, what):

@@ -171,9 +171,18 @@ def zeros_like(t, dtype=None, buffer=None, name="", **kwargs):
 
 # ---- data movement ------------------------------------------------------------------------------
 
+def _require_hbm(t, api, role):
+    if _is_tensor(t) and not isinstance(t, PendingMatmul) and t.buffer not in ("shared_hbm", "private_hbm", "hbm"):
+        raise NkiError("err_unsupported_memory",
+                       f"{api} {role} must be an HBM tensor, but it is in {t.buffer}",
+                       "use nl.load / nl.store only between HBM and SBUF; copy tiles on chip with nl.copy or "
+                       "nisa.tensor_copy")
+
+
 def load(src, dtype=None, mask=None, **kwargs):
     """HBM -> SBUF: a new SBUF tile holding `src` (a tensor or a slice of one). Under a mask only
     the masked box is read; the rest of the tile stays unwritten."""
+    _require_hbm(src, "nl.load", "source")
     t = ndarray(src.shape, dtype or src.dtype, sbuf)
     m = _Mask(mask, src.shape)
     if not m.empty:
@@ -182,10 +191,17 @@ def load(src, dtype=None, mask=None, **kwargs):
 
 
 def store(dst, value, mask=None, **kwargs):
-    """SBUF -> HBM: writes the tile `value` into `dst` (only the masked box, under a mask)."""
+    """SBUF -> HBM: writes the tile `value` into `dst` (only the masked box, under a mask). A PSUM
+    tile is first copied to SBUF, as the compiler does (DMA cannot read PSUM)."""
+    _require_hbm(dst, "nl.store", "destination")
     m = _Mask(mask, dst.shape)
-    if not m.empty:
-        core.dma_copy(m(dst), m(value))
+    if m.empty:
+        return
+    if _is_tensor(value) and value.buffer == "psum":
+        staged = ndarray(value.shape, value.dtype, sbuf)
+        core.tensor_copy(m(staged), m(value), "vector")
+        value = staged
+    core.dma_copy(m(dst), m(value))
 
 
 def copy(src, dtype=None, mask=None, **kwargs):

@@ -15,9 +15,7 @@ def tensor_tensor(dst, data1, data2, op, engine=None, **kwargs):
 
 
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, **kwargs):
-    isa_common.tensor_scalar(dst, data, op0, operand0, reverse0)
-    if op1 is not None:
-        isa_common.tensor_scalar(dst, dst, op1, operand1, reverse1)
+    isa_common.tensor_scalar(dst, data, op0, operand0, reverse0, op1, operand1, reverse1)
 
 
 def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, **kwargs):
@@ -47,8 +45,8 @@ def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value
                        float(on_false_value))
 
 
-def activation(dst, op, data, bias=None, scale=1.0, **kwargs):
-    isa_common.activation(dst, op, data, bias, scale)
+def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, **kwargs):
+    isa_common.activation(dst, op, data, bias, scale, reduce_res, reduce_op)
 
 
 def tensor_copy(dst, src, engine=None, **kwargs):
@@ -90,9 +88,8 @@ def bn_aggr(dst, data, **kwargs):
 
 
 def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, **kwargs):
-    """activation, and reduce_res[P, 1] = the free-axis reduction of its result."""
-    isa_common.activation(dst, op, data, bias, scale)
-    core.tensor_reduce(reduce_res, lang.op_name(reduce_op), dst, list(range(1, len(dst.shape))), False)
+    """activation, and reduce_res[P, 1] = the free-axis reduction of its float32 results."""
+    isa_common.activation(dst, op, data, bias, scale, reduce_res, reduce_op)
 
 
 def max8(dst, src, **kwargs):

@@ -24,9 +24,7 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
     m = lang._Mask(mask, data.shape)
     if m.empty:
         return out
-    isa_common.tensor_scalar(m(out), m(data), op0, m(operand0), reverse0)
-    if op1 is not None:
-        isa_common.tensor_scalar(m(out), m(out), op1, m(operand1), reverse1)
+    isa_common.tensor_scalar(m(out), m(data), op0, m(operand0), reverse0, op1, m(operand1), reverse1)
     return out
 
 
@@ -81,11 +79,13 @@ def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **k
     return out
 
 
-def activation(op, data, bias=None, scale=1.0, dtype=None, mask=None, **kwargs):
+def activation(op, data, bias=None, scale=1.0, dtype=None, mask=None, reduce_op=None, reduce_res=None,
+               reduce_cmd=None, **kwargs):
     out = _out(data.shape, dtype, data.dtype)
     m = lang._Mask(mask, data.shape)
     if not m.empty:
-        isa_common.activation(m(out), op, m(data), m(bias), m(scale))
+        isa_common.activation(m(out), op, m(data), m(bias), m(scale),
+                              m(reduce_res, [0, None]) if reduce_res is not None else None, reduce_op)
     return out
 
 
@@ -153,9 +153,7 @@ def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mas
     out = _out(data.shape, dtype, data.dtype)
     m = lang._Mask(mask, data.shape)
     if not m.empty:
-        isa_common.activation(m(out), op, m(data), m(bias), m(scale))
-        core.tensor_reduce(m(reduce_res, [0, None]), lang.op_name(reduce_op), m(out), list(range(1, len(out.shape))),
-                           False)
+        isa_common.activation(m(out), op, m(data), m(bias), m(scale), m(reduce_res, [0, None]), reduce_op)
     return out
 
 
@@ -217,3 +215,13 @@ def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0=Fa
     isa_common.tensor_scalar(out, data, op0, operand0, reverse0)
     core.tensor_reduce(reduce_res, lang.op_name(reduce_op), out, list(range(1, len(out.shape))), False)
     return out
+
+
+def dma_copy(dst, src, mask=None, dst_rmw_op=None, oob_mode=None, dge_mode=None, **kwargs):
+    """Copies src into dst through a DMA queue (HBM <-> SBUF, or within one memory)."""
+    if dst_rmw_op is not None:
+        raise lang.NkiError("nkia_bad_operand", "dma_copy with dst_rmw_op (DMA accumulate) is not simulated",
+                            "load both operands, add them with nl.add and store the result")
+    m = lang._Mask(mask, dst.shape)
+    if not m.empty:
+        core.dma_copy(m(dst), m(src))
