@@ -102,7 +102,19 @@ Result<void> python_host_init() {
   g_ready = true;
   link_nkia_core_module();
   try {
-    py::initialize_interpreter(/*init_signal_handlers=*/false);
+    // Isolated from PYTHON* environment variables and the user's site, with Debian's python3.11
+    // as the program: its prefix holds the stdlib and NumPy, whatever python3 is first on PATH.
+    PyConfig config;
+    PyConfig_InitIsolatedConfig(&config);
+    config.install_signal_handlers = 0;
+    PyStatus status = PyConfig_SetString(&config, &config.program_name, L"" NKIA_EMBED_PYTHON);
+    if (PyStatus_Exception(status)) {
+      PyConfig_Clear(&config);
+      g_init_result = fail(Diagnostic::error("nkia_internal_python", "configuring the embedded Python failed",
+                                             "reinstall python3.11"));
+      return g_init_result;
+    }
+    py::initialize_interpreter(&config, 0, nullptr, /*add_program_dir_to_path=*/false);
     py::dict files;
     for (const auto& f : pylib_files()) files[py::str(std::string(f.path))] = py::str(std::string(f.source));
     py::dict g = py::module_::import("__main__").attr("__dict__");
@@ -117,6 +129,9 @@ Result<void> python_host_init() {
     gc.attr("freeze")();
   } catch (const py::error_already_set& e) {
     g_init_result = fail(python_error("starting the kernel host failed", e));
+  } catch (const std::exception& e) {
+    g_init_result = fail(Diagnostic::error("nkia_internal_python", fmt::format("starting Python failed: {}", e.what()),
+                                           "check that python3.11 and python3-numpy are installed"));
   }
   return g_init_result;
 }
