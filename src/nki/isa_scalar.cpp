@@ -61,7 +61,7 @@ Result<void> isa_tensor_scalar_ops(ExecContext& ctx, const Access& dst, const Ac
                               fmt::format("pass a [{}, 1] tile (one value per partition) or a Python number",
                                           src.partitions())));
     }
-    bitvec += !st.unary && is_bitvec_op(st.op);
+    bitvec += st.unary ? *st.unary == UnaryOp::kInvert : is_bitvec_op(st.op);
   }
   const bool int_data = !dtype_is_float(src.dtype()) && !dtype_is_float(dst.dtype());
   if (bitvec != 0 && (bitvec != static_cast<int>(steps.size()) || !int_data))

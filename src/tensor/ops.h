@@ -79,6 +79,10 @@ enum class UnaryOp : uint8_t {
   kGeluSigmoid,  // sigmoid approximation: x * sigmoid(1.702 x)
   kSilu,
   kSoftplus,
+  kMish,    // x * tanh(softplus(x))
+  kGeluDx,  // d/dx gelu: Phi(x) + x * phi(x)
+  kSiluDx,  // d/dx silu: s(x) * (1 + x * (1 - s(x)))
+  kErfDx,   // d/dx erf: 2 / sqrt(pi) * exp(-x^2)
   kFloor,
   kCeil,
   kTrunc,

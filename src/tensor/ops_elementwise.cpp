@@ -183,6 +183,20 @@ float gelu_sigmoid(float x) {
   return x * e / (1.0f + e);
 }
 float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
+float mish(float x) {
+  if (std::isinf(x)) return x > 0 ? x : 0.0f;
+  return x * std::tanh(softplus(x));
+}
+float gelu_dx(float x) {
+  if (std::isinf(x)) return x > 0 ? 1.0f : 0.0f;
+  return 0.5f * std::erfc(-x * 0.70710678118654752f) + x * std::exp(-0.5f * x * x) * 0.39894228040143268f;
+}
+float silu_dx(float x) {
+  if (std::isinf(x)) return x > 0 ? 1.0f : 0.0f;
+  const float s = x >= 0 ? 1.0f / (1.0f + std::exp(-x)) : std::exp(x) / (1.0f + std::exp(x));
+  return s * (1.0f + x * (1.0f - s));
+}
+float erf_dx(float x) { return 1.12837916709551257f * std::exp(-x * x); }
 
 void unary_f32(UnaryOp op, const float* a, float* o, int64_t n) {
 #define NKIA_LOOP(expr) \
@@ -211,6 +225,10 @@ void unary_f32(UnaryOp op, const float* a, float* o, int64_t n) {
     case UnaryOp::kGeluSigmoid: NKIA_LOOP(gelu_sigmoid(a[i]));
     case UnaryOp::kSilu: NKIA_LOOP(silu(a[i]));
     case UnaryOp::kSoftplus: NKIA_LOOP(softplus(a[i]));
+    case UnaryOp::kMish: NKIA_LOOP(mish(a[i]));
+    case UnaryOp::kGeluDx: NKIA_LOOP(gelu_dx(a[i]));
+    case UnaryOp::kSiluDx: NKIA_LOOP(silu_dx(a[i]));
+    case UnaryOp::kErfDx: NKIA_LOOP(erf_dx(a[i]));
     case UnaryOp::kFloor: NKIA_LOOP(std::floor(a[i]));
     case UnaryOp::kCeil: NKIA_LOOP(std::ceil(a[i]));
     case UnaryOp::kTrunc: NKIA_LOOP(std::trunc(a[i]));
@@ -294,7 +312,7 @@ std::string_view unary_op_name(UnaryOp op) {
   static constexpr std::string_view kNames[] = {
       "negative", "abs",  "sign",    "square", "reciprocal", "sqrt",  "rsqrt",     "exp",  "log",
       "sin",      "cos",  "tan",     "tanh",   "arctan",     "erf",   "sigmoid",   "relu", "gelu",
-      "gelu_tanh", "gelu_sigmoid", "silu", "softplus", "floor", "ceil", "trunc", "rint", "logical_not", "invert"};
+      "gelu_tanh", "gelu_sigmoid", "silu", "softplus", "mish", "gelu_dx", "silu_dx", "erf_dx", "floor", "ceil", "trunc", "rint", "logical_not", "invert"};
   return kNames[static_cast<int>(op)];
 }
 

@@ -162,6 +162,13 @@ def _zero_at_neg_inf(x, f):
     return np.where(np.isneginf(x), 0.0, y)
 
 
+def _silu_dx(x):
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = 1.0 / (1.0 + np.exp(-x))
+        y = s * (1.0 + x * (1.0 - s))
+    return np.where(np.isneginf(x), 0.0, np.where(np.isposinf(x), 1.0, y))
+
+
 # Formulas for the float64 reference of each unary op.
 UNARY_F64 = {
     "negative": np.negative, "abs": np.abs, "sign": np.sign, "square": np.square,
@@ -177,6 +184,11 @@ UNARY_F64 = {
     "gelu_sigmoid": lambda x: _zero_at_neg_inf(x, lambda v: v / (1.0 + np.exp(-1.702 * v))),
     "silu": lambda x: _zero_at_neg_inf(x, lambda v: v / (1.0 + np.exp(-v))),
     "softplus": lambda x: np.logaddexp(0.0, x),
+    "mish": lambda x: _zero_at_neg_inf(x, lambda v: v * np.tanh(np.logaddexp(0.0, v))),
+    "gelu_dx": lambda x: np.where(np.isneginf(x), 0.0, np.where(np.isposinf(x), 1.0, 0.5 * erfc64(-x / math.sqrt(2.0))
+                                  + x * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi))),
+    "silu_dx": lambda x: _silu_dx(x),
+    "erf_dx": lambda x: 2.0 / math.sqrt(math.pi) * np.exp(-x * x),
     "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint,
     "logical_not": np.logical_not,
 }

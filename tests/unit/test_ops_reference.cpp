@@ -2126,10 +2126,6 @@ const std::vector<KnownFailure> kKnownFailures = {
      "float32 and converts into dst, which by docs/dtypes.md's float-to-int rule saturates (127, 0). The "
      "hardware's conversion is undocumented: confirm before changing"},
     {"^tensor_tensor_abs_(max|min)_", "nl.abs_max / nl.abs_min (ALU operators of the current API) are missing"},
-    {"^activation_(mish|gelu_dx|silu_dx|erf_dx)_",
-     "mish, gelu_dx, silu_dx and erf_dx (Scalar-engine activation functions) are missing from nki.language"},
-    {"^nl_(where|softmax|var)_", "nl.where, nl.softmax and nl.var are missing"},
-    {"^nl_(invert|logical_not)_", "nl.invert and nl.logical_not are missing"},
 };
 
 std::vector<OpCase> build_cases() {

@@ -985,6 +985,10 @@ UnarySpec unary_spec(UnaryOp op) {
     case UnaryOp::kSigmoid:
     case UnaryOp::kSilu:
     case UnaryOp::kSoftplus: return {"f64", {1e-6, 1e-30}, -30, 30, false};
+    case UnaryOp::kMish:
+    case UnaryOp::kGeluDx:
+    case UnaryOp::kSiluDx:
+    case UnaryOp::kErfDx: return {"f64", {1e-5, 1e-6}, -6, 6, false};
     case UnaryOp::kGelu:
     case UnaryOp::kGeluTanh:
     case UnaryOp::kGeluSigmoid: return {"f64", {1e-5, 1e-6}, -6, 6, false};
@@ -1069,7 +1073,9 @@ TEST(Unary, Float16MatchesNumPy) {
     if (op != UnaryOp::kLogicalNot) c["rnd"] = "float16";
     const int id = o.add(c);
     Tol tol = exact ? kExact : Tol{1e-6 + 1.0 / 1024, 1e-7};
-    if (op == UnaryOp::kGelu || op == UnaryOp::kGeluTanh || op == UnaryOp::kGeluSigmoid) tol.atol = s.tol.atol;  // float32 cancellation
+    if (op == UnaryOp::kGelu || op == UnaryOp::kGeluTanh || op == UnaryOp::kGeluSigmoid || op == UnaryOp::kMish ||
+        op == UnaryOp::kGeluDx || op == UnaryOp::kSiluDx || op == UnaryOp::kErfDx)
+      tol.atol = s.tol.atol;  // float32 cancellation
     cases.push_back({op, a, id, tol});
   }
   ASSERT_TRUE(o.run());

@@ -4,8 +4,8 @@
 # entry: exp_plus_x_kernel
 # inputs: x=float32[128,256]
 # expect-error: err_unsupported_memory line 18
-# status: known-failure nl.load and nl.store are plain DMA copies; their source/destination memories
-#   are not checked
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

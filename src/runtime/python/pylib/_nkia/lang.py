@@ -187,7 +187,7 @@ def load(src, dtype=None, mask=None, **kwargs):
     m = _Mask(mask, src.shape)
     if not m.empty:
         core.dma_copy(m(t), m(src))
-    return t
+    return m.mark(t)
 
 
 def store(dst, value, mask=None, **kwargs):
@@ -210,7 +210,7 @@ def copy(src, dtype=None, mask=None, **kwargs):
     m = _Mask(mask, src.shape)
     if not m.empty:
         core.tensor_copy(m(t), m(src), "vector")
-    return t
+    return m.mark(t)
 
 
 copy._nkia_op = "copy"
@@ -254,11 +254,22 @@ def _is_tensor(x):
     return isinstance(x, (core.Tensor, core.View, PendingMatmul, _IndexedRef))
 
 
+def _tile_shapes(a, b):
+    """Two tiles' shapes lined up for broadcasting. Tiles align on the partition axis: a
+    [P, 1] column against a [P, A, B] tile is [P, 1, 1] (NumPy would align trailing axes)."""
+    a, b = tuple(a), tuple(b)
+    if 0 < len(a) < len(b) and a[0] == b[0]:
+        a = a + (1,) * (len(b) - len(a))
+    elif 0 < len(b) < len(a) and a[0] == b[0]:
+        b = b + (1,) * (len(a) - len(b))
+    return a, b
+
+
 def result_shape(x, y):
     """The broadcast shape of two operands; x's own when they do not broadcast, so that the
     instruction core reports the mismatch with its catalogue code."""
     try:
-        return np.broadcast_shapes(tuple(x.shape), tuple(y.shape))
+        return np.broadcast_shapes(*_tile_shapes(x.shape, y.shape))
     except ValueError:
         return tuple(x.shape)
 
@@ -269,12 +280,15 @@ def _spread(x, shape):
     not broadcast (the instruction then reports the mismatch)."""
     if tuple(x.shape) == tuple(shape):
         return x
+    aligned, _ = _tile_shapes(x.shape, shape)
     try:
-        np.broadcast_shapes(tuple(x.shape), tuple(shape))
+        np.broadcast_shapes(aligned, tuple(shape))
     except ValueError:
         return x
     if isinstance(x, PendingMatmul):
         x = x._nkia_tile
+    if aligned != tuple(x.shape):
+        x = x.reshape(list(aligned))
     return x.broadcast_to([int(d) for d in shape])
 
 
@@ -286,7 +300,7 @@ def _binary(op, x, y, dtype, mask=None):
         if not m.empty:
             o = m(out)
             core.tensor_tensor(o, _spread(m(x), o.shape), _spread(m(y), o.shape), op)
-        return out
+        return m.mark(out)
     if _is_tensor(x) or _is_tensor(y):
         t, s, reverse = (x, y, False) if _is_tensor(x) else (y, x, True)
         if not isinstance(s, (int, float, builtins.bool, np.number)):
@@ -296,7 +310,7 @@ def _binary(op, x, y, dtype, mask=None):
         m = _Mask(mask, t.shape)
         if not m.empty:
             core.tensor_scalar(m(out), m(t), op, float(s), reverse)
-        return out
+        return m.mark(out)
     raise NkiError("nkia_bad_operand", f"{op} needs at least one tile operand",
                    "compute with Python numbers directly, or load the data into a tile")
 
@@ -317,7 +331,7 @@ def _make_unary(name):
         m = _Mask(mask, x.shape)
         if not m.empty:
             core.activation(m(out), name, m(x), None, 1.0)
-        return out
+        return m.mark(out)
     fn.__name__ = name
     fn._nkia_op = name
     return fn
@@ -358,6 +372,29 @@ relu = _make_unary("relu")
 gelu = _make_unary("gelu")
 gelu_apprx_tanh = _make_unary("gelu_tanh")
 gelu_apprx_sigmoid = _make_unary("gelu_sigmoid")
+mish = _make_unary("mish")
+gelu_dx = _make_unary("gelu_dx")
+silu_dx = _make_unary("silu_dx")
+erf_dx = _make_unary("erf_dx")
+
+
+def _make_vector_unary(name, default_dtype=None):
+    """A unary function the Vector engine computes (a tensor_scalar step), keeping integer bits."""
+    def fn(x, dtype=None, mask=None, **kwargs):
+        if not _is_tensor(x):
+            raise NkiError("nkia_bad_operand", f"{name} needs a tile operand", "load the data into a tile first")
+        out = ndarray(x.shape, dtype or default_dtype or x.dtype, sbuf)
+        m = _Mask(mask, x.shape)
+        if not m.empty:
+            core.tensor_scalar_ops(m(out), m(x), [(name, None, False)])
+        return out
+    fn.__name__ = name
+    fn._nkia_op = name
+    return fn
+
+
+invert = _make_vector_unary("invert")
+logical_not = _make_vector_unary("logical_not", "uint8")
 silu = _make_unary("silu")
 softplus = _make_unary("softplus")
 sin = _make_unary("sin")
@@ -373,6 +410,23 @@ floor = _make_unary("floor")
 ceil = _make_unary("ceil")
 trunc = _make_unary("trunc")
 rint = _make_unary("rint")
+
+
+def where(condition, x, y, dtype=None, mask=None, **kwargs):
+    """x where condition is nonzero, else y (tiles of one shape, or numbers for x / y)."""
+    shape = tuple(condition.shape)
+    out_dtype = dtype or (x.dtype if _is_tensor(x) else (y.dtype if _is_tensor(y) else float32))
+    out = ndarray(shape, out_dtype, sbuf)
+    pred = condition
+    if condition.dtype not in ("uint8", "int8", "uint16", "int16", "uint32", "int32", "bool"):
+        pred = ndarray(shape, uint8, sbuf)
+        core.tensor_scalar_ops(pred, condition, [("not_equal", 0.0, False)])
+    if _is_tensor(y):
+        core.tensor_copy(out, _spread(y, shape), "vector")
+    else:
+        core.memset(out, float(y), "vector")
+    core.copy_predicated(out, _spread(x, shape) if _is_tensor(x) else float(x), pred, False)
+    return out
 
 
 # ---- matmul, transpose, reductions --------------------------------------------------------------
@@ -486,6 +540,26 @@ def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
     total = _reduce("add", x, axes, float32, keepdims, mask=mask)
     out = ndarray(total.shape, dtype or (x.dtype if x.dtype.startswith(("float", "bfloat")) else float32), sbuf)
     core.tensor_scalar(out, total, "multiply", 1.0 / n, False)
+    return out
+
+
+def var(x, axis, dtype=None, mask=None, **kwargs):
+    """Population variance along free axes: mean((x - mean(x))^2)."""
+    axes = _axes(axis, len(x.shape))
+    m = mean(x, axes, dtype=float32, mask=mask, keepdims=True)
+    d = subtract(x, m, dtype=float32, mask=mask)
+    return mean(square(d, mask=mask), axes, dtype=dtype or x.dtype, mask=mask)
+
+
+def softmax(x, axis, dtype=None, mask=None, **kwargs):
+    """exp(x - max) / sum(exp(x - max)) along a free axis."""
+    neg_max = ndarray(tuple(x.shape[:1]) + (1,) * (len(x.shape) - 1), float32, sbuf)
+    core.tensor_reduce(neg_max, "maximum", x, _axes(axis, len(x.shape)), True)
+    e = ndarray(x.shape, float32, sbuf)
+    total = ndarray(neg_max.shape, float32, sbuf)
+    core.activation(e, "exp", x, neg_max, 1.0, total, "add")
+    out = ndarray(x.shape, dtype or x.dtype, sbuf)
+    core.tensor_scalar_ops(out, e, [("divide", total, False)])
     return out
 
 
@@ -756,6 +830,14 @@ class _Mask:
     def full(self):
         return builtins.all(b == (0, n) for b, n in zip(self.box, self.space))
 
+    def mark(self, out):
+        """Notes on a new result tile which part of it the masked instruction wrote, so that
+        ``t[...] = <it>`` assigns only that part (the rest of t keeps its values, as when the
+        compiler makes t the instruction's destination)."""
+        if self.active and not self.full() and tuple(out.shape) == self.space:
+            out._nkia_box = list(self.box)
+        return out
+
     def __call__(self, x, axes=None):
         """x restricted to the mask's box. `axes` maps x's axes to index-space axes (None: the
         same axis); an axis of x whose size differs from the space's (a [P, 1] operand that
@@ -900,6 +982,11 @@ def _setitem(self, key, value):
     """``t[key] = value``: writes a tile (copied on the Vector engine), a number (memset), a legacy
     matmul (issued straight into a PSUM destination), or an nl.loop_reduce step."""
     dst = _getitem(self, key)
+    box = getattr(value, "_nkia_box", None)
+    if box is not None and tuple(dst.shape) == tuple(value.shape):
+        m = _Mask(None, value.shape)
+        m.active, m.box = True, box
+        dst, value = m(dst), m(value)
     if isinstance(value, _LoopReduce):
         core.tensor_tensor(dst, dst, _spread(value.x, dst.shape), value.op)
     elif isinstance(value, PendingMatmul) and value._tile is None and dst.buffer == "psum":

@@ -15,7 +15,7 @@ def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=None, **kwargs
     m = lang._Mask(mask, out.shape)
     if not m.empty:
         core.tensor_tensor(m(out), m(data1), m(data2), lang.op_name(op))
-    return out
+    return m.mark(out)
 
 
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, dtype=None,
@@ -25,7 +25,7 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
     if m.empty:
         return out
     isa_common.tensor_scalar(m(out), m(data), op0, m(operand0), reverse0, op1, m(operand1), reverse1)
-    return out
+    return m.mark(out)
 
 
 def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None, mask=None,
@@ -40,7 +40,7 @@ def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, rev
         core.tensor_tensor(m(out), m(operand1), m(tmp), lang.op_name(op1))
     else:
         core.tensor_tensor(m(out), m(tmp), m(operand1), lang.op_name(op1))
-    return out
+    return m.mark(out)
 
 
 def reciprocal(data, dtype=None, mask=None, **kwargs):
@@ -48,7 +48,7 @@ def reciprocal(data, dtype=None, mask=None, **kwargs):
     m = lang._Mask(mask, data.shape)
     if not m.empty:
         core.activation(m(out), "reciprocal", m(data), None, 1.0)
-    return out
+    return m.mark(out)
 
 
 def iota(expr, dtype, mask=None, **kwargs):
@@ -58,7 +58,7 @@ def iota(expr, dtype, mask=None, **kwargs):
     m = lang._Mask(mask, out.shape)
     if not m.empty:
         core.iota(m(out), _shifted(const, terms, m), terms)
-    return out
+    return m.mark(out)
 
 
 def _shifted(const, terms, m):
@@ -76,7 +76,7 @@ def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **k
     m = lang._Mask(mask, out.shape)
     if not m.empty:
         core.affine_select(m(out), _shifted(const, terms, m), terms, pred.op, m(on_true_tile), float(on_false_value))
-    return out
+    return m.mark(out)
 
 
 def activation(op, data, bias=None, scale=1.0, dtype=None, mask=None, reduce_op=None, reduce_res=None,
@@ -86,7 +86,7 @@ def activation(op, data, bias=None, scale=1.0, dtype=None, mask=None, reduce_op=
     if not m.empty:
         isa_common.activation(m(out), op, m(data), m(bias), m(scale),
                               m(reduce_res, [0, None]) if reduce_res is not None else None, reduce_op)
-    return out
+    return m.mark(out)
 
 
 def tensor_copy(src, dtype=None, mask=None, engine=None, **kwargs):
@@ -94,7 +94,7 @@ def tensor_copy(src, dtype=None, mask=None, engine=None, **kwargs):
     m = lang._Mask(mask, src.shape)
     if not m.empty:
         core.tensor_copy(m(out), m(src), isa_common.engine_name(engine))
-    return out
+    return m.mark(out)
 
 
 def memset(shape, value, dtype, mask=None, engine=None, **kwargs):
@@ -102,7 +102,7 @@ def memset(shape, value, dtype, mask=None, engine=None, **kwargs):
     m = lang._Mask(mask, out.shape)
     if not m.empty:
         core.memset(m(out), float(value), isa_common.engine_name(engine))
-    return out
+    return m.mark(out)
 
 
 def nc_matmul(stationary, moving, mask=None, **kwargs):
@@ -130,7 +130,7 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
     if not m.empty:
         core.tensor_tensor_scan(m(out), m(data0), m(data1), m(initial) if lang._is_tensor(initial) else float(initial),
                                 lang.op_name(op0), lang.op_name(op1), bool(reverse0), bool(reverse1))
-    return out
+    return m.mark(out)
 
 
 def bn_stats(data, mask=None, dtype=None, **kwargs):
@@ -138,7 +138,7 @@ def bn_stats(data, mask=None, dtype=None, **kwargs):
     m = lang._Mask(mask, data.shape)
     if not m.empty:
         core.bn_stats(m(out, [0, None]), m(data))
-    return out
+    return m.mark(out)
 
 
 def bn_aggr(data, mask=None, dtype=None, **kwargs):
@@ -146,7 +146,7 @@ def bn_aggr(data, mask=None, dtype=None, **kwargs):
     m = lang._Mask(mask, data.shape)
     if not m.empty:
         core.bn_aggr(m(out, [0, None]), m(data, [0, None]))
-    return out
+    return m.mark(out)
 
 
 def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mask=None, dtype=None, **kwargs):
@@ -154,7 +154,7 @@ def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mas
     m = lang._Mask(mask, data.shape)
     if not m.empty:
         isa_common.activation(m(out), op, m(data), m(bias), m(scale), m(reduce_res, [0, None]), reduce_op)
-    return out
+    return m.mark(out)
 
 
 def max8(src, mask=None, dtype=None, **kwargs):

@@ -1,0 +1,20 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(64, 128, kernel_size=1, stride=1, padding=0)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def get_inputs():
+    x = torch.randn(8, 64, 32, 32, dtype=torch.float32)
+    return [x]
+
+
+def get_init_inputs():
+    return []

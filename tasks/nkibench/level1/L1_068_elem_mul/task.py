@@ -1,0 +1,20 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, y):
+        return x * y
+
+
+def get_inputs():
+    x = torch.randn(16, 512, 512, dtype=torch.float32)
+    y = torch.randn(16, 512, 512, dtype=torch.float32)
+    return [x, y]
+
+
+def get_init_inputs():
+    return []
