@@ -399,4 +399,100 @@ Result<void> isa_partition_reduce(ExecContext& ctx, const Access& dst, BinaryOp 
   return {};
 }
 
+namespace {
+
+Result<void> check_index_tile(const Access& index, int64_t partitions, const char* op) {
+  if (index.buffer() != Buffer::kSbuf || (index.dtype() != DType::kInt32 && index.dtype() != DType::kUInt32) ||
+      index.partitions() != partitions)
+    return fail(nki_error("nkia_indirect_index_tile",
+                          fmt::format("'{}' index {} must be an int32 or uint32 SBUF tile with {} partitions", op,
+                                      index.describe(), partitions),
+                          "load the indices into an SBUF tile and convert them with nl.copy(idx, dtype=nl.int32)"));
+  return {};
+}
+
+}  // namespace
+
+Result<void> isa_gather_flattened(ExecContext& ctx, const Access& dst, const Access& data, const Access& indices,
+                                  const SourceLoc& loc) {
+  constexpr const char* kOp = "gather_flattened";
+  if (auto r = check_tiles(ctx, {&dst, &data, &indices}, kOp); !r) return r;
+  if (auto r = check_same_partitions(dst, data, kOp); !r) return r;
+  if (auto r = check_index_tile(indices, data.partitions(), kOp); !r) return r;
+  if (per_partition(dst) != per_partition(indices))
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'{}' gathers {} elements per partition into {}", kOp, per_partition(indices),
+                                      dst.describe()),
+                          "give the result the indices' shape"));
+  dst.tensor->written = true;
+  ctx.trace.add(instruction_record(Engine::kGpSimd, kOp, loc, dst, {&data, &indices}));
+  if (!ctx.compute) return {};
+  const int64_t p = data.partitions(), n = per_partition(data), k = per_partition(indices);
+  Tensor src = data.view.contiguous().reshape({p, n});
+  const std::vector<int64_t> idx = indices.view.contiguous().to_i64_vector();
+  Tensor out = Tensor::uninitialized({p, k}, data.dtype());
+  for (int64_t i = 0; i < p; ++i)
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t at = idx[static_cast<size_t>(i * k + j)];
+      if (at < 0 || at >= n)
+        return fail(nki_error("nkia_indirect_index_out_of_bounds",
+                              fmt::format("'{}': partition {} index {} is outside its {} elements", kOp, i, at, n),
+                              "keep every index within the data's elements per partition"));
+      Tensor d = out.select(0, i).slice(0, j, j + 1);
+      d.assign(src.select(0, i).slice(0, at, at + 1));
+    }
+  Tensor o = dst.view;
+  o.assign(out.reshape(dst.shape()));
+  return {};
+}
+
+Result<void> isa_dma_indirect(ExecContext& ctx, const Access& tile, const Access& rows, const Access& index,
+                              bool gather, bool skip_oob, const SourceLoc& loc) {
+  const char* op = gather ? "dma_copy (indirect gather)" : "dma_copy (indirect scatter)";
+  if (!buffer_is_hbm(rows.buffer()))
+    return fail(nki_error("err_unsupported_memory",
+                          fmt::format("'{}' indexes HBM rows, but {} is in {}", op, rows.describe(),
+                                      buffer_name(rows.buffer())),
+                          "use indirect indices on an HBM tensor's first dimension"));
+  if (auto r = check_tiles(ctx, {&tile}, op); !r) return r;
+  if (auto r = check_index_tile(index, tile.partitions(), op); !r) return r;
+  if (index.view.numel() != index.partitions())
+    return fail(nki_error("nkia_indirect_index_tile",
+                          fmt::format("'{}' index {} must hold one row number per partition ([P, 1])", op,
+                                      index.describe()),
+                          "index with a [P, 1] tile of row numbers"));
+  const int64_t row_elems = rows.view.ndim() ? rows.view.numel() / std::max<int64_t>(rows.view.shape()[0], 1) : 0;
+  if (per_partition(tile) != row_elems)
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'{}' moves rows of {} elements of {} against {}", op, row_elems,
+                                      rows.describe(), tile.describe()),
+                          "give the tile one row per partition"));
+  const Access& dst = gather ? tile : rows;
+  const Access& src = gather ? rows : tile;
+  dst.tensor->written = true;
+  InstructionRecord rec = instruction_record(Engine::kDma, "dma_copy", loc, dst, {&src, &index});
+  rec.elements = tile.view.numel();
+  ctx.trace.add(std::move(rec));
+  if (!ctx.compute) return {};
+  const std::vector<int64_t> idx = index.view.contiguous().to_i64_vector();
+  const int64_t nrows = rows.view.shape()[0];
+  for (int64_t p = 0; p < tile.partitions(); ++p) {
+    const int64_t row = idx[static_cast<size_t>(p)];
+    if (row < 0 || row >= nrows) {
+      if (skip_oob) continue;
+      return fail(nki_error("nkia_indirect_index_out_of_bounds",
+                            fmt::format("'{}': partition {} asks for row {} of {}, which has {} rows", op, p, row,
+                                        rows.describe(), nrows),
+                            "keep the row numbers within the tensor, or pass oob_mode=nisa.oob_mode.skip"));
+    }
+    Tensor hbm_row = rows.view.select(0, row);
+    Tensor tile_row = tile.view.select(0, p);
+    if (gather)
+      tile_row.assign(hbm_row.reshape(tile_row.shape()));
+    else
+      hbm_row.assign(tile_row.reshape(hbm_row.shape()));
+  }
+  return {};
+}
+
 }  // namespace nki_agent

@@ -60,4 +60,17 @@ Result<void> isa_copy_predicated(ExecContext& ctx, const Access& dst, const std:
 Result<void> isa_partition_reduce(ExecContext& ctx, const Access& dst, BinaryOp op, const Access& data,
                                   const SourceLoc& loc);
 
+// dst[p, ...] = data[p].flat[indices[p].flat[k]] for each k, reshaped to dst's (= indices') shape:
+// a gather within each partition. indices are uint32 (or int32); an index past a partition's
+// elements is nkia_indirect_index_out_of_bounds (the hardware would return garbage).
+Result<void> isa_gather_flattened(ExecContext& ctx, const Access& dst, const Access& data, const Access& indices,
+                                  const SourceLoc& loc);
+
+// An indirect DMA over the rows (axis 0) of an HBM tensor: gather (dst[p] = src_rows[index[p]])
+// or scatter (dst_rows[index[p]] = src[p]). `rows` is the HBM side with its axis 0 whole; `index`
+// an int32/uint32 SBUF tile with one row number per partition. Out-of-range rows are
+// nkia_indirect_index_out_of_bounds, or skipped with `skip_oob` (oob_mode.skip).
+Result<void> isa_dma_indirect(ExecContext& ctx, const Access& tile, const Access& rows, const Access& index,
+                              bool gather, bool skip_oob, const SourceLoc& loc);
+
 }  // namespace nki_agent

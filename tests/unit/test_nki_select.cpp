@@ -271,6 +271,58 @@ def k(x):
     }
 }
 
+TEST_F(NkiSelect, GatherFlattenedAndIndirectRows) {
+  const char* src = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(table, ids, picks):
+    n, d = table.shape
+    rows = nl.ndarray((32, d), dtype=table.dtype, buffer=nl.shared_hbm)
+    within = nl.ndarray((32, 4), dtype=table.dtype, buffer=nl.shared_hbm)
+    scattered = nl.ndarray((n, d), dtype=table.dtype, buffer=nl.shared_hbm)
+    ip = nl.arange(32)[:, None]
+    jf = nl.arange(d)[None, :]
+    idx = nl.load(ids)                               # [32, 1] int32 row numbers
+    got = nl.load(table[idx[ip, 0], jf])             # indirect gather of rows
+    nl.store(rows, value=got)
+    p = nl.copy(nl.load(picks), dtype=nl.uint32)     # [32, 4] element numbers within each row
+    nl.store(within, value=nl.gather_flattened(got, p))
+    nl.store(scattered, value=nl.zeros((n, d), dtype=table.dtype, buffer=nl.sbuf))
+    nl.store(scattered[idx[ip, 0], jf], value=got)   # indirect scatter back to the same rows
+    return rows, within, scattered
+)py";
+  const int64_t n = 64, d = 8;
+  Tensor table = values({n, d});
+  std::vector<int64_t> ids, picks;
+  for (int64_t p = 0; p < 32; ++p) ids.push_back((p * 7 + 3) % n);
+  for (int64_t p = 0; p < 32; ++p)
+    for (int64_t j = 0; j < 4; ++j) picks.push_back((p + j * 3) % d);
+  auto r = run(src, {table, Tensor::from_i64({32, 1}, ids, DType::kInt32), Tensor::from_i64({32, 4}, picks, DType::kInt32)});
+  ASSERT_TRUE(r) << r.error().format();
+  std::vector<float> tv = table.to_f32_vector(), rows = r->outputs[0].to_f32_vector(),
+                     within = r->outputs[1].to_f32_vector(), sc = r->outputs[2].to_f32_vector();
+  std::vector<bool> hit(static_cast<size_t>(n), false);
+  for (int64_t p = 0; p < 32; ++p) {
+    const int64_t row = ids[static_cast<size_t>(p)];
+    hit[static_cast<size_t>(row)] = true;
+    for (int64_t f = 0; f < d; ++f) EXPECT_EQ(rows[static_cast<size_t>(p * d + f)], tv[static_cast<size_t>(row * d + f)]);
+    for (int64_t j = 0; j < 4; ++j)
+      EXPECT_EQ(within[static_cast<size_t>(p * 4 + j)], tv[static_cast<size_t>(row * d + picks[static_cast<size_t>(p * 4 + j)])]);
+  }
+  for (int64_t row = 0; row < n; ++row)
+    for (int64_t f = 0; f < d; ++f)
+      EXPECT_EQ(sc[static_cast<size_t>(row * d + f)], hit[static_cast<size_t>(row)] ? tv[static_cast<size_t>(row * d + f)] : 0.0f);
+
+  // A row number past the end is a runtime error at the load.
+  ids[5] = n + 3;
+  r = run(src, {table, Tensor::from_i64({32, 1}, ids, DType::kInt32), Tensor::from_i64({32, 4}, picks, DType::kInt32)});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "nkia_indirect_index_out_of_bounds") << r.error().format();
+  EXPECT_EQ(r.error().loc.line, 14);
+}
+
 TEST_F(NkiSelect, BadOperandsAreRejected) {
   struct Case {
     const char* body;

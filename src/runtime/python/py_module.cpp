@@ -810,6 +810,16 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
       s = to_access(src, "src");
     check(isa_copy_predicated(ctx, to_access(dst, "dst"), s, v, to_access(pred, "predicate"), reverse, caller_loc()));
   });
+  m.def("gather_flattened", [](py::handle dst, py::handle data, py::handle indices) {
+    ExecContext& ctx = exec_or_raise("gather_flattened");
+    check(isa_gather_flattened(ctx, to_access(dst, "dst"), to_access(data, "data"), to_access(indices, "indices"),
+                               caller_loc()));
+  });
+  m.def("dma_indirect", [](py::handle tile, py::handle rows, py::handle index, bool gather, bool skip_oob) {
+    ExecContext& ctx = exec_or_raise("dma_copy");
+    check(isa_dma_indirect(ctx, to_access(tile, gather ? "dst" : "src"), to_access(rows, gather ? "src" : "dst"),
+                           to_access(index, "index"), gather, skip_oob, caller_loc()));
+  });
   m.def("partition_reduce", [](py::handle dst, const std::string& op, py::handle data) {
     ExecContext& ctx = exec_or_raise("tensor_partition_reduce");
     check(isa_partition_reduce(ctx, to_access(dst, "dst"), parse_binary(op), to_access(data, "data"), caller_loc()));

@@ -4,8 +4,8 @@
 # entry: embedding_kernel
 # inputs: table=float32[512,64] ids=int32[128,1]~uniform(0,600)
 # expect-error: nkia_indirect_index_out_of_bounds line 20
-# status: known-failure indirect indexing (x[idx[i_p, 0], i_f]) is not supported: a tile inside a
-#   subscript is nkia_bad_index ("cannot index with a View")
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

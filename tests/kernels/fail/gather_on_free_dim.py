@@ -5,8 +5,8 @@
 # entry: target_logit_kernel
 # inputs: logits=float32[128,1000] labels=int32[128,1]~uniform(0,1000)
 # expect-error: err_indirect_indices_free_dim line 19
-# status: known-failure indirect indexing (x[idx[i_p, 0], i_f]) is not supported: a tile inside a
-#   subscript is nkia_bad_index ("cannot index with a View")
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

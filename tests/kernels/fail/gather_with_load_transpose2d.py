@@ -4,8 +4,8 @@
 # entry: embedding_t_kernel
 # inputs: table=float32[512,128] ids=int32[64,1]~uniform(0,512)
 # expect-error: err_indirect_indices_are_not_supported_with_nki_api line 21
-# status: known-failure indirect indexing (x[idx[i_p, 0], i_f]) is not supported: a tile inside a
-#   subscript is nkia_bad_index ("cannot index with a View")
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

@@ -5,8 +5,8 @@
 # entry: lookup_kernel
 # inputs: table=float32[128,64] ids=int32[128,1]~uniform(0,128)
 # expect-error: err_copy_dynamic_indirect_indices_not_natively_supported line 23
-# status: known-failure indirect indexing (x[idx[i_p, 0], i_f]) is not supported: a tile inside a
-#   subscript is nkia_bad_index ("cannot index with a View")
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

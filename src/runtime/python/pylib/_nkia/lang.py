@@ -183,6 +183,10 @@ def load(src, dtype=None, mask=None, **kwargs):
     """HBM -> SBUF: a new SBUF tile holding `src` (a tensor or a slice of one). Under a mask only
     the masked box is read; the rest of the tile stays unwritten."""
     _require_hbm(src, "nl.load", "source")
+    if isinstance(src, _IndirectRows):
+        t = ndarray(src.shape, dtype or src.dtype, sbuf)
+        core.dma_indirect(t, src.rows, src.index, True, str(kwargs.get("oob_mode", "")) == "skip")
+        return t
     t = ndarray(src.shape, dtype or src.dtype, sbuf)
     m = _Mask(mask, src.shape)
     if not m.empty:
@@ -194,6 +198,9 @@ def store(dst, value, mask=None, **kwargs):
     """SBUF -> HBM: writes the tile `value` into `dst` (only the masked box, under a mask). A PSUM
     tile is first copied to SBUF, as the compiler does (DMA cannot read PSUM)."""
     _require_hbm(dst, "nl.store", "destination")
+    if isinstance(dst, _IndirectRows):
+        core.dma_indirect(value, dst.rows, dst.index, False, str(kwargs.get("oob_mode", "")) == "skip")
+        return
     m = _Mask(mask, dst.shape)
     if m.empty:
         return
@@ -218,6 +225,10 @@ copy._nkia_op = "copy"
 
 def load_transpose2d(src, dtype=None, mask=None, **kwargs):
     """HBM [A, B] -> a new SBUF tile [B, A] through the DMA engines."""
+    if isinstance(src, _IndirectRows):
+        raise NkiError("err_indirect_indices_are_not_supported_with_nki_api",
+                       "nl.load_transpose2d cannot take rows chosen by a runtime index",
+                       "gather the rows with nl.load(t[idx, ...]) first, then transpose the tile (nl.transpose)")
     if len(src.shape) != 2:
         raise NkiError("err_exceed_max_supported_dimension",
                        f"load_transpose2d takes a 2-D source, got shape {tuple(src.shape)}",
@@ -251,7 +262,7 @@ def ds(start, size):
 # ---- elementwise math ---------------------------------------------------------------------------
 
 def _is_tensor(x):
-    return isinstance(x, (core.Tensor, core.View, PendingMatmul, _IndexedRef))
+    return isinstance(x, (core.Tensor, core.View, PendingMatmul, _IndexedRef, _IndirectRows))
 
 
 def _tile_shapes(a, b):
@@ -410,6 +421,15 @@ floor = _make_unary("floor")
 ceil = _make_unary("ceil")
 trunc = _make_unary("trunc")
 rint = _make_unary("rint")
+
+
+def gather_flattened(data, indices, dtype=None, mask=None, **kwargs):
+    """Per partition, the elements of data (flattened) that indices name, in the indices' shape."""
+    out = ndarray(indices.shape, dtype or data.dtype, sbuf)
+    m = _Mask(mask, indices.shape)
+    if not m.empty:
+        core.gather_flattened(m(out), m(data, [0] + [None] * (len(data.shape) - 1)), m(indices))
+    return m.mark(out)
 
 
 def where(condition, x, y, dtype=None, mask=None, **kwargs):
@@ -965,8 +985,64 @@ def _affine_key(self, key):
 
 # ---- tensors as Python objects ------------------------------------------------------------------
 
+class _IndirectRows:
+    """``t[idx_tile, ...]``: the rows of an HBM tensor named at run time by an SBUF tile of row
+    numbers (one per partition). nl.load gathers them, nl.store scatters into them."""
+
+    def __init__(self, base, index, rest):
+        self.base, self.index = base, index
+        self.rows = base.view((slice(None),) + tuple(rest))  # axis 0 whole; the rest as indexed
+
+    @property
+    def shape(self):
+        return (self.index.shape[0],) + tuple(self.rows.shape[1:])
+
+    @property
+    def dtype(self):
+        return self.base.dtype
+
+    @property
+    def buffer(self):
+        return self.base.buffer
+
+    @property
+    def _nkia_tile(self):
+        raise NkiError("err_copy_dynamic_indirect_indices_not_natively_supported",
+                       "a tensor indexed with a runtime index tile is used outside nl.load / nl.store",
+                       "gather rows with nl.load(t[idx, ...]) and scatter with nl.store(t[idx, ...], value=...)")
+
+
+def _free_slices(items):
+    """The free-axis part of an indirect key as slices: index tiles along one free axis become
+    the strided slice they address."""
+    out = []
+    for k in items:
+        if isinstance(k, IndexTile):
+            const, terms = k.const, [(k.vars[v][0], c) for v, c in k.terms.items() if c != 0]
+            if len(terms) != 1 or terms[0][0] == 0 or terms[0][1] <= 0:
+                raise NkiError("err_indirect_indices_free_dim",
+                               "with a runtime row index, the other dimensions take plain ranges",
+                               "index the free dimensions with nl.arange(n)[None, :] or slices")
+            (axis, coef), = terms
+            n = k.vars[next(iter(k.terms))][1]
+            out.append(slice(const, const + coef * (n - 1) + 1, coef))
+        else:
+            out.append(k)
+    return out
+
+
 def _getitem(self, key):
     items = key if isinstance(key, tuple) else (key,)
+    if any(isinstance(k, (core.Tensor, core.View)) for k in items[1:]):
+        raise NkiError("err_indirect_indices_free_dim", "a runtime index tile is used on a free dimension",
+                       "use runtime indices only on the first (row) dimension; gather within partitions "
+                       "with nl.gather_flattened")
+    if items and isinstance(items[0], (core.Tensor, core.View)):
+        if self.buffer not in ("shared_hbm", "private_hbm"):
+            raise NkiError("err_copy_dynamic_indirect_indices_not_natively_supported",
+                           f"a {self.buffer} tensor is indexed with a runtime index tile",
+                           "index HBM tensors with runtime row indices (nl.load / nl.store)")
+        return _IndirectRows(self, items[0], _free_slices(items[1:]))
     if any(isinstance(k, IndexTile) for k in items):
         dims, shape = _affine_key(self, key)
         try:
