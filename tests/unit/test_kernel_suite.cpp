@@ -476,7 +476,7 @@ TEST(KernelSuiteFiles, CoverTheDialectsAndTheErrorCodes) {
     }
   }
   for (const char* base : {"add", "transpose", "matmul_basic", "matmul_tiled", "matmul_blocked", "softmax",
-                           "layernorm", "rmsnorm"})
+                           "layernorm", "rmsnorm", "attention_causal", "maxpool", "cumsum"})
     EXPECT_TRUE(names.count(std::string(base) + "_legacy")) << base;
   EXPECT_TRUE(bf16) << "no kernel has bfloat16 inputs";
 
