@@ -45,6 +45,7 @@ void add_npy_command(CLI::App& app, Context& ctx);
 void add_random_command(CLI::App& app, Context& ctx);
 void add_run_command(CLI::App& app, Context& ctx);
 void add_check_command(CLI::App& app, Context& ctx);
+void add_profile_command(CLI::App& app, Context& ctx);
 void add_errors_command(CLI::App& app, Context& ctx);
 
 // Shared by run and check (cli/kernel_args.cpp).

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   cli::add_random_command(app, ctx);
   cli::add_run_command(app, ctx);
   cli::add_check_command(app, ctx);
+  cli::add_profile_command(app, ctx);
   cli::add_errors_command(app, ctx);
 
   app.parse_complete_callback([&] {

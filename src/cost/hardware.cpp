@@ -1,0 +1,460 @@
+// Reading hardware descriptions: TOML (toml++) into HardwareSpec, with every field checked for
+// presence, type and range, and unknown keys refused (a typo must not silently fall back to a
+// default). toml++ reports syntax errors by exception; they stop here and become Diagnostics.
+#include "cost/hardware.h"
+
+#include <fmt/format.h>
+
+#include <toml++/toml.h>
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace nki_agent {
+
+// Generated from data/targets/*.toml by cost/embed_targets.cmake.
+struct EmbeddedTarget {
+  std::string_view name;
+  std::string_view toml;
+};
+const std::vector<EmbeddedTarget>& embedded_targets();
+
+namespace {
+
+// Reads one table's fields, remembering which keys were consumed so the rest can be refused.
+class TableReader {
+ public:
+  TableReader(const toml::table* t, std::string path, std::string_view origin)
+      : t_(t), path_(std::move(path)), origin_(origin) {}
+
+  bool present(std::string_view key) const { return t_ && t_->contains(key); }
+  const std::string& path() const { return path_; }
+
+  Result<double> number(std::string_view key, std::optional<double> dflt, double lo, double hi) {
+    used_.insert(std::string(key));
+    const toml::node* n = t_ ? t_->get(key) : nullptr;
+    if (!n) {
+      if (dflt) return *dflt;
+      return missing(key);
+    }
+    double v;
+    if (auto f = n->value_exact<double>())
+      v = *f;
+    else if (auto i = n->value_exact<int64_t>())
+      v = static_cast<double>(*i);
+    else
+      return bad(key, "a number");
+    if (!std::isfinite(v) || v < lo || v > hi)
+      return fail(invalid(fmt::format("{} = {} is out of range [{}, {}]", where(key), v, lo, hi)));
+    return v;
+  }
+
+  Result<int64_t> integer(std::string_view key, std::optional<int64_t> dflt, int64_t lo, int64_t hi) {
+    used_.insert(std::string(key));
+    const toml::node* n = t_ ? t_->get(key) : nullptr;
+    if (!n) {
+      if (dflt) return *dflt;
+      return missing(key);
+    }
+    auto i = n->value_exact<int64_t>();
+    if (!i) return bad(key, "an integer");
+    if (*i < lo || *i > hi)
+      return fail(invalid(fmt::format("{} = {} is out of range [{}, {}]", where(key), *i, lo, hi)));
+    return *i;
+  }
+
+  Result<std::string> string(std::string_view key, std::optional<std::string> dflt) {
+    used_.insert(std::string(key));
+    const toml::node* n = t_ ? t_->get(key) : nullptr;
+    if (!n) {
+      if (dflt) return *dflt;
+      return missing(key);
+    }
+    auto s = n->value_exact<std::string>();
+    if (!s) return bad(key, "a string");
+    return *s;
+  }
+
+  Result<std::optional<bool>> flag(std::string_view key) {
+    used_.insert(std::string(key));
+    const toml::node* n = t_ ? t_->get(key) : nullptr;
+    if (!n) return std::optional<bool>{};
+    auto b = n->value_exact<bool>();
+    if (!b) return bad(key, "true or false");
+    return std::optional<bool>(*b);
+  }
+
+  Result<std::vector<std::string>> strings(std::string_view key) {
+    used_.insert(std::string(key));
+    std::vector<std::string> out;
+    const toml::node* n = t_ ? t_->get(key) : nullptr;
+    if (!n) return out;
+    const toml::array* a = n->as_array();
+    if (!a) return bad(key, "an array of strings");
+    for (const auto& e : *a) {
+      auto s = e.value_exact<std::string>();
+      if (!s) return bad(key, "an array of strings");
+      out.push_back(*s);
+    }
+    return out;
+  }
+
+  // Refuses keys outside `keys`, before anything is read: a misspelt key is reported as itself,
+  // not as the key it was meant to be missing.
+  Result<void> only(std::initializer_list<std::string_view> keys) const {
+    if (!t_) return {};
+    for (const auto& [k, v] : *t_)
+      if (std::find(keys.begin(), keys.end(), k.str()) == keys.end())
+        return fail(invalid(fmt::format("unknown key {}", where(k.str())))
+                        .with_note("check the spelling against data/targets/trn1.toml"));
+    return {};
+  }
+
+  // Refuses keys nobody read.
+  Result<void> finish() const {
+    if (!t_) return {};
+    for (const auto& [k, v] : *t_)
+      if (!used_.count(std::string(k.str())))
+        return fail(invalid(fmt::format("unknown key {}", where(k.str())))
+                        .with_note("check the spelling against data/targets/trn1.toml"));
+    return {};
+  }
+
+  Diagnostic invalid(std::string msg) const {
+    return Diagnostic::error("nkia_hardware_invalid", fmt::format("{}: {}", origin_, msg),
+                             "see data/targets/trn1.toml and docs/cost-model.md for every field");
+  }
+  std::string where(std::string_view key) const {
+    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  }
+
+ private:
+  tl::unexpected<Diagnostic> missing(std::string_view key) const {
+    return fail(invalid(fmt::format("{} is missing", where(key))));
+  }
+  tl::unexpected<Diagnostic> bad(std::string_view key, std::string_view what) const {
+    return fail(invalid(fmt::format("{} must be {}", where(key), what)));
+  }
+
+  const toml::table* t_;
+  std::string path_;
+  std::string_view origin_;
+  std::set<std::string> used_;
+};
+
+#define NKIA_TRY(var, expr)                   \
+  auto var##_r = (expr);                      \
+  if (!var##_r) return fail(var##_r.error()); \
+  auto var = std::move(*var##_r)
+
+#define NKIA_TRY_VOID(expr)           \
+  do {                                \
+    auto r_ = (expr);                 \
+    if (!r_) return fail(r_.error()); \
+  } while (0)
+
+std::optional<Engine> engine_from_name(std::string_view s) {
+  if (s == "tensor" || s == "pe") return Engine::kTensor;
+  if (s == "vector" || s == "dve") return Engine::kVector;
+  if (s == "scalar" || s == "act") return Engine::kScalar;
+  if (s == "gpsimd" || s == "pool") return Engine::kGpSimd;
+  return std::nullopt;
+}
+
+Result<const toml::table*> sub_table(const toml::table& root, std::string_view key, std::string_view origin,
+                                     bool required) {
+  const toml::node* n = root.get(key);
+  if (!n) {
+    if (!required) return static_cast<const toml::table*>(nullptr);
+    return fail("nkia_hardware_invalid", fmt::format("{}: table [{}] is missing", origin, key),
+                "see data/targets/trn1.toml for the expected layout");
+  }
+  if (!n->as_table())
+    return fail("nkia_hardware_invalid", fmt::format("{}: {} must be a table", origin, key),
+                "see data/targets/trn1.toml for the expected layout");
+  return n->as_table();
+}
+
+Result<EngineSpec> read_engine(const toml::table* t, std::string path, std::string_view origin, bool is_pe) {
+  TableReader r(t, std::move(path), origin);
+  NKIA_TRY_VOID(r.only({"clock_ghz", "dependency_overhead_cycles", "strided_factor", "strided_threshold_bytes",
+                        "pe_rows", "pe_cols", "throttle_idle_ns", "throttle_ramp_ns", "throttle_start_utilization"}));
+  EngineSpec e;
+  NKIA_TRY(clock, r.number("clock_ghz", std::nullopt, 0.01, 100));
+  e.clock_ghz = clock;
+  NKIA_TRY(dep, r.number("dependency_overhead_cycles", 0.0, 0, 1e6));
+  e.dependency_overhead_cycles = dep;
+  NKIA_TRY(sf, r.number("strided_factor", 1.0, 1, 100));
+  e.strided_factor = sf;
+  NKIA_TRY(st, r.integer("strided_threshold_bytes", 16, 1, 1 << 20));
+  e.strided_threshold_bytes = st;
+  if (is_pe) {
+    NKIA_TRY(rows, r.integer("pe_rows", 128, 1, 4096));
+    NKIA_TRY(cols, r.integer("pe_cols", 128, 1, 4096));
+    e.pe_rows = static_cast<int>(rows);
+    e.pe_cols = static_cast<int>(cols);
+    NKIA_TRY(ti, r.number("throttle_idle_ns", 0.0, 0, 1e9));
+    NKIA_TRY(tr, r.number("throttle_ramp_ns", 0.0, 0, 1e9));
+    NKIA_TRY(tu, r.number("throttle_start_utilization", 1.0, 0.01, 1.0));
+    e.throttle_idle_ns = ti;
+    e.throttle_ramp_ns = tr;
+    e.throttle_start_utilization = tu;
+  }
+  NKIA_TRY_VOID(r.finish());
+  return e;
+}
+
+Result<CostRule> read_rule(const toml::table* t, size_t index, std::string_view origin) {
+  TableReader r(t, fmt::format("rules[{}]", index), origin);
+  NKIA_TRY_VOID(r.only({"engine", "opcode", "ops", "dtypes", "all_sbuf", "mixed_psum_sbuf_inputs", "unit_stride",
+                        "model", "fixed", "per_element", "min", "extra", "init", "fp32_factor", "source"}));
+  CostRule rule;
+  NKIA_TRY(eng, r.string("engine", std::string()));
+  if (!eng.empty()) {
+    auto e = engine_from_name(eng);
+    if (!e)
+      return fail(r.invalid(fmt::format("{} = '{}' is not tensor, vector, scalar or gpsimd", r.where("engine"), eng)));
+    rule.engine = *e;
+  }
+  NKIA_TRY(op, r.string("opcode", std::nullopt));
+  if (op.empty()) return fail(r.invalid(fmt::format("{} is empty", r.where("opcode"))));
+  rule.opcode = op;
+  NKIA_TRY(ops, r.strings("ops"));
+  rule.ops = ops;
+  NKIA_TRY(dts, r.strings("dtypes"));
+  for (const auto& d : dts) {
+    auto dt = dtype_from_name(d);
+    if (!dt) return fail(r.invalid(fmt::format("{}: '{}' is not an element type", r.where("dtypes"), d)));
+    rule.dtypes.push_back(*dt);
+  }
+  NKIA_TRY(all_sbuf, r.flag("all_sbuf"));
+  NKIA_TRY(mixed, r.flag("mixed_psum_sbuf_inputs"));
+  NKIA_TRY(unit, r.flag("unit_stride"));
+  rule.all_sbuf = all_sbuf;
+  rule.mixed_psum_sbuf_inputs = mixed;
+  rule.unit_stride = unit;
+  NKIA_TRY(model, r.string("model", std::string("elementwise")));
+  if (model == "elementwise")
+    rule.model = CostRule::Model::kElementwise;
+  else if (model == "matmul")
+    rule.model = CostRule::Model::kMatmul;
+  else if (model == "pe_transpose")
+    rule.model = CostRule::Model::kPeTranspose;
+  else
+    return fail(
+        r.invalid(fmt::format("{} = '{}' is not elementwise, matmul or pe_transpose", r.where("model"), model)));
+  NKIA_TRY(fixed, r.number("fixed", 0.0, 0, 1e9));
+  NKIA_TRY(per, r.number("per_element", 1.0, 0, 1e6));
+  NKIA_TRY(mn, r.number("min", 0.0, 0, 1e9));
+  NKIA_TRY(extra, r.number("extra", 0.0, 0, 1e9));
+  NKIA_TRY(init, r.number("init", 64.0, 0, 1e6));
+  NKIA_TRY(f32, r.number("fp32_factor", 4.0, 1, 1e3));
+  rule.fixed = fixed;
+  rule.per_element = per;
+  rule.min_cycles = mn;
+  rule.extra = extra;
+  rule.init = init;
+  rule.fp32_factor = f32;
+  NKIA_TRY(source, r.string("source", std::string()));
+  rule.source = source;
+  NKIA_TRY_VOID(r.finish());
+  return rule;
+}
+
+Result<HardwareSpec> build_spec(const toml::table& root, std::string_view origin) {
+  HardwareSpec hw;
+  hw.origin = std::string(origin);
+  {
+    TableReader top(&root, "", origin);
+    const std::set<std::string> known = {"target", "memory", "sync", "engines", "dma", "concurrency", "rules"};
+    for (const auto& [k, v] : root)
+      if (!known.count(std::string(k.str())))
+        return fail(top.invalid(fmt::format("unknown table or key '{}'", k.str())));
+  }
+  NKIA_TRY(target_t, sub_table(root, "target", origin, true));
+  {
+    TableReader r(target_t, "target", origin);
+    NKIA_TRY_VOID(r.only({"name", "core", "description"}));
+    NKIA_TRY(name, r.string("name", std::nullopt));
+    NKIA_TRY(core, r.string("core", std::string()));
+    NKIA_TRY(desc, r.string("description", std::string()));
+    if (name.empty()) return fail(r.invalid("target.name is empty"));
+    hw.name = name;
+    hw.core = core;
+    hw.description = desc;
+    NKIA_TRY_VOID(r.finish());
+  }
+  NKIA_TRY(mem_t, sub_table(root, "memory", origin, true));
+  {
+    TableReader r(mem_t, "memory", origin);
+    NKIA_TRY_VOID(r.only({"partitions", "sbuf_bytes_per_partition", "psum_bytes_per_partition", "psum_banks",
+                          "psum_bank_bytes", "hbm_bytes_per_ns"}));
+    NKIA_TRY(parts, r.integer("partitions", std::nullopt, 1, 1024));
+    NKIA_TRY(sbuf, r.integer("sbuf_bytes_per_partition", std::nullopt, 1, int64_t{1} << 30));
+    NKIA_TRY(psum, r.integer("psum_bytes_per_partition", std::nullopt, 1, int64_t{1} << 30));
+    NKIA_TRY(banks, r.integer("psum_banks", std::nullopt, 1, 1024));
+    NKIA_TRY(bank_bytes, r.integer("psum_bank_bytes", std::nullopt, 1, int64_t{1} << 30));
+    NKIA_TRY(hbm, r.number("hbm_bytes_per_ns", std::nullopt, 0.001, 1e6));
+    hw.partitions = static_cast<int>(parts);
+    hw.sbuf_bytes_per_partition = sbuf;
+    hw.psum_bytes_per_partition = psum;
+    hw.psum_banks = static_cast<int>(banks);
+    hw.psum_bank_bytes = bank_bytes;
+    hw.hbm_bytes_per_ns = hbm;
+    if (banks * bank_bytes > psum)
+      return fail(r.invalid(
+          fmt::format("memory: {} banks of {} bytes do not fit {} PSUM bytes per partition", banks, bank_bytes, psum)));
+    NKIA_TRY_VOID(r.finish());
+  }
+  NKIA_TRY(sync_t, sub_table(root, "sync", origin, false));
+  {
+    TableReader r(sync_t, "sync", origin);
+    NKIA_TRY_VOID(r.only({"semaphore_latency_ns"}));
+    NKIA_TRY(sem, r.number("semaphore_latency_ns", 0.0, 0, 1e9));
+    hw.semaphore_latency_ns = sem;
+    NKIA_TRY_VOID(r.finish());
+  }
+  NKIA_TRY(eng_t, sub_table(root, "engines", origin, true));
+  {
+    static constexpr std::array<std::pair<const char*, Engine>, 4> kEngines = {{{"tensor", Engine::kTensor},
+                                                                                {"vector", Engine::kVector},
+                                                                                {"scalar", Engine::kScalar},
+                                                                                {"gpsimd", Engine::kGpSimd}}};
+    for (const auto& [k, v] : *eng_t)
+      if (!engine_from_name(k.str()) || k.str() == "pe" || k.str() == "dve" || k.str() == "act" || k.str() == "pool")
+        return fail("nkia_hardware_invalid", fmt::format("{}: unknown engine [engines.{}]", origin, k.str()),
+                    "the engines are tensor, vector, scalar and gpsimd");
+    for (const auto& [key, e] : kEngines) {
+      NKIA_TRY(t, sub_table(*eng_t, key, origin, true));
+      NKIA_TRY(spec, read_engine(t, fmt::format("engines.{}", key), origin, e == Engine::kTensor));
+      hw.engines[static_cast<size_t>(e)] = spec;
+    }
+  }
+  NKIA_TRY(dma_t, sub_table(root, "dma", origin, true));
+  {
+    TableReader r(dma_t, "dma", origin);
+    NKIA_TRY_VOID(
+        r.only({"engines", "partitions_per_engine", "bytes_per_ns", "efficiency", "descriptor_overhead_ns",
+                "min_descriptor_bytes", "trigger_latency_ns", "max_inflight_per_queue", "transpose_efficiency"}));
+    NKIA_TRY(n, r.integer("engines", std::nullopt, 1, 256));
+    NKIA_TRY(ppe, r.integer("partitions_per_engine", std::nullopt, 1, 1024));
+    NKIA_TRY(bw, r.number("bytes_per_ns", std::nullopt, 0.001, 1e6));
+    NKIA_TRY(eff, r.number("efficiency", 1.0, 0.001, 1.0));
+    NKIA_TRY(desc, r.number("descriptor_overhead_ns", 0.0, 0, 1e9));
+    NKIA_TRY(mind, r.integer("min_descriptor_bytes", 1, 1, 1 << 20));
+    NKIA_TRY(lat, r.number("trigger_latency_ns", 0.0, 0, 1e9));
+    NKIA_TRY(inflight, r.integer("max_inflight_per_queue", 0, 0, 1 << 20));
+    NKIA_TRY(teff, r.number("transpose_efficiency", 1.0, 0.001, 1.0));
+    hw.dma.engines = static_cast<int>(n);
+    hw.dma.partitions_per_engine = static_cast<int>(ppe);
+    hw.dma.bytes_per_ns = bw;
+    hw.dma.efficiency = eff;
+    hw.dma.descriptor_overhead_ns = desc;
+    hw.dma.min_descriptor_bytes = mind;
+    hw.dma.trigger_latency_ns = lat;
+    hw.dma.max_inflight_per_queue = static_cast<int>(inflight);
+    hw.dma.transpose_efficiency = teff;
+    NKIA_TRY_VOID(r.finish());
+  }
+  if (const toml::node* c = root.get("concurrency")) {
+    const toml::array* arr = c->as_array();
+    if (!arr || !arr->is_array_of_tables())
+      return fail("nkia_hardware_invalid",
+                  fmt::format("{}: concurrency must be an array of tables ([[concurrency]])", origin),
+                  "see data/targets/trn1.toml");
+    for (size_t i = 0; i < arr->size(); ++i) {
+      TableReader r((*arr)[i].as_table(), fmt::format("concurrency[{}]", i), origin);
+      NKIA_TRY_VOID(r.only({"memory", "engines", "source"}));
+      ConcurrencyGroup g;
+      NKIA_TRY(mem, r.string("memory", std::nullopt));
+      if (mem == "sbuf")
+        g.memory = Buffer::kSbuf;
+      else if (mem == "psum")
+        g.memory = Buffer::kPsum;
+      else
+        return fail(r.invalid(fmt::format("{} = '{}' is not sbuf or psum", r.where("memory"), mem)));
+      NKIA_TRY(engs, r.strings("engines"));
+      for (const auto& s : engs) {
+        auto e = engine_from_name(s);
+        if (!e) return fail(r.invalid(fmt::format("{}: '{}' is not an engine", r.where("engines"), s)));
+        g.engines.push_back(*e);
+      }
+      if (g.engines.size() < 2) return fail(r.invalid(fmt::format("{} needs two engines or more", r.where("engines"))));
+      NKIA_TRY(src, r.string("source", std::string()));
+      g.source = src;
+      NKIA_TRY_VOID(r.finish());
+      hw.concurrency.push_back(std::move(g));
+    }
+    if (hw.concurrency.size() > 8)
+      return fail("nkia_hardware_invalid", fmt::format("{}: at most 8 [[concurrency]] groups", origin), "merge groups");
+  }
+  const toml::node* rules = root.get("rules");
+  const toml::array* arr = rules ? rules->as_array() : nullptr;
+  if (!arr || !arr->is_array_of_tables() || arr->empty())
+    return fail("nkia_hardware_invalid", fmt::format("{}: no instruction cost rules ([[rules]])", origin),
+                "give at least one [[rules]] table per engine with opcode = \"*\"");
+  for (size_t i = 0; i < arr->size(); ++i) {
+    NKIA_TRY(rule, read_rule((*arr)[i].as_table(), i, origin));
+    hw.rules.push_back(std::move(rule));
+  }
+  return hw;
+}
+
+}  // namespace
+
+Result<HardwareSpec> parse_hardware(std::string_view toml_text, std::string_view origin) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, origin);
+  } catch (const toml::parse_error& e) {
+    Diagnostic d =
+        Diagnostic::error("nkia_hardware_syntax", fmt::format("{}: not valid TOML: {}", origin, e.description()),
+                          "fix the TOML syntax (https://toml.io)");
+    d.loc.file = std::string(origin);
+    d.loc.line = static_cast<int>(e.source().begin.line);
+    d.loc.col = static_cast<int>(e.source().begin.column);
+    return fail(std::move(d));
+  }
+  return build_spec(root, origin);
+}
+
+Result<HardwareSpec> load_hardware_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f)
+    return fail("nkia_hardware_unreadable", fmt::format("cannot read the hardware description {}", path),
+                "give the path of a .toml file like data/targets/trn1.toml");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string text = ss.str();
+  if (text.size() > (8u << 20))
+    return fail("nkia_hardware_invalid", fmt::format("{}: larger than 8 MiB", path),
+                "a hardware description is a few KiB");
+  return parse_hardware(text, path);
+}
+
+std::vector<std::string> hardware_targets() {
+  std::vector<std::string> out;
+  for (const auto& t : embedded_targets()) out.emplace_back(t.name);
+  return out;
+}
+
+std::string_view hardware_toml(std::string_view target) {
+  for (const auto& t : embedded_targets())
+    if (t.name == target) return t.toml;
+  return {};
+}
+
+Result<HardwareSpec> hardware_for_target(std::string_view target) {
+  std::string_view text = hardware_toml(target);
+  if (text.empty()) {
+    std::string names;
+    for (const auto& n : hardware_targets()) names += (names.empty() ? "" : ", ") + n;
+    return fail("nkia_unknown_target", fmt::format("no hardware description for target '{}'", target),
+                fmt::format("use one of: {}", names));
+  }
+  return parse_hardware(text, fmt::format("data/targets/{}.toml", target));
+}
+
+}  // namespace nki_agent

@@ -1,0 +1,117 @@
+// cost/hardware.h — a NeuronCore as the cost model sees it: clocks, per-instruction cost rules,
+// DMA engines and queues, SBUF/PSUM geometry, concurrency limits. Pure data, read from one TOML
+// file per target (data/targets/trn1.toml, trn2.toml, compiled into the binary; any other file
+// can be given at run time). Every number in those files names its source (docs/cost-model.md).
+//
+// The model that evaluates these numbers lives in the other cost/ files; nothing here knows
+// about traces or time.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "nki/trace.h"
+
+namespace nki_agent {
+
+// The compute engines the cost model schedules (Engine without kDma), indexed by Engine.
+inline constexpr int kNumComputeEngines = 4;
+
+struct EngineSpec {
+  double clock_ghz = 1.0;
+  // Extra cycles when an instruction reads the output of the instruction just before it on the same
+  // engine (the pipeline drains: nki-spec §6.3).
+  double dependency_overhead_cycles = 0;
+  // Cost multiplier when an operand's minor stride exceeds strided_threshold_bytes (NCv2).
+  double strided_factor = 1.0;
+  int64_t strided_threshold_bytes = 16;
+  // TensorE only.
+  int pe_rows = 128, pe_cols = 128;
+  double throttle_idle_ns = 0;  // 0: no throttling; else an idle gap this long re-engages it
+  double throttle_ramp_ns = 0;  // PE busy time the ramp from throttle_start_utilization to 100% lasts
+  double throttle_start_utilization = 1.0;
+};
+
+// One instruction cost rule; the first rule whose conditions all hold gives the cost.
+struct CostRule {
+  enum class Model : uint8_t { kElementwise, kMatmul, kPeTranspose };
+  std::optional<Engine> engine;  // none: any engine
+  std::string opcode;            // exact, "prefix*", or "*"
+  // Conditions (unset: not checked).
+  std::vector<std::string> ops;                // the opcode's first ":op" suffix is one of these
+  std::vector<DType> dtypes;                   // every operand's dtype is one of these
+  std::optional<bool> all_sbuf;                // every operand is in SBUF
+  std::optional<bool> mixed_psum_sbuf_inputs;  // the inputs come from both PSUM and SBUF
+  std::optional<bool> unit_stride;             // every operand's minor stride is 1 (or its minor size is 1)
+  // Cost in engine cycles.
+  Model model = Model::kElementwise;
+  double fixed = 0, per_element = 1, min_cycles = 0, extra = 0;
+  double init = 64, fp32_factor = 4;  // kMatmul
+  std::string source;                 // where the formula comes from
+};
+
+struct DmaSpec {
+  int engines = 16;
+  int partitions_per_engine = 8;
+  double bytes_per_ns = 17;  // per engine, peak
+  double efficiency = 1.0;   // sustained fraction of the peak
+  double descriptor_overhead_ns = 0;
+  int64_t min_descriptor_bytes = 64;
+  double trigger_latency_ns = 1300;
+  int max_inflight_per_queue = 4;  // 0: unlimited
+  double transpose_efficiency = 1.0;
+
+  double engine_bytes_per_ns() const { return bytes_per_ns * efficiency; }
+};
+
+// Engines that may not use one memory at the same time (NCv2: DVE and POOL on SBUF, DVE and ACT
+// on PSUM); the compiler serialises them.
+struct ConcurrencyGroup {
+  Buffer memory = Buffer::kSbuf;  // kSbuf or kPsum
+  std::vector<Engine> engines;
+  std::string source;
+};
+
+struct HardwareSpec {
+  std::string name;  // "trn1"
+  std::string core;  // "NeuronCore-v2"
+  std::string description;
+  std::string origin;  // "embedded data/targets/trn1.toml" or the file it was read from
+  // Memory.
+  int partitions = 128;
+  int64_t sbuf_bytes_per_partition = 0;
+  int64_t psum_bytes_per_partition = 16384;
+  int psum_banks = 8;
+  int64_t psum_bank_bytes = 2048;
+  double hbm_bytes_per_ns = 0;  // per NeuronCore: MBU and the roofline's memory bound
+  double semaphore_latency_ns = 0;
+  std::array<EngineSpec, kNumComputeEngines> engines{};  // indexed by Engine (kTensor..kGpSimd)
+  DmaSpec dma;
+  std::vector<ConcurrencyGroup> concurrency;
+  std::vector<CostRule> rules;
+
+  const EngineSpec& engine(Engine e) const { return engines[static_cast<size_t>(e)]; }
+  // Dense BF16 TensorE peak: 2 flops per PE per cycle.
+  double pe_peak_flops_per_ns() const {
+    const EngineSpec& pe = engine(Engine::kTensor);
+    return 2.0 * pe.pe_rows * pe.pe_cols * pe.clock_ghz;
+  }
+  double dma_peak_bytes_per_ns() const { return dma.engines * dma.bytes_per_ns; }
+};
+
+// Parses a hardware description; `origin` names it in Diagnostics. Codes: nkia_hardware_syntax (not
+// TOML), nkia_hardware_invalid (a missing, mistyped or absurd field; the message names it).
+Result<HardwareSpec> parse_hardware(std::string_view toml_text, std::string_view origin);
+// Reads and parses a file. Code nkia_hardware_unreadable too.
+Result<HardwareSpec> load_hardware_file(const std::string& path);
+// The description compiled in for a target ("trn1", "trn2"). Code nkia_unknown_target.
+Result<HardwareSpec> hardware_for_target(std::string_view target);
+// The targets compiled in, and a target's TOML text (empty when unknown).
+std::vector<std::string> hardware_targets();
+std::string_view hardware_toml(std::string_view target);
+
+}  // namespace nki_agent

@@ -1,0 +1,479 @@
+// Lowering a trace to CostOps: footprints, spaces, costs by rule, DMA descriptors, and the folding
+// of assignment copies (lower.h).
+#include "cost/lower.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace nki_agent {
+
+namespace {
+
+// Dims of a view with size-1 axes dropped, innermost last.
+struct Dim {
+  int64_t n, s;
+};
+
+// The 2-level shape of the elements offset + sum(i_d * s_d) over dims [first, ndim): run, rows,
+// pitch and the bounding interval.
+void pattern_of(const OperandRecord& o, size_t first, int64_t base, Footprint& f) {
+  std::vector<Dim> dims;
+  int64_t lo = base, hi = base;
+  for (size_t d = first; d < o.shape.size(); ++d) {
+    const int64_t n = o.shape[d], s = d < o.strides.size() ? o.strides[d] : 0;
+    if (n <= 0) {
+      f.lo = f.hi = base;  // empty
+      return;
+    }
+    if (n == 1) continue;
+    lo += std::min<int64_t>(0, (n - 1) * s);
+    hi += std::max<int64_t>(0, (n - 1) * s);
+    dims.push_back({n, s});
+  }
+  f.lo = lo;
+  f.hi = hi + 1;
+  // Exact 2-level description when the dims collapse to rows of a contiguous run.
+  int64_t run = 1;
+  size_t k = dims.size();
+  while (k > 0 && dims[k - 1].s == run) {
+    run *= dims[k - 1].n;
+    --k;
+  }
+  if (k == 0) {
+    f.rows = 1;
+    f.run = run;
+    f.pitch = run;
+  } else if (k == 1 && dims[0].s > 0 && dims[0].s >= run) {
+    f.rows = dims[0].n;
+    f.pitch = dims[0].s;
+    f.run = run;
+  } else {
+    f.rows = 0;  // only the bounding interval
+  }
+}
+
+// The innermost contiguous run, in elements, of dims [first, ndim).
+int64_t contiguous_run(const OperandRecord& o, size_t first) {
+  int64_t run = 1;
+  for (size_t d = o.shape.size(); d-- > first;) {
+    const int64_t n = o.shape[d], s = d < o.strides.size() ? o.strides[d] : 0;
+    if (n == 1) continue;
+    if (s != run) break;
+    run *= n;
+  }
+  return run;
+}
+
+int64_t numel_of(const OperandRecord& o) {
+  int64_t n = 1;
+  for (int64_t d : o.shape) n *= d;
+  return n;
+}
+
+// Elements per partition (on-chip); all elements for HBM.
+int64_t per_partition(const OperandRecord& o) {
+  const int64_t n = numel_of(o);
+  if (!buffer_is_on_chip(o.buffer) || o.shape.empty()) return n;
+  return o.shape[0] > 0 ? n / o.shape[0] : 0;
+}
+
+// Stride of the innermost axis with more than one element, in elements (1 when none).
+int64_t minor_stride(const OperandRecord& o) {
+  for (size_t d = o.shape.size(); d-- > 0;)
+    if (o.shape[d] > 1) return d < o.strides.size() ? std::llabs(o.strides[d]) : 1;
+  return 1;
+}
+
+std::string_view op_suffix(std::string_view opcode) {
+  size_t c = opcode.find(':');
+  if (c == std::string_view::npos) return {};
+  std::string_view rest = opcode.substr(c + 1);
+  size_t c2 = rest.find(':');
+  return c2 == std::string_view::npos ? rest : rest.substr(0, c2);
+}
+
+bool opcode_matches(std::string_view pattern, std::string_view opcode) {
+  if (pattern == "*") return true;
+  if (!pattern.empty() && pattern.back() == '*')
+    return opcode.substr(0, pattern.size() - 1) == pattern.substr(0, pattern.size() - 1);
+  return pattern == opcode;
+}
+
+bool same_operand(const OperandRecord& a, const OperandRecord& b) {
+  return a.buffer == b.buffer && a.tensor == b.tensor && a.dtype == b.dtype && a.shape == b.shape &&
+         a.strides == b.strides && a.offset == b.offset && a.start_partition == b.start_partition;
+}
+
+class Lowerer {
+ public:
+  Lowerer(const Trace& trace, const HardwareSpec& hw) : records_(trace.records()), hw_(hw) {}
+
+  Result<CostProgram> run(int64_t dropped) {
+    prog_.dropped_records = dropped;
+    if (records_.empty())
+      return fail("nkia_profile_empty", "the kernel executed no instruction: there is nothing to profile",
+                  "check that the entry function issues NKI instructions (loads, compute, stores)");
+    prog_.ops.reserve(records_.size());
+    for (size_t i = 0; i < records_.size(); ++i) {
+      const InstructionRecord& r = records_[i];
+      if (r.operands.empty()) continue;  // nothing to cost or order
+      if (zeroes_accumulator(i)) {
+        ++prog_.folded_psum_zeroing;
+        continue;
+      }
+      const OperandRecord* dst_override = nullptr;
+      if (i + 1 < records_.size() && foldable(i)) {
+        dst_override = &records_[i + 1].operands[0];
+        ++prog_.folded_copies;
+      }
+      lower(static_cast<uint32_t>(i), dst_override);
+      if (dst_override) ++i;  // the copy is gone
+    }
+    if (prog_.ops.empty())
+      return fail("nkia_profile_empty", "the trace holds no instruction with operands: there is nothing to profile",
+                  "check that the entry function issues NKI instructions (loads, compute, stores)");
+    return std::move(prog_);
+  }
+
+ private:
+  // A memset of a PSUM tile whose next use is a matmul accumulating into it: the compiler sets the
+  // matmul's psum-zero flag instead (neuron-profile shows it as psum_zero= on the MATMUL).
+  bool zeroes_accumulator(size_t i) {
+    const InstructionRecord& r = records_[i];
+    if (r.opcode != "memset" || r.operands.empty() || r.operands[0].buffer != Buffer::kPsum) return false;
+    const Footprint fz = footprint(r.operands[0]);
+    constexpr size_t kWindow = 64;
+    for (size_t j = i + 1; j < records_.size() && j < i + 1 + kWindow; ++j) {
+      const InstructionRecord& n = records_[j];
+      for (size_t k = 0; k < n.operands.size(); ++k) {
+        const OperandRecord& o = n.operands[k];
+        if (o.buffer != Buffer::kPsum) continue;
+        const Footprint fo = footprint(o);
+        if (!footprints_overlap(fo, fz)) continue;
+        // The first use: a matmul that writes the whole zeroed tile.
+        return n.opcode == "nc_matmul" && k == 0 && footprint_covers(fo, fz);
+      }
+    }
+    return false;
+  }
+
+  // Record i+1 copies exactly what record i wrote into an unnamed on-chip temporary that nothing
+  // else reads before it is written again (looking a bounded way ahead).
+  bool foldable(size_t i) {
+    const InstructionRecord& p = records_[i];
+    const InstructionRecord& c = records_[i + 1];
+    if (c.opcode != "tensor_copy" || c.operands.size() < 2 || p.operands.empty()) return false;
+    const OperandRecord& tmp = p.operands[0];
+    const OperandRecord& src = c.operands[1];
+    const OperandRecord& dst = c.operands[0];
+    if (!tmp.is_write || !buffer_is_on_chip(tmp.buffer) || !tmp.tensor.empty() || !same_operand(tmp, src)) return false;
+    if (buffer_is_hbm(dst.buffer)) return false;
+    // A DMA can only deliver into SBUF; a matmul only into PSUM.
+    if (p.engine == Engine::kDma && dst.buffer != Buffer::kSbuf) return false;
+    if (p.opcode == "nc_matmul" || p.opcode == "nc_transpose") return false;
+    // The producer must not read its own temporary (then it was not fresh).
+    for (size_t k = 1; k < p.operands.size(); ++k)
+      if (same_operand(p.operands[k], tmp)) return false;
+    Footprint ft = footprint(tmp);
+    // The destination is indistinguishable from the temporary (same space, same elements): later
+    // reads of either find the folded producer, as they should.
+    Footprint fd = footprint(dst);
+    if (fd.space == ft.space && fd.p0 == ft.p0 && fd.p1 == ft.p1 && fd.lo == ft.lo && fd.hi == ft.hi &&
+        fd.rows == ft.rows && fd.pitch == ft.pitch && fd.run == ft.run)
+      return true;
+    constexpr size_t kWindow = 64;
+    for (size_t j = i + 2; j < records_.size() && j < i + 2 + kWindow; ++j) {
+      const InstructionRecord& r = records_[j];
+      bool rewritten = false;
+      for (const OperandRecord& o : r.operands) {
+        if (o.buffer != tmp.buffer || o.tensor != tmp.tensor || o.dtype != tmp.dtype) continue;
+        Footprint fo = footprint(o);
+        if (fo.space != ft.space || !footprints_overlap(fo, ft)) continue;
+        if (!o.is_write) return false;  // read again: not a pure temporary
+        if (footprint_covers(fo, ft)) rewritten = true;
+      }
+      if (rewritten) return true;
+    }
+    return true;
+  }
+
+  uint32_t intern(const std::string& key) {
+    auto [it, fresh] = spaces_.try_emplace(key, static_cast<uint32_t>(prog_.space_names.size()));
+    if (fresh) prog_.space_names.push_back(key);
+    return it->second;
+  }
+
+  Footprint footprint(const OperandRecord& o) {
+    Footprint f;
+    f.buffer = o.buffer;
+    f.elem_bytes = dtype_size(o.dtype);
+    if (buffer_is_on_chip(o.buffer)) {
+      const int64_t pitch = o.strides.empty() ? 0 : o.strides[0];
+      const int64_t parts = o.shape.empty() ? 1 : o.shape[0];
+      f.p0 = static_cast<int32_t>(o.start_partition);
+      f.p1 = static_cast<int32_t>(o.start_partition + std::max<int64_t>(parts, 0));
+      f.space = intern(fmt::format("{}:{}:{}:pitch{}", buffer_name(o.buffer), o.tensor, dtype_name(o.dtype), pitch));
+      const int64_t base = o.offset - o.start_partition * pitch;
+      pattern_of(o, 1, base, f);
+    } else {
+      // Named HBM tensors are told apart by name; unnamed ones by dtype and their largest stride.
+      int64_t maxs = 0;
+      for (size_t d = 0; d < o.strides.size(); ++d)
+        if (d < o.shape.size() && o.shape[d] > 1) maxs = std::max<int64_t>(maxs, std::llabs(o.strides[d]));
+      f.space =
+          intern(o.tensor.empty() ? fmt::format("{}::{}:stride{}", buffer_name(o.buffer), dtype_name(o.dtype), maxs)
+                                  : fmt::format("{}:{}", buffer_name(o.buffer), o.tensor));
+      f.p0 = 0;
+      f.p1 = 1;
+      pattern_of(o, 0, o.offset, f);
+    }
+    return f;
+  }
+
+  const CostRule* find_rule(const InstructionRecord& r, const std::vector<const OperandRecord*>& ops, uint32_t& index) {
+    const std::string_view suffix = op_suffix(r.opcode);
+    for (size_t k = 0; k < hw_.rules.size(); ++k) {
+      const CostRule& rule = hw_.rules[k];
+      if (rule.engine && *rule.engine != r.engine) continue;
+      if (!opcode_matches(rule.opcode, r.opcode)) continue;
+      if (!rule.ops.empty() && std::find(rule.ops.begin(), rule.ops.end(), suffix) == rule.ops.end()) continue;
+      if (!rule.dtypes.empty()) {
+        bool ok = true;
+        for (const OperandRecord* o : ops)
+          if (std::find(rule.dtypes.begin(), rule.dtypes.end(), o->dtype) == rule.dtypes.end()) ok = false;
+        if (!ok) continue;
+      }
+      if (rule.all_sbuf) {
+        bool all = true;
+        for (const OperandRecord* o : ops) all = all && o->buffer == Buffer::kSbuf;
+        if (all != *rule.all_sbuf) continue;
+      }
+      if (rule.mixed_psum_sbuf_inputs) {
+        bool psum = false, sbuf = false;
+        for (size_t k2 = 1; k2 < ops.size(); ++k2) {
+          psum = psum || ops[k2]->buffer == Buffer::kPsum;
+          sbuf = sbuf || ops[k2]->buffer == Buffer::kSbuf;
+        }
+        if ((psum && sbuf) != *rule.mixed_psum_sbuf_inputs) continue;
+      }
+      if (rule.unit_stride) {
+        bool unit = true;
+        for (const OperandRecord* o : ops) unit = unit && minor_stride(*o) == 1;
+        if (unit != *rule.unit_stride) continue;
+      }
+      index = static_cast<uint32_t>(k);
+      return &rule;
+    }
+    return nullptr;
+  }
+
+  void cost_compute(const InstructionRecord& r, const std::vector<const OperandRecord*>& ops, CostOp& op) {
+    const EngineSpec& eng = hw_.engine(r.engine);
+    int64_t n = 0;
+    bool strided = false;
+    for (const OperandRecord* o : ops) {
+      n = std::max(n, per_partition(*o));
+      if (minor_stride(*o) * dtype_size(o->dtype) > eng.strided_threshold_bytes) strided = true;
+    }
+    uint32_t idx = kNoRule;
+    const CostRule* rule = find_rule(r, ops, idx);
+    double cycles;
+    if (!rule) {
+      prog_.unpriced[fmt::format("{}:{}", engine_name(r.engine), r.opcode)]++;
+      cycles = std::max<double>(64, static_cast<double>(n));
+    } else if (rule->model == CostRule::Model::kMatmul && ops.size() >= 3) {
+      const double ns = static_cast<double>(op.stationary_free), nm = static_cast<double>(op.moving_free);
+      cycles = std::max(std::min(rule->init, ns), nm);
+      if (op.fp32_matmul) cycles *= rule->fp32_factor;
+    } else if (rule->model == CostRule::Model::kPeTranspose && ops.size() >= 2) {
+      const OperandRecord& src = *ops[1];
+      const double p = src.shape.empty() ? 1.0 : static_cast<double>(src.shape[0]);
+      const double f = static_cast<double>(per_partition(src));
+      cycles = std::max(p, std::min(64.0, f));
+    } else {
+      cycles = std::max(rule->min_cycles, rule->fixed + rule->per_element * static_cast<double>(n)) + rule->extra;
+      if (strided) cycles *= eng.strided_factor;
+    }
+    op.rule = idx;
+    op.cycles = cycles;
+    op.duration_ns = cycles / eng.clock_ghz;
+  }
+
+  void cost_dma(const InstructionRecord& r, const OperandRecord& dst, const OperandRecord& src, CostOp& op) {
+    const DmaSpec& d = hw_.dma;
+    const bool src_hbm = buffer_is_hbm(src.buffer), dst_hbm = buffer_is_hbm(dst.buffer);
+    op.queue = src_hbm && !dst_hbm   ? DmaQueue::kLoad
+               : !src_hbm && dst_hbm ? DmaQueue::kStore
+               : src_hbm             ? DmaQueue::kHbm
+                                     : DmaQueue::kOnChip;
+    const OperandRecord* chip = !dst_hbm ? &dst : !src_hbm ? &src : nullptr;
+    const int64_t numel = std::max<int64_t>(1, numel_of(dst));
+    const int64_t elem = std::max(dtype_size(src.dtype), dtype_size(dst.dtype));
+    op.dma_bytes = std::max(src.bytes, dst.bytes);
+    // One descriptor per run contiguous on both sides; on chip a run never crosses partitions.
+    const int64_t run_src = src_hbm ? contiguous_run(src, 0) : contiguous_run(src, 1);
+    const int64_t run_dst = dst_hbm ? contiguous_run(dst, 0) : contiguous_run(dst, 1);
+    const int64_t run = std::max<int64_t>(1, std::min(run_src, run_dst));
+    op.dma_descriptors = (numel + run - 1) / run;
+    const int64_t desc_bytes = run * elem;
+    int64_t engines = d.engines, first = 0, parts = 0;
+    if (chip && !chip->shape.empty()) {
+      parts = std::max<int64_t>(1, chip->shape[0]);
+      first = chip->start_partition / d.partitions_per_engine;
+      const int64_t last = (chip->start_partition + parts - 1) / d.partitions_per_engine;
+      first = std::min<int64_t>(first, d.engines - 1);
+      engines = std::clamp<int64_t>(last - first + 1, 1, d.engines - first);
+    }
+    op.dma_partitions = parts;
+    op.dma_first_engine = static_cast<uint16_t>(first);
+    op.dma_engines = static_cast<uint16_t>(engines);
+    // The busiest engine's share: descriptors are dealt out by partition.
+    const int64_t per_engine_desc = (op.dma_descriptors + engines - 1) / engines;
+    double bw = d.engine_bytes_per_ns();
+    if (r.opcode.find("transpose") != std::string::npos) bw *= d.transpose_efficiency;
+    const double desc_ns =
+        d.descriptor_overhead_ns + static_cast<double>(std::max(desc_bytes, d.min_descriptor_bytes)) / bw;
+    op.duration_ns = static_cast<double>(per_engine_desc) * desc_ns;
+    if (src_hbm) op.hbm_read_bytes = src.bytes;
+    if (dst_hbm) op.hbm_write_bytes = dst.bytes;
+  }
+
+  void lower(uint32_t index, const OperandRecord* dst_override) {
+    const InstructionRecord& r = records_[index];
+    CostOp op;
+    op.record = index;
+    op.engine = r.engine;
+    std::vector<const OperandRecord*> ops;
+    for (const OperandRecord& o : r.operands) ops.push_back(&o);
+    if (dst_override) ops[0] = dst_override;
+    const OperandRecord& dst = *ops[0];
+    op.matmul = r.engine == Engine::kTensor && r.opcode == "nc_matmul" && ops.size() >= 3;
+    op.transpose = r.engine == Engine::kTensor && r.opcode == "nc_transpose" && ops.size() >= 2;
+    if (op.matmul) {
+      const OperandRecord& st = *ops[1];
+      const OperandRecord& mv = *ops[2];
+      op.contraction = st.shape.empty() ? 1 : st.shape[0];
+      op.stationary_free = per_partition(st);
+      op.moving_free = per_partition(mv);
+      op.fp32_matmul = st.dtype == DType::kFloat32 || mv.dtype == DType::kFloat32;
+      op.flops = 2.0 * static_cast<double>(op.contraction) * static_cast<double>(op.stationary_free) *
+                 static_cast<double>(op.moving_free);
+    } else if (op.transpose) {
+      const OperandRecord& src = *ops[1];
+      const double p = src.shape.empty() ? 1.0 : static_cast<double>(src.shape[0]);
+      op.contraction = static_cast<int64_t>(p);
+      op.stationary_free = per_partition(src);
+      op.moving_free = static_cast<int64_t>(p);
+      op.flops = 2.0 * p * static_cast<double>(per_partition(src)) * p;
+    }
+    if (r.engine == Engine::kDma) {
+      if (ops.size() >= 2)
+        cost_dma(r, dst, *ops[1], op);
+      else
+        op.duration_ns = 0;
+    } else {
+      cost_compute(r, ops, op);
+    }
+    // Footprints and memory traffic: reads first, then the write(s).
+    op.first_footprint = static_cast<uint32_t>(prog_.footprints.size());
+    Footprint wf;
+    bool have_write = false;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      const OperandRecord& o = *ops[k];
+      const bool write = k == 0 ? dst.is_write || dst_override : o.is_write;
+      if (o.buffer == Buffer::kSbuf) (write ? op.sbuf_write_bytes : op.sbuf_read_bytes) += o.bytes;
+      if (o.buffer == Buffer::kPsum) {
+        (write ? op.psum_write_bytes : op.psum_read_bytes) += o.bytes;
+        (write ? op.writes_psum : op.reads_psum) = true;
+      }
+      Footprint f = footprint(o);
+      if (f.empty()) continue;
+      if (write) {
+        wf = f;
+        have_write = true;
+      } else {
+        prog_.footprints.push_back(f);
+        ++op.n_reads;
+      }
+    }
+    if (have_write) {
+      for (uint32_t k = op.first_footprint; k < op.first_footprint + op.n_reads; ++k)
+        if (prog_.footprints[k].space == wf.space && footprints_overlap(prog_.footprints[k], wf)) op.rmw = true;
+      prog_.footprints.push_back(wf);
+      op.n_writes = 1;
+    }
+    // Concurrency groups (NCv2 shared SBUF/PSUM ports).
+    for (size_t g = 0; g < hw_.concurrency.size(); ++g) {
+      const ConcurrencyGroup& cg = hw_.concurrency[g];
+      if (std::find(cg.engines.begin(), cg.engines.end(), r.engine) == cg.engines.end()) continue;
+      for (const OperandRecord* o : ops)
+        if (o->buffer == cg.memory) op.exclusive |= static_cast<uint8_t>(1u << g);
+    }
+    prog_.ops.push_back(op);
+  }
+
+  const std::vector<InstructionRecord>& records_;
+  const HardwareSpec& hw_;
+  CostProgram prog_;
+  std::unordered_map<std::string, uint32_t> spaces_;
+};
+
+// Whether row patterns a (rows x run at pitch) and the single run [s, s + len) share an element.
+bool rows_hit_run(const Footprint& a, int64_t s, int64_t len) {
+  if (a.pitch <= 0) return true;
+  // Rows r with a.lo + r*pitch < s + len and a.lo + r*pitch + run > s.
+  const int64_t p = a.pitch;
+  auto floor_div = [](int64_t x, int64_t y) { return x >= 0 ? x / y : -((-x + y - 1) / y); };
+  int64_t r_lo = floor_div(s - a.lo - a.run, p) + 1;  // first r with a.lo + r p + run > s
+  int64_t r_hi = floor_div(s + len - 1 - a.lo, p);    // last r with a.lo + r p <= s + len - 1
+  r_lo = std::max<int64_t>(r_lo, 0);
+  r_hi = std::min<int64_t>(r_hi, a.rows - 1);
+  return r_lo <= r_hi;
+}
+
+}  // namespace
+
+bool footprints_overlap(const Footprint& a, const Footprint& b) {
+  if (a.space != b.space) return false;
+  if (a.p1 <= b.p0 || b.p1 <= a.p0) return false;
+  if (a.hi <= b.lo || b.hi <= a.lo) return false;
+  if (a.rows == 0 || b.rows == 0) return true;
+  if (a.rows == 1) return rows_hit_run(b, a.lo, a.run);
+  if (b.rows == 1) return rows_hit_run(a, b.lo, b.run);
+  if (a.pitch != b.pitch || a.run > a.pitch || b.run > b.pitch) return true;
+  // Same pitch: rows and columns of one grid.
+  auto floor_div = [](int64_t x, int64_t y) { return x >= 0 ? x / y : -((-x + y - 1) / y); };
+  const int64_t p = a.pitch;
+  const int64_t ra = floor_div(a.lo, p), ca = a.lo - ra * p;
+  const int64_t rb = floor_div(b.lo, p), cb = b.lo - rb * p;
+  if (ca + a.run > p || cb + b.run > p) return true;  // runs wrap a row: stay conservative
+  if (ra + a.rows <= rb || rb + b.rows <= ra) return false;
+  return ca < cb + b.run && cb < ca + a.run;
+}
+
+bool footprint_covers(const Footprint& a, const Footprint& b) {
+  if (a.space != b.space || a.p0 > b.p0 || a.p1 < b.p1) return false;
+  if (a.rows == 1) return a.lo <= b.lo && b.hi <= a.hi;  // a is one contiguous run
+  if (a.rows > 1 && b.rows >= 1 && a.pitch == b.pitch && a.run == b.run && a.lo == b.lo && a.rows >= b.rows)
+    return true;
+  return false;
+}
+
+std::string_view dma_queue_name(DmaQueue q) {
+  switch (q) {
+    case DmaQueue::kLoad: return "qLoad";
+    case DmaQueue::kStore: return "qStore";
+    case DmaQueue::kOnChip: return "qOnChip";
+    case DmaQueue::kHbm: return "qHbm";
+  }
+  return "q?";
+}
+
+Result<CostProgram> lower_trace(const Trace& trace, const HardwareSpec& hw) {
+  return Lowerer(trace, hw).run(trace.dropped());
+}
+
+}  // namespace nki_agent

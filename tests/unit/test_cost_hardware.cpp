@@ -1,0 +1,113 @@
+// Hardware descriptions: the compiled-in trn1/trn2 files parse and carry the spec's numbers (nki-spec
+// §2.1, §6.2, §6.5); malformed or absurd descriptions become Diagnostics that name the problem
+// (the file, the line for syntax errors, the field otherwise), never a crash or a silent default.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "cost/hardware.h"
+
+namespace nki_agent {
+namespace {
+
+TEST(CostHardware, EmbeddedTargetsCarryTheSpecNumbers) {
+  auto targets = hardware_targets();
+  ASSERT_GE(targets.size(), 2u);
+  auto trn1 = hardware_for_target("trn1");
+  ASSERT_TRUE(trn1) << trn1.error().format();
+  EXPECT_EQ(trn1->core, "NeuronCore-v2");
+  EXPECT_DOUBLE_EQ(trn1->engine(Engine::kTensor).clock_ghz, 2.8);
+  EXPECT_DOUBLE_EQ(trn1->engine(Engine::kVector).clock_ghz, 1.12);
+  EXPECT_DOUBLE_EQ(trn1->engine(Engine::kScalar).clock_ghz, 1.4);
+  EXPECT_EQ(trn1->sbuf_bytes_per_partition, 180224);
+  EXPECT_EQ(trn1->psum_banks, 8);
+  EXPECT_EQ(trn1->dma.engines, 16);
+  EXPECT_DOUBLE_EQ(trn1->dma.bytes_per_ns, 17.0);
+  EXPECT_EQ(trn1->concurrency.size(), 2u);  // DVE/POOL on SBUF, DVE/ACT on PSUM
+  // 2 * 128 * 128 * 2.8 GHz = 91.75 TFLOPS; the tutorial's balance of ~222 flop/B.
+  EXPECT_NEAR(trn1->pe_peak_flops_per_ns(), 91750.4, 0.1);
+  EXPECT_NEAR(trn1->pe_peak_flops_per_ns() / trn1->hbm_bytes_per_ns, 224, 3);
+
+  auto trn2 = hardware_for_target("trn2");
+  ASSERT_TRUE(trn2) << trn2.error().format();
+  EXPECT_EQ(trn2->core, "NeuronCore-v3");
+  EXPECT_DOUBLE_EQ(trn2->engine(Engine::kTensor).clock_ghz, 2.4);
+  EXPECT_EQ(trn2->sbuf_bytes_per_partition, 212984);
+  EXPECT_DOUBLE_EQ(trn2->dma.bytes_per_ns, 23.0);
+  EXPECT_TRUE(trn2->concurrency.empty());
+  EXPECT_GT(trn2->engine(Engine::kTensor).throttle_ramp_ns, 0);
+  // Every rule names its source.
+  for (const HardwareSpec* hw : {&*trn1, &*trn2})
+    for (const CostRule& r : hw->rules) EXPECT_FALSE(r.source.empty()) << hw->name << " " << r.opcode;
+}
+
+TEST(CostHardware, UnknownTargetIsADiagnostic) {
+  auto hw = hardware_for_target("trn9");
+  ASSERT_FALSE(hw);
+  EXPECT_EQ(hw.error().code, "nkia_unknown_target");
+  EXPECT_NE(hw.error().hint.find("trn1"), std::string::npos);
+}
+
+std::string with(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+void expect_invalid(const std::string& toml, const std::string& code, const std::string& mentions) {
+  auto hw = parse_hardware(toml, "bad.toml");
+  ASSERT_FALSE(hw) << "accepted: " << mentions;
+  EXPECT_EQ(hw.error().code, code) << hw.error().format();
+  EXPECT_NE(hw.error().message.find(mentions), std::string::npos) << hw.error().format();
+  EXPECT_FALSE(hw.error().hint.empty());
+}
+
+TEST(CostHardware, MalformedDescriptionsAreDiagnostics) {
+  const std::string good(hardware_toml("trn1"));
+  ASSERT_TRUE(parse_hardware(good, "trn1.toml"));
+
+  // Not TOML at all: the line is reported.
+  auto syntax = parse_hardware("[target]\nname = \"x\"\n[memory\npartitions = 1\n", "bad.toml");
+  ASSERT_FALSE(syntax);
+  EXPECT_EQ(syntax.error().code, "nkia_hardware_syntax");
+  EXPECT_EQ(syntax.error().loc.line, 3);
+  expect_invalid("", "nkia_hardware_invalid", "[target]");
+
+  expect_invalid(with(good, "clock_ghz = 2.8 ", "clock_ghz = -2.8 "), "nkia_hardware_invalid",
+                 "engines.tensor.clock_ghz");
+  expect_invalid(with(good, "clock_ghz = 2.8 ", "clock_ghz = \"fast\" "), "nkia_hardware_invalid", "must be a number");
+  expect_invalid(with(good, "clock_ghz = 2.8 ", "clokc_ghz = 2.8 "), "nkia_hardware_invalid", "clokc_ghz");
+  expect_invalid(with(good, "psum_banks = 8 ", "psum_banks = 80 "), "nkia_hardware_invalid", "do not fit");
+  expect_invalid(with(good, "bytes_per_ns = 17.0 ", "bytes_per_ns = 0 "), "nkia_hardware_invalid", "dma.bytes_per_ns");
+  expect_invalid(with(good, "efficiency = 0.40 ", "efficiency = 1.5 "), "nkia_hardware_invalid", "dma.efficiency");
+  expect_invalid(with(good, "engine = \"tensor\"\nopcode = \"nc_matmul\"", "engine = \"tpu\"\nopcode = \"nc_matmul\""),
+                 "nkia_hardware_invalid", "tpu");
+  expect_invalid(with(good, "model = \"matmul\"", "model = \"magic\""), "nkia_hardware_invalid", "magic");
+  expect_invalid(with(good, "dtypes = [\"bfloat16\"]", "dtypes = [\"bfloat99\"]"), "nkia_hardware_invalid", "bfloat99");
+  expect_invalid(with(good, "memory = \"sbuf\"", "memory = \"hbm\""), "nkia_hardware_invalid", "hbm");
+  expect_invalid(with(good, "[engines.gpsimd]", "[engines.npu]"), "nkia_hardware_invalid", "npu");
+  expect_invalid(good.substr(0, good.find("[[rules]]")), "nkia_hardware_invalid", "rules");
+  expect_invalid(good + "\n[extra]\nx = 1\n", "nkia_hardware_invalid", "extra");
+}
+
+TEST(CostHardware, FilesLoadAndMissingFilesAreDiagnostics) {
+  auto missing = load_hardware_file("/nonexistent/hw.toml");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, "nkia_hardware_unreadable");
+
+  const std::string path = testing::TempDir() + "/custom_trn1.toml";
+  {
+    std::ofstream f(path);
+    f << with(std::string(hardware_toml("trn1")), "name = \"trn1\"", "name = \"trn1-fast-dma\"");
+  }
+  auto hw = load_hardware_file(path);
+  ASSERT_TRUE(hw) << hw.error().format();
+  EXPECT_EQ(hw->name, "trn1-fast-dma");
+  EXPECT_EQ(hw->origin, path);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace nki_agent
