@@ -21,10 +21,11 @@ bool buffer_is_on_chip(Buffer b) { return b == Buffer::kSbuf || b == Buffer::kPs
 
 void poison(Tensor& t) { t.fill(dtype_is_float(t.dtype()) ? NAN : static_cast<double>(kPoisonInt)); }
 
-std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buffer buffer, std::string name) {
+std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buffer buffer, std::string name,
+                                           bool poisoned) {
   auto t = std::make_shared<NkiTensor>();
   t->data = Tensor::uninitialized(shape, dtype);
-  poison(t->data);
+  if (poisoned) poison(t->data);
   t->buffer = buffer;
   t->name = std::move(name);
   return t;

@@ -44,8 +44,10 @@ struct NkiTensor {
   std::vector<int64_t> write_tags;
 };
 
-// A new tensor in `buffer`, poisoned. Checks are the caller's (nki/checks.h).
-std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buffer buffer, std::string name);
+// A new tensor in `buffer`, poisoned (left as allocated with `poisoned` false: timing-only runs
+// compute nothing, so nothing reads it). Checks are the caller's (nki/checks.h).
+std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buffer buffer, std::string name,
+                                           bool poisoned = true);
 void poison(Tensor& t);
 
 struct Access {

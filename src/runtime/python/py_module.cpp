@@ -402,7 +402,9 @@ std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const s
     launch.shared_next++;
     return launch.shared_hbm.back();
   }
-  auto tensor = make_nki_tensor(shape, t, b, name);
+  // Timing-only runs leave fresh on-chip tiles unfilled (nothing computes on them); HBM tensors,
+  // which may be returned, are poisoned as always.
+  auto tensor = make_nki_tensor(shape, t, b, name, ctx.compute || !buffer_is_on_chip(b));
   tensor->scope = scope;
   return tensor;
 }
