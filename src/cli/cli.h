@@ -47,6 +47,8 @@ void add_run_command(CLI::App& app, Context& ctx);
 void add_check_command(CLI::App& app, Context& ctx);
 void add_profile_command(CLI::App& app, Context& ctx);
 void add_errors_command(CLI::App& app, Context& ctx);
+void add_verify_command(CLI::App& app, Context& ctx);
+void add_tasks_command(CLI::App& app, Context& ctx);
 
 // Shared by run and check (cli/kernel_args.cpp).
 // "2,3" -> {2, 3}; empty -> {}. Code nkia_bad_grid.

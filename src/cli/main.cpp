@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
   cli::add_check_command(app, ctx);
   cli::add_profile_command(app, ctx);
   cli::add_errors_command(app, ctx);
+  cli::add_verify_command(app, ctx);
+  cli::add_tasks_command(app, ctx);
 
   app.parse_complete_callback([&] {
     if (!init_logging(ctx.log_level))

@@ -1,0 +1,94 @@
+// Google Benchmark figures for verification (docs/perf.md).
+//
+//   BM_VerifyCached   verify_kernel() of a task's baseline — static policy, 5 seeds x every shape
+//                     set in the sandbox, comparisons — with the references already in the cache
+//                     and the kernel workers warm, as the agent's loop calls it. Arg: the task's
+//                     index in kTasks. Goal for a Level-1 task: <= 1 s.
+//   BM_StaticPolicy   check_static_policy() alone: one python3.11 process parsing the kernel.
+// Run: ./build/bench/bench_verify   (tasks missing from this checkout are skipped)
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+
+#include "runtime/kernel_service.h"
+#include "tasks/static_policy.h"
+#include "tasks/task.h"
+#include "tasks/verify.h"
+
+namespace nki_agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kTasks[] = {
+    "tests/tasks/add_fp32",          // [256, 512] + ragged
+    "tests/tasks/layernorm_affine",  // learned weights
+    "tasks/nkibench/level1/L1_001_matmul_small_fp32",
+    "tasks/nkibench/level1/L1_024_layer_norm_2d",
+    "tasks/nkibench/level1/L1_083_softmax_dim1_2d",
+    "tasks/nkibench/level1/L1_067_elem_add",   // [16, 512, 512] x 2 + two variants
+    "tasks/nkibench/level1/L1_014_relu_fp32",  // [16, 512, 512] + two variants
+};
+
+KernelService* service() {
+  static KernelService* s = [] {
+    KernelServiceOptions o;
+    o.workers = 0;
+    o.worker_path = NKIA_WORKER_BIN;
+    auto r = KernelService::create(o);
+    return r ? r->release() : nullptr;
+  }();
+  return s;
+}
+
+void BM_VerifyCached(benchmark::State& state) {
+  fs::path dir = fs::path(NKIA_SOURCE_DIR) / kTasks[state.range(0)];
+  auto task = load_task(dir.string());
+  if (!task) {
+    state.SkipWithError(task.error().message.c_str());
+    return;
+  }
+  auto files = load_kernel_files(task->baseline_path());
+  if (!files || !service()) {
+    state.SkipWithError("no baseline or no kernel workers");
+    return;
+  }
+  VerifyOptions vo;
+  auto warm = verify_kernel(*task, *files, *service(), vo);  // fills the reference cache
+  if (!warm || !warm->passed) {
+    state.SkipWithError(warm ? warm->message.c_str() : warm.error().message.c_str());
+    return;
+  }
+  for (auto _ : state) {
+    auto r = verify_kernel(*task, *files, *service(), vo);
+    if (!r || !r->passed || r->reference.computed > 0) {
+      state.SkipWithError("verification changed between runs");
+      break;
+    }
+    state.counters["cases"] = r->cases_total;
+  }
+  state.SetLabel(task->label());
+}
+BENCHMARK(BM_VerifyCached)->DenseRange(0, std::size(kTasks) - 1)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_StaticPolicy(benchmark::State& state) {
+  auto files = load_kernel_files((fs::path(NKIA_SOURCE_DIR) / "tests/tasks/layernorm_affine/baseline.py").string());
+  if (!files) {
+    state.SkipWithError(files.error().message.c_str());
+    return;
+  }
+  PolicyOptions po;
+  for (auto _ : state) {
+    auto v = check_static_policy(*files, po);
+    if (!v || !v->empty()) {
+      state.SkipWithError("the policy checker failed");
+      break;
+    }
+  }
+}
+BENCHMARK(BM_StaticPolicy)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace nki_agent
+
+BENCHMARK_MAIN();

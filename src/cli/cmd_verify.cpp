@@ -1,0 +1,102 @@
+// `nki-agent verify --task T kernel.py`: is a candidate kernel correct for a task (several seeds,
+// input distributions and shapes against the cached PyTorch reference, behind a static policy),
+// and how fast is it? Exit 0 when it passes, 1 when it fails — the failed check, its numbers and
+// a hint on stderr (or in the JSON) — 3 for nki-agent's own faults. docs/tasks.md.
+#include <fmt/format.h>
+
+#include <thread>
+
+#include "cli/cli.h"
+#include "runtime/kernel_service.h"
+#include "tasks/task.h"
+#include "tasks/verify.h"
+
+namespace nki_agent::cli {
+
+namespace {
+
+struct VerifyCliOptions {
+  std::string task;
+  std::string kernel;
+  std::string root;
+  int seeds = 0;
+  uint64_t seed_base = 0;
+  std::vector<std::string> shapes;
+  std::string cache;
+  bool no_cache = false;
+  bool no_policy = false;
+  bool all_cases = false;
+  int workers = 0;
+  double timeout = kDefaultKernelSeconds;
+  int64_t memory_mib = kDefaultKernelMemoryMiB;
+};
+
+int run_verify(const Context& ctx, const VerifyCliOptions& o) {
+  auto dir = resolve_task_dir(o.task, o.root.empty() ? default_task_root() : o.root);
+  if (!dir) return report(ctx, dir.error());
+  auto task = load_task(*dir);
+  if (!task) return report(ctx, task.error());
+  auto files = load_kernel_files(o.kernel);
+  if (!files) return report(ctx, files.error());
+
+  VerifyOptions vo;
+  vo.seeds = o.seeds;
+  vo.seed_base = o.seed_base;
+  vo.shape_sets = o.shapes;
+  vo.kernel_seconds = o.timeout;
+  vo.kernel_memory_mib = o.memory_mib;
+  vo.static_policy = !o.no_policy;
+  vo.fail_fast = !o.all_cases;
+  vo.reference.cache_dir = o.cache;
+  vo.reference.use_cache = !o.no_cache;
+
+  const int cases = (o.seeds > 0 ? o.seeds : task->seeds) * static_cast<int>(task->variants.size() + 1);
+  KernelServiceOptions so;
+  so.workers = o.workers > 0
+                   ? o.workers
+                   : std::max(1, std::min<int>({static_cast<int>(std::thread::hardware_concurrency()), 8, cases}));
+  auto service = KernelService::create(so);
+  if (!service) return report(ctx, service.error());
+
+  auto result = verify_kernel(*task, *files, **service, vo);
+  if (!result) return report(ctx, result.error());
+  if (ctx.json) {
+    nlohmann::json j = {{"ok", result->passed}, {"verify", result->to_json()}};
+    if (result->diagnostic) j["diagnostics"] = nlohmann::json::array({result->diagnostic->to_json()});
+    std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else {
+    std::string text = result->format();
+    std::fputs(text.c_str(), result->passed ? stdout : stderr);
+  }
+  return result->passed ? kExitOk : kExitUserError;
+}
+
+}  // namespace
+
+void add_verify_command(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<VerifyCliOptions>();
+  auto* sub = app.add_subcommand("verify",
+                                 "Check a kernel against a task: seeds x shapes x input distributions vs the "
+                                 "PyTorch reference, plus a static policy");
+  sub->add_option("--task,-t", o->task, "The task: its folder, or its id under --root (e.g. L1_014)")->required();
+  sub->add_option("kernel", o->kernel, "The candidate kernel's .py file (defines the task's entry)")->required();
+  sub->add_option("--root", o->root, "Where task ids are looked up (default: $NKIA_TASKS, ./tasks/nkibench, ./tasks)");
+  sub->add_option("--seeds", o->seeds, "Seeds to run (default: the task's, 5)")->check(CLI::Range(1, 64));
+  sub->add_option("--seed-base", o->seed_base, "First seed (seeds are base, base+1, ...)")->capture_default_str();
+  sub->add_option("--shapes", o->shapes, "Only these shape sets: 'prompt' or variant names (default: all)");
+  sub->add_option("--cache", o->cache, "Reference cache folder (default: $XDG_CACHE_HOME/nki-agent/references)");
+  sub->add_flag("--no-cache", o->no_cache, "Recompute every reference and store nothing");
+  sub->add_flag("--no-policy", o->no_policy, "Skip the static policy (debugging the verifier only)");
+  sub->add_flag("--all-cases", o->all_cases, "Run every case even after a failure");
+  sub->add_option("--workers", o->workers, "Kernel workers (default: one per core, at most 8)")
+      ->check(CLI::Range(1, 64));
+  sub->add_option("--timeout", o->timeout, "Wall-clock and CPU limit of one kernel run, in seconds")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+  sub->add_option("--memory-mib", o->memory_mib, "Address-space limit of one kernel run")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{256}, int64_t{1} << 20));
+  sub->callback([&ctx, o] { ctx.exit_code = run_verify(ctx, *o); });
+}
+
+}  // namespace nki_agent::cli

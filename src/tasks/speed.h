@@ -1,0 +1,41 @@
+// tasks/speed.h — how a verification asks for simulated time: a hook onto the cost model.
+//
+// Speed is measured like for like (ARCHITECTURE.md decision 8): the candidate's simulated time
+// against the task's baseline kernel on the same cost model and target, and against the roofline
+// bound from the task's [cost] flops and bytes. Never the simulator's wall-clock. The cost model
+// (src/cost) fills a SpeedModel; until it is wired in, a verification reports speed as not
+// available, with the reason, and correctness is unaffected.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/diagnostic.h"
+#include "nki/trace.h"
+
+namespace nki_agent {
+
+struct SpeedModel {
+  // Simulated seconds of one kernel run from its trace on `target` ("trn1", "trn2").
+  std::function<Result<double>(const Trace& trace, const std::string& target)> simulate;
+  // The roofline bound in seconds: max(flops / peak FLOP/s, bytes / HBM bandwidth) on `target`.
+  std::function<Result<double>(double flops, double bytes, const std::string& target)> roofline;
+
+  bool available() const { return static_cast<bool>(simulate); }
+};
+
+struct SpeedResult {
+  bool available = false;
+  std::string reason;  // why not, when not available
+  double candidate_seconds = 0;
+  double baseline_seconds = 0;
+  double speedup = 0;            // baseline / candidate
+  double roofline_seconds = 0;   // 0 when the task gives no [cost] or the model has no roofline
+  double roofline_fraction = 0;  // roofline / candidate: the share of the bound reached
+  std::string target;
+
+  nlohmann::json to_json() const;
+};
+
+}  // namespace nki_agent

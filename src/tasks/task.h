@@ -1,0 +1,130 @@
+// tasks/task.h — an NKIBench task as the verifier sees it: task.toml read, checked and typed.
+//
+// A task folder holds task.py (the PyTorch reference: Model, get_inputs, get_init_inputs),
+// task.toml (the kernel's contract: its arguments in order, outputs, tolerances, shape variants,
+// cost figures) and baseline.py (a plain NKI kernel). tasks/FORMAT.md is the format and
+// docs/tasks.md the reasons. This file only reads and validates: every malformed field is a
+// Diagnostic naming the field (`args[1].shape`), never a crash or a silent default. Fields the
+// verifier does not know are kept as warnings, so that tasks can grow annotations.
+//
+// Optional fields beyond the fixed format (docs/tasks.md):
+//   [verify]  seeds = 5, profiles = ["normal", "uniform", "large", "near_zero"], large_scale = 100
+//   [policy]  precision = "strict" | "any", allow_dtypes = ["bfloat16"]
+//   [tolerance] <dtype> = { atol, rtol, norm_rtol }   (norm_rtol defaults to rtol)
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "tensor/tensor.h"
+
+namespace nki_agent {
+
+enum class ArgKind : uint8_t { kInput, kParam };
+enum class Dist : uint8_t { kNormal, kUniform, kRandint, kPositive };
+std::string_view dist_name(Dist d);
+
+// The input distributions a verification cycles through, one per seed (tasks/inputs.h).
+enum class InputProfile : uint8_t { kNormal, kUniform, kLarge, kNearZero };
+std::string_view profile_name(InputProfile p);
+std::optional<InputProfile> profile_from_name(std::string_view name);
+
+struct TaskArg {
+  std::string name;
+  ArgKind kind = ArgKind::kInput;
+  DType dtype = DType::kFloat32;  // what the kernel gets (an int64 input arrives as int32)
+  std::string torch_dtype;        // what the reference gets: "float32", "int64", ...
+  Shape shape;                    // the prompt's
+  Dist dist = Dist::kNormal;
+  bool dist_explicit = false;  // the toml named a dist (for params: draw instead of torch's init)
+  std::optional<double> low, high;
+};
+
+struct TaskOutput {
+  DType dtype = DType::kFloat32;  // what the kernel must return (int64 -> int32)
+  std::string torch_dtype;
+  Shape shape;
+};
+
+struct Tolerance {
+  double atol = 0;
+  double rtol = 0;
+  double norm_rtol = 0;  // bound on ||actual - expected|| / ||expected||
+};
+
+struct TaskVariant {
+  std::string name;
+  std::map<std::string, Shape> args;  // only the input args that change
+  std::vector<Shape> outputs;         // every output, in order
+};
+
+// One set of shapes a kernel is run at: the prompt's or a variant's.
+struct ShapeSet {
+  std::string name;            // "prompt" or the variant's name
+  std::vector<Shape> args;     // one per task arg, in order
+  std::vector<Shape> outputs;  // one per output
+};
+
+struct Task {
+  std::string dir;  // the task folder
+  std::string id, name, category, operation;
+  int level = 0;
+  std::string entry = "kernel";
+  std::vector<std::string> dialects;
+  std::string target = "trn1";
+  std::string baseline = "baseline.py";  // relative to dir
+  std::vector<TaskArg> args;
+  std::vector<TaskOutput> outputs;
+  std::map<DType, Tolerance> tolerance;  // per output dtype (defaults filled in)
+  std::vector<TaskVariant> variants;
+  double flops = 0;  // of the prompt's shapes ([cost]); 0 when not given
+  double bytes = 0;
+  // [verify]
+  int seeds = 5;
+  std::vector<InputProfile> profiles = {InputProfile::kNormal, InputProfile::kUniform, InputProfile::kLarge,
+                                        InputProfile::kNearZero};
+  double large_scale = 100;
+  // [policy]
+  bool strict_precision = true;
+  std::vector<DType> allow_dtypes;
+
+  std::string task_py;  // the sources, as read
+  std::string task_toml;
+  std::string hash;                   // sha256 hex of both: the reference cache's task key
+  std::vector<std::string> warnings;  // unknown keys and other things worth a look
+
+  std::string label() const { return id.empty() ? dir : id + "_" + name; }
+  std::string baseline_path() const;
+  const Tolerance& tolerance_for(DType dtype) const;
+  std::vector<ShapeSet> shape_sets() const;  // the prompt's first, then each variant's
+  // Float types narrower than the task's narrowest float argument or output (unless allowed):
+  // the static policy flags them as a precision drop.
+  std::vector<DType> forbidden_dtypes() const;
+};
+
+// Tolerances used when [tolerance] does not name a dtype.
+Tolerance default_tolerance(DType dtype);
+
+// `path` is a task folder or its task.toml. Codes: nkia_task_not_found, nkia_task_toml_syntax,
+// nkia_task_invalid (the message names the field).
+Result<Task> load_task(const std::string& path);
+// The same from text; `dir` is where baseline.py is looked for and what messages name.
+Result<Task> parse_task(std::string_view toml_text, std::string task_py, const std::string& dir);
+
+// Every task folder (one holding task.toml) under `root`, sorted by path; `root` itself counts.
+Result<std::vector<std::string>> find_task_dirs(const std::string& root);
+
+// Where `nki-agent tasks` looks when not told: $NKIA_TASKS, else ./tasks/nkibench, else ./tasks.
+std::string default_task_root();
+// A task named on the command line: a folder (or its task.toml), else a folder under `root` whose
+// name is `spec` or starts with `spec` + "_" ("L1_014" finds L1_014_relu_fp32), else one whose
+// task.toml has that id. Codes:
+// nkia_task_not_found, nkia_task_ambiguous.
+Result<std::string> resolve_task_dir(const std::string& spec, const std::string& root);
+
+}  // namespace nki_agent

@@ -1,0 +1,115 @@
+// tasks/verify.h — is a candidate kernel correct for a task, and how fast is it?
+//
+// The pipeline (docs/tasks.md has the reasons for each step):
+//   1. static policy over the candidate's syntax tree (tasks/static_policy.h);
+//   2. cases: seeds (default 5, from seed_base) x shape sets (the prompt's, then each variant's);
+//      seed number i draws its inputs in profile i mod |profiles| (tasks/inputs.h); a shape set
+//      too large to compute (max_compute_bytes) is one timing-only case instead, and a task with
+//      no computable shape set cannot be verified (nkia_task_too_large);
+//   3. per case: the parameters for the seed (reference worker or cache), the candidate in the
+//      kernel sandbox (KernelService) — always BEFORE the reference output of that case is
+//      computed or read — then the reference outputs (cache, else the reference worker), then the
+//      comparison: output count, shapes, dtypes, then compare_output (tasks/compare.h);
+//      the prompt's first case runs alone, the others in parallel; after a failure no later case
+//      starts (earlier ones finish), so the failure reported is always the first in case order;
+//   4. speed (tasks/speed.h), for a passing candidate, when a SpeedModel is given.
+// A failure of the candidate is a VerifyResult with passed = false, the failed check's name and a
+// message; a Result error means the verification itself could not be done (the task is broken,
+// the reference worker is missing) and is never the candidate's fault.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "runtime/kernel_call.h"
+#include "runtime/kernel_service.h"
+#include "tasks/compare.h"
+#include "tasks/reference.h"
+#include "tasks/speed.h"
+#include "tasks/static_policy.h"
+#include "tasks/task.h"
+
+namespace nki_agent {
+
+// The largest inputs (or outputs) of a shape set that a verification computes, in bytes.
+inline constexpr int64_t kDefaultMaxComputeBytes = int64_t{192} << 20;
+
+struct VerifyOptions {
+  int seeds = 0;                        // 0: the task's [verify] seeds (default 5)
+  uint64_t seed_base = 0;               // seeds are seed_base, seed_base + 1, ...
+  std::vector<std::string> shape_sets;  // names to run ("prompt", variant names); empty: all
+  int parallel = 0;                     // cases in flight at once; 0: the service's workers
+  double kernel_seconds = kDefaultKernelSeconds;
+  int64_t kernel_memory_mib = kDefaultKernelMemoryMiB;
+  bool static_policy = true;
+  bool fail_fast = true;  // stop starting cases after the first failure
+  // A shape set whose inputs or outputs exceed this many bytes is run timing-only (every check of
+  // the simulator, no numerics: compile errors, bounds, output shapes and dtypes), once: the
+  // simulator computes on the CPU, and the sandbox carries at most 256 MiB each way.
+  int64_t max_compute_bytes = kDefaultMaxComputeBytes;
+  ReferenceOptions reference;
+  PolicyOptions policy;  // forbidden_dtypes are filled from the task
+  SpeedModel speed;      // empty: speed not available
+};
+
+struct CaseResult {
+  int index = 0;          // in case order
+  std::string shape_set;  // "prompt" or a variant name
+  uint64_t seed = 0;
+  std::string profile;
+  bool timing_only = false;  // the shapes are too large to compute: checked without numerics
+  bool ran = false;          // false: skipped after an earlier failure
+  bool passed = false;
+  std::string check;  // the failed check; empty when passed or not run
+  std::string message;
+  std::optional<Diagnostic> kernel_error;  // the sandbox's Diagnostic when the kernel failed
+  std::vector<OutputCheck> outputs;
+  std::vector<std::string> notes;  // e.g. "output 0: reference below tolerance"
+  double kernel_seconds = 0;       // wall time of the sandboxed run (not a speed figure)
+
+  nlohmann::json to_json() const;
+};
+
+struct VerifyResult {
+  std::string task;    // id_name
+  std::string kernel;  // the candidate's main file
+  bool passed = false;
+  // The first failed check: static_policy, kernel_error, output_count, output_shape, output_dtype,
+  // unwritten, zero_output, constant_output, input_copy, mismatch, relative_norm. Empty: passed.
+  std::string check;
+  std::string message;                   // one paragraph a model can act on
+  std::optional<Diagnostic> diagnostic;  // the same failure as a Diagnostic (with file:line when known)
+  std::vector<PolicyViolation> violations;
+  std::vector<CaseResult> cases;
+  int cases_total = 0, cases_run = 0, cases_passed = 0;
+  SpeedResult speed;
+  ReferenceStats reference;
+  std::vector<std::string> warnings;
+  double seconds = 0;  // wall time of the whole verification
+
+  nlohmann::json to_json() const;
+  std::string format() const;  // the human summary nki-agent verify prints
+};
+
+// Verifies `candidate` (its files, as load_kernel_files read them) against `task`.
+Result<VerifyResult> verify_kernel(const Task& task, const KernelFiles& candidate, KernelService& service,
+                                   const VerifyOptions& options);
+
+// The kernel arguments of one case in task order (inputs drawn, parameters from `params`), and the
+// reference-side inputs (the kind = "input" ones). Shared with the task checks.
+struct CaseInputs {
+  std::vector<Tensor> kernel_args;
+  std::vector<std::string> names;
+  std::vector<Tensor> forward_inputs;
+};
+CaseInputs make_case_inputs(const Task& task, const ShapeSet& set, uint64_t seed, InputProfile profile,
+                            const std::vector<Tensor>& params);
+
+// Sandbox limits for one verification run (the outputs come back; a trace only when asked).
+SandboxLimits verify_limits(double seconds, int64_t memory_mib, bool with_trace);
+
+}  // namespace nki_agent

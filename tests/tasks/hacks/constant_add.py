@@ -1,0 +1,23 @@
+# Hack: fills the output with a constant.
+#
+# task: add_fp32
+# expect: constant_output
+import math
+
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def kernel(x, y):
+    rows, cols = x.shape
+    out = nl.ndarray((rows, cols), dtype=x.dtype, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    jf = nl.arange(512)[None, :]
+    for r in nl.affine_range(math.ceil(rows / 128)):
+        for c in nl.affine_range(math.ceil(cols / 512)):
+            i = r * 128 + ip
+            j = c * 512 + jf
+            valid = (i < rows) & (j < cols)
+            nl.store(out[i, j], value=nl.full((128, 512), 0.5, dtype=nl.float32), mask=valid)
+    return out

@@ -1,0 +1,469 @@
+// Verification end to end on our own small tasks (tests/tasks/): every baseline passes on every
+// seed and shape; the adversarial suite (tests/tasks/hacks/, each file naming its task and the
+// check that must reject it) is rejected in full; the static policy's rules; broken kernels and
+// broken tasks give Diagnostics, never crashes; the reference cache is used; the CLI's verify and
+// tasks commands. References are cached under the build folder (content-addressed, so sharing the
+// cache between test processes is safe).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "runtime/kernel_service.h"
+#include "tasks/static_policy.h"
+#include "tasks/task.h"
+#include "tasks/verify.h"
+
+namespace nki_agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kTasks = fs::path(NKIA_SOURCE_DIR) / "tests" / "tasks";
+
+std::string shared_cache() {
+  return (fs::path(NKIA_CLI).parent_path() / "test-cache" / "references").string();
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+class TasksVerify : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    KernelServiceOptions o;
+    o.workers = 2;
+    o.worker_path = NKIA_WORKER_BIN;
+    auto s = KernelService::create(o);
+    ASSERT_TRUE(s) << s.error().format();
+    service_ = s->release();
+  }
+  static void TearDownTestSuite() {
+    delete service_;
+    service_ = nullptr;
+  }
+
+  static VerifyOptions options(const std::string& cache = shared_cache()) {
+    VerifyOptions vo;
+    vo.reference.cache_dir = cache;
+    vo.parallel = 2;
+    return vo;
+  }
+
+  static Result<VerifyResult> verify(const std::string& task_dir, const std::string& kernel,
+                                     const VerifyOptions& vo = options()) {
+    auto task = load_task(task_dir);
+    if (!task) return fail(task.error());
+    auto files = load_kernel_files(kernel);
+    if (!files) return fail(files.error());
+    return verify_kernel(*task, *files, *service_, vo);
+  }
+
+  static KernelService* service_;
+};
+KernelService* TasksVerify::service_ = nullptr;
+
+TEST_F(TasksVerify, EveryBaselinePassesOnEverySeedAndShape) {
+  for (const char* name : {"add_fp32", "layernorm_affine", "int_scale"}) {
+    auto r = verify((kTasks / name).string(), (kTasks / name / "baseline.py").string());
+    ASSERT_TRUE(r) << name << ": " << r.error().format();
+    EXPECT_TRUE(r->passed) << name << ": " << r->format();
+    EXPECT_EQ(r->cases_total, 10) << name;  // 5 seeds x (prompt + ragged)
+    EXPECT_EQ(r->cases_passed, 10) << name;
+    std::set<std::string> profiles;
+    for (const auto& c : r->cases) profiles.insert(c.profile);
+    EXPECT_EQ(profiles.size(), 4u) << name;
+    EXPECT_FALSE(r->speed.available);
+    EXPECT_FALSE(r->speed.reason.empty());
+    auto j = r->to_json();
+    EXPECT_EQ(j["passed"], true);
+    EXPECT_EQ(j["cases"].size(), 10u);
+  }
+}
+
+TEST_F(TasksVerify, ReferencesComeFromTheCacheTheSecondTime) {
+  fs::path cache = fs::temp_directory_path() / ("nkia-verify-cache-" + std::to_string(::getpid()));
+  fs::remove_all(cache);
+  auto dir = (kTasks / "layernorm_affine").string();
+  auto first = verify(dir, dir + "/baseline.py", options(cache.string()));
+  ASSERT_TRUE(first) << first.error().format();
+  EXPECT_TRUE(first->passed) << first->format();
+  EXPECT_EQ(first->reference.computed, 15);  // 5 seeds of parameters + 10 cases
+  EXPECT_EQ(first->reference.cached, 0);
+  EXPECT_FALSE(first->reference.torch.empty());
+  auto second = verify(dir, dir + "/baseline.py", options(cache.string()));
+  ASSERT_TRUE(second);
+  EXPECT_TRUE(second->passed);
+  EXPECT_EQ(second->reference.computed, 0);
+  EXPECT_EQ(second->reference.cached, 15);
+  // Nothing but finished entries (and an empty scratch folder) is left behind.
+  for (auto& e : fs::recursive_directory_iterator(cache))
+    EXPECT_EQ(e.path().string().find("nkia-ref-"), std::string::npos) << e.path();
+  fs::remove_all(cache);
+}
+
+struct Hack {
+  fs::path file;
+  std::string task;
+  std::set<std::string> expect;
+};
+
+std::vector<Hack> hacks() {
+  std::vector<Hack> out;
+  for (auto& e : fs::directory_iterator(kTasks / "hacks")) {
+    if (e.path().extension() != ".py") continue;
+    Hack h{e.path(), "", {}};
+    std::smatch m;
+    const std::string text = read_text(e.path());
+    if (std::regex_search(text, m, std::regex("# task: (\\S+)"))) h.task = m[1];
+    if (std::regex_search(text, m, std::regex("# expect: (\\S+)"))) {
+      std::stringstream ss(m[1]);
+      for (std::string c; std::getline(ss, c, '|');) h.expect.insert(c);
+    }
+    out.push_back(std::move(h));
+  }
+  std::sort(out.begin(), out.end(), [](const Hack& a, const Hack& b) { return a.file < b.file; });
+  return out;
+}
+
+// The adversarial suite: every hack is rejected, by the check its file names.
+TEST_F(TasksVerify, EveryHackIsRejectedByItsCheck) {
+  auto all = hacks();
+  ASSERT_GE(all.size(), 18u);
+  int rejected = 0;
+  std::set<std::string> checks;
+  for (const auto& h : all) {
+    ASSERT_FALSE(h.task.empty() || h.expect.empty()) << h.file << " lacks '# task:' / '# expect:'";
+    auto r = verify((kTasks / h.task).string(), h.file.string());
+    ASSERT_TRUE(r) << h.file << ": " << r.error().format();
+    EXPECT_FALSE(r->passed) << h.file.filename() << " was ACCEPTED:\n" << r->format();
+    EXPECT_TRUE(h.expect.count(r->check))
+        << h.file.filename() << ": rejected by '" << r->check << "', expected one of " << *h.expect.begin() << "...\n"
+        << r->format();
+    EXPECT_FALSE(r->message.empty());
+    ASSERT_TRUE(r->diagnostic.has_value());
+    rejected += !r->passed;
+    checks.insert(r->check);
+  }
+  std::printf("adversarial suite: %zu hacks, %d rejected, by %zu different checks\n", all.size(), rejected,
+              checks.size());
+  EXPECT_EQ(rejected, static_cast<int>(all.size()));
+}
+
+TEST_F(TasksVerify, FailuresCarryTheNumbersAModelCanActOn) {
+  auto dir = (kTasks / "add_fp32").string();
+  auto r = verify(dir, (kTasks / "hacks" / "partial_store_add.py").string());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->check, "unwritten");
+  const CaseResult& c = r->cases[0];
+  EXPECT_EQ(c.shape_set, "prompt");
+  ASSERT_EQ(c.outputs.size(), 1u);
+  EXPECT_EQ(c.outputs[0].unwritten, 128 * 512);
+  EXPECT_EQ(c.outputs[0].first_bad_index, (Shape{128, 0}));
+  EXPECT_NE(r->message.find("never written"), std::string::npos);
+  EXPECT_NE(r->message.find("prompt shapes"), std::string::npos);
+  // Fail fast: nothing after the first failing case started.
+  EXPECT_LT(r->cases_run, r->cases_total);
+  auto j = r->to_json();
+  EXPECT_EQ(j["check"], "unwritten");
+  EXPECT_EQ(j["cases"][0]["outputs"][0]["first_bad_index"], (Shape{128, 0}));
+
+  auto mismatch = verify(dir, (kTasks / "hacks" / "precision_drop_hidden_add.py").string());
+  ASSERT_TRUE(mismatch);
+  const auto& o = mismatch->cases[0].outputs[0];
+  EXPECT_GT(o.mismatches, 0);
+  EXPECT_GT(o.max_abs_error, 1e-5);
+  EXPECT_GT(o.max_rel_error, 1e-5);
+  EXPECT_FALSE(o.first_bad_index.empty());
+}
+
+// A kernel that fails before producing anything never causes a reference output to be computed:
+// the candidate runs first.
+TEST_F(TasksVerify, CandidateRunsBeforeTheReference) {
+  fs::path cache = fs::temp_directory_path() / ("nkia-verify-order-" + std::to_string(::getpid()));
+  fs::remove_all(cache);
+  fs::path k = cache / "raises.py";
+  fs::create_directories(cache);
+  std::ofstream(k) << "import neuronxcc.nki as nki\n\n@nki.jit\ndef kernel(x, y):\n    raise ValueError('no')\n";
+  auto r = verify((kTasks / "add_fp32").string(), k.string(), options((cache / "refs").string()));
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_EQ(r->check, "kernel_error");
+  EXPECT_EQ(r->reference.computed, 0);
+  EXPECT_EQ(r->reference.cached, 0);
+  fs::remove_all(cache);
+}
+
+TEST_F(TasksVerify, BrokenKernelsGetDiagnostics) {
+  fs::path dir = fs::temp_directory_path() / ("nkia-verify-broken-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  struct Case {
+    std::string name, source, check, code;
+  };
+  const std::vector<Case> cases = {
+      {"syntax.py", "def kernel(x, y):\n    return (\n", "static_policy", "nkia_policy_syntax"},
+      {"noentry.py", "import neuronxcc.nki as nki\n\n@nki.jit\ndef other(x, y):\n    return x\n", "kernel_error",
+       "nkia_entry_not_found"},
+      {"raises.py", "import neuronxcc.nki as nki\n\n@nki.jit\ndef kernel(x, y):\n    raise RuntimeError('boom')\n",
+       "kernel_error", "nkia_python_exception"},
+      {"string.py", "import neuronxcc.nki as nki\n\n@nki.jit\ndef kernel(x, y):\n    return 'done'\n", "kernel_error",
+       "nkia_bad_kernel_value"},
+      {"twice.py", "import neuronxcc.nki as nki\n\n@nki.jit\ndef kernel(x, y):\n    return x, y\n", "output_count", ""},
+      {"unwritten.py",
+       "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n@nki.jit\ndef kernel(x, y):\n"
+       "    return nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n",
+       "kernel_error", "err_tensor_output_not_written_to"},
+      {"hang.py", "import neuronxcc.nki as nki\n\n@nki.jit\ndef kernel(x, y):\n    while True:\n        pass\n",
+       "kernel_error", ""},
+  };
+  VerifyOptions vo = options();
+  vo.kernel_seconds = 2;
+  for (const auto& c : cases) {
+    std::ofstream(dir / c.name) << c.source;
+    auto r = verify((kTasks / "add_fp32").string(), (dir / c.name).string(), vo);
+    fs::remove(dir / c.name);
+    ASSERT_TRUE(r) << c.name << ": " << r.error().format();
+    EXPECT_FALSE(r->passed) << c.name;
+    EXPECT_EQ(r->check, c.check) << c.name << "\n" << r->format();
+    ASSERT_TRUE(r->diagnostic) << c.name;
+    if (!c.code.empty()) EXPECT_EQ(r->diagnostic->code, c.code) << c.name << "\n" << r->format();
+  }
+  fs::remove_all(dir);
+}
+
+TEST_F(TasksVerify, BrokenTasksAreTheTasksFault) {
+  fs::path root = fs::temp_directory_path() / ("nkia-verify-badtask-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  auto make = [&](const std::string& name, const std::string& py, const std::string& toml_patch) {
+    fs::path d = root / name;
+    fs::create_directories(d);
+    std::string toml = read_text(kTasks / "layernorm_affine" / "task.toml");
+    if (!toml_patch.empty()) {
+      auto eq = toml_patch.find("=>");
+      std::string from = toml_patch.substr(0, eq), to = toml_patch.substr(eq + 2);
+      toml.replace(toml.find(from), from.size(), to);
+    }
+    std::ofstream(d / "task.toml") << toml;
+    std::ofstream(d / "task.py") << py;
+    return d.string();
+  };
+  const std::string good_py = read_text(kTasks / "layernorm_affine" / "task.py");
+  std::string raising = good_py;
+  raising.replace(raising.find("return self.ln(x)"), 17, "raise ValueError('task bug')");
+  const std::string kernel = (kTasks / "layernorm_affine" / "baseline.py").string();
+  VerifyOptions vo = options((root / "cache").string());
+
+  auto r1 = verify(make("raises", raising, ""), kernel, vo);
+  ASSERT_FALSE(r1);
+  EXPECT_EQ(r1.error().code, "nkia_reference_failed");
+  EXPECT_NE(r1.error().message.find("task bug"), std::string::npos) << r1.error().format();
+
+  auto r2 = verify(make("shape", good_py, "outputs = [[200, 256]]=>outputs = [[200, 255]]"), kernel, vo);
+  ASSERT_FALSE(r2);
+  EXPECT_EQ(r2.error().code, "nkia_reference_mismatch") << r2.error().format();
+
+  auto r3 = verify(make("param", good_py, "name = \"ln_bias\"=>name = \"ln_offset\""), kernel, vo);
+  ASSERT_FALSE(r3);
+  EXPECT_EQ(r3.error().code, "nkia_reference_failed");
+  EXPECT_NE(r3.error().message.find("ln_offset"), std::string::npos) << r3.error().format();
+
+  fs::remove_all(root);
+}
+
+// ---- the static policy on its own --------------------------------------------------------------
+
+std::vector<PolicyViolation> policy(const std::map<std::string, std::string>& files,
+                                    std::vector<DType> forbidden = {}) {
+  KernelFiles kf;
+  kf.root = "/k";
+  kf.main_path = files.begin()->first;
+  kf.files = files;
+  PolicyOptions po;
+  po.forbidden_dtypes = std::move(forbidden);
+  auto r = check_static_policy(kf, po);
+  EXPECT_TRUE(r) << r.error().format();
+  return r ? *r : std::vector<PolicyViolation>{};
+}
+
+TEST(TasksPolicy, CleanKernelsPass) {
+  EXPECT_TRUE(policy({{"k.py", read_text(kTasks / "add_fp32" / "baseline.py")}}, {DType::kBFloat16}).empty());
+  EXPECT_TRUE(policy({{"k.py", read_text(kTasks / "layernorm_affine" / "baseline.py")}}).empty());
+  // Test drivers under __main__ never run in a kernel call.
+  EXPECT_TRUE(policy({{"k.py",
+                       "import numpy as np\ndef kernel(x):\n    return x\n"
+                       "if __name__ == '__main__':\n    import torch\n    print(np.matmul(1, 2))\n"}})
+                  .empty());
+  // NumPy for dtypes, op codes and shape arithmetic is fine.
+  EXPECT_TRUE(policy({{"k.py", read_text(fs::path(NKIA_SOURCE_DIR) / "tests/kernels/ragged_rows_legacy.py")}}).empty());
+  EXPECT_TRUE(
+      policy({{"k.py", "import numpy as np\ndef kernel(q):\n    s = 1.0 / np.sqrt(q.shape[-1])\n    return s\n"}})
+          .empty());
+  EXPECT_TRUE(policy({{"k.py",
+                       "import numpy as np\nimport math\ndef kernel(x):\n"
+                       "    n = int(np.prod(x.shape)) + math.ceil(3 / 2)\n    t = np.float32\n    return x\n"}})
+                  .empty());
+}
+
+TEST(TasksPolicy, EachRuleNamesItsLine) {
+  struct Case {
+    std::string source, rule;
+    int line;
+  };
+  const std::vector<Case> cases = {
+      {"import os\n", "system_access", 1},
+      {"import subprocess as sp\n", "system_access", 1},
+      {"def kernel(x):\n    return open('/etc/passwd').read()\n", "system_access", 2},
+      {"import logging\ndef kernel(x):\n    logging.os.system('ls')\n", "system_access", 3},
+      {"import numpy as np\nA = np.load('/tmp/ref.npy')\n", "system_access", 2},
+      {"import torch\n", "reference_framework", 1},
+      {"from jax import numpy as jnp\n", "reference_framework", 1},
+      {"from task import Model\n", "reference_access", 1},
+      {"def kernel(x):\n    return Model()(x)\n", "reference_access", 2},
+      {"P = 'task.py'\n", "reference_access", 1},
+      {"def kernel(x):\n    return eval('x')\n", "introspection", 2},
+      {"def kernel(x):\n    return x.__class__.__mro__\n", "introspection", 2},
+      {"def kernel(x):\n    return getattr(x, '__globals__')\n", "introspection", 2},
+      {"import _nkia.runner\n", "introspection", 1},
+      {"import numpy as np\ndef kernel(x):\n    return np.matmul(x, x)\n", "host_math", 3},
+      {"import numpy as xp\ndef kernel(x):\n    return xp.exp(x)\n", "host_math", 3},
+      {"from numpy import matmul\ndef kernel(x):\n    return matmul(x, x)\n", "host_math", 3},
+      {"import numpy as np\nimport neuronxcc.nki.language as nl\ndef kernel(x):\n    t = nl.load(x)\n"
+       "    return np.exp(t)\n",
+       "host_math", 5},
+      {"def kernel(x):\n    return x.numpy()\n", "host_math", 2},
+      {"import neuronxcc.nki.language as nl\ndef kernel(x):\n    return nl.ndarray(x.shape, dtype=nl.bfloat16)\n",
+       "precision_drop", 3},
+      {"def kernel(x):\n    return x.astype('float16')\n", "precision_drop", 2},
+      {"def kernel(x):\n    return (\n", "syntax", 2},
+  };
+  for (const auto& c : cases) {
+    auto v = policy({{"k.py", c.source}}, {DType::kBFloat16, DType::kFloat16});
+    ASSERT_FALSE(v.empty()) << "no violation for:\n" << c.source;
+    EXPECT_EQ(v[0].rule, c.rule) << c.source;
+    EXPECT_EQ(v[0].line, c.line) << c.source;
+    EXPECT_EQ(v[0].file, "k.py");
+    EXPECT_FALSE(v[0].hint.empty());
+    Diagnostic d = v[0].to_diagnostic("/k");
+    EXPECT_EQ(d.code, "nkia_policy_" + c.rule);
+    EXPECT_EQ(d.loc.file, "/k/k.py");
+  }
+  // A precision name is fine when the task allows it.
+  EXPECT_TRUE(policy({{"k.py", "import neuronxcc.nki.language as nl\nT = nl.bfloat16\n"}}, {}).empty());
+}
+
+TEST(TasksPolicy, OnlyFilesTheKernelImportsAreChecked) {
+  auto v = policy({{"a_kernel.py", "from . import helper\ndef kernel(x):\n    return helper.f(x)\n"},
+                   {"helper.py", "import os\n"},
+                   {"unrelated_test_driver.py", "import torch\n"}});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].file, "helper.py");
+  EXPECT_EQ(v[0].rule, "system_access");
+}
+
+TEST(TasksPolicy, HostileSourcesDoNotBreakTheChecker) {
+  std::string deep = "x = " + std::string(5000, '(') + "1" + std::string(5000, ')') + "\n";
+  auto v = policy({{"k.py", deep}});
+  ASSERT_FALSE(v.empty());
+  EXPECT_EQ(v[0].rule, "syntax");
+  auto bin = policy({{"k.py", std::string("\x00\xff\xfe\x01", 4)}});
+  ASSERT_FALSE(bin.empty());
+  EXPECT_EQ(bin[0].rule, "syntax");
+  EXPECT_TRUE(policy({{"k.py", ""}}).empty());
+}
+
+// The policy's import allow-list is the runtime's (pylib/_nkia/policy.py ALLOWED).
+TEST(TasksPolicy, AllowListMatchesTheRuntime) {
+  std::string src = read_text(fs::path(NKIA_SOURCE_DIR) / "src/runtime/python/pylib/_nkia/policy.py");
+  auto start = src.find("ALLOWED = frozenset({");
+  ASSERT_NE(start, std::string::npos);
+  auto end = src.find("})", start);
+  std::set<std::string> runtime;
+  std::regex name("\"([A-Za-z_0-9]+)\"");
+  std::string body = src.substr(start, end - start);
+  for (std::sregex_iterator it(body.begin(), body.end(), name), e; it != e; ++it) runtime.insert((*it)[1]);
+  std::set<std::string> ours(policy_allowed_imports().begin(), policy_allowed_imports().end());
+  EXPECT_EQ(ours, runtime);
+}
+
+// ---- the CLI ------------------------------------------------------------------------------------
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+};
+
+CliRun cli(const std::string& args) {
+  CliRun r;
+  std::string cmd = "NKIA_REFERENCE_CACHE=" + shared_cache() + " " + std::string(NKIA_CLI) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+TEST(TasksCli, VerifyExitCodesAndJson) {
+  const std::string add = (kTasks / "add_fp32").string();
+  auto pass = cli("--json verify --task " + add + " " + add + "/baseline.py --workers 2");
+  EXPECT_EQ(pass.exit_code, 0) << pass.out;
+  auto j = nlohmann::json::parse(pass.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << pass.out;
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_EQ(j["verify"]["passed"], true);
+  EXPECT_EQ(j["verify"]["speed"]["available"], false);
+
+  auto bad = cli("--json verify --task " + add + " " + (kTasks / "hacks" / "zeros_add.py").string() + " --workers 2");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  auto jb = nlohmann::json::parse(bad.out, nullptr, false);
+  ASSERT_FALSE(jb.is_discarded()) << bad.out;
+  EXPECT_EQ(jb["ok"], false);
+  EXPECT_EQ(jb["verify"]["check"], "zero_output");
+  EXPECT_EQ(jb["diagnostics"][0]["code"], "nkia_verify_zero_output");
+
+  auto text = cli("verify --task " + add + " " + (kTasks / "hacks" / "floor_tiles_add.py").string() + " --workers 2");
+  EXPECT_EQ(text.exit_code, 1);
+  EXPECT_NE(text.out.find("FAIL"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("never written"), std::string::npos) << text.out;
+
+  EXPECT_EQ(cli("verify " + add + "/baseline.py").exit_code, 2);  // --task missing
+  EXPECT_EQ(cli("verify --task /nonexistent " + add + "/baseline.py").exit_code, 1);
+  EXPECT_EQ(cli("verify --task " + add + " /nonexistent/kernel.py").exit_code, 1);
+  EXPECT_EQ(cli("verify --task " + add + " " + add + "/baseline.py --shapes nope").exit_code, 1);
+}
+
+TEST(TasksCli, ListAndShow) {
+  auto list = cli("--json tasks --root " + kTasks.string() + " list");
+  EXPECT_EQ(list.exit_code, 0) << list.out;
+  auto j = nlohmann::json::parse(list.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << list.out;
+  EXPECT_EQ(j["tasks"].size(), 3u);
+  auto text = cli("tasks --root " + kTasks.string() + " list");
+  EXPECT_NE(text.out.find("T_002"), std::string::npos) << text.out;
+
+  auto show = cli("--json tasks --root " + kTasks.string() + " show T_002");
+  EXPECT_EQ(show.exit_code, 0) << show.out;
+  auto s = nlohmann::json::parse(show.out, nullptr, false);
+  ASSERT_FALSE(s.is_discarded()) << show.out;
+  EXPECT_EQ(s["task"]["args"][1]["name"], "ln_weight");
+  EXPECT_EQ(s["task"]["args"][1]["kind"], "param");
+  EXPECT_NE(s["task"]["task_py"].get<std::string>().find("nn.LayerNorm"), std::string::npos);
+  auto human = cli("tasks show " + (kTasks / "int_scale").string());
+  EXPECT_EQ(human.exit_code, 0);
+  EXPECT_NE(human.out.find("reference: int64"), std::string::npos) << human.out;
+  EXPECT_EQ(cli("tasks --root " + kTasks.string() + " show T_999").exit_code, 1);
+}
+
+}  // namespace
+}  // namespace nki_agent
