@@ -236,14 +236,14 @@ TEST(TaskInputs, SeededAndProfiled) {
   EXPECT_EQ(a.to_f32_vector(), b.to_f32_vector());
   EXPECT_NE(a.to_f32_vector(), c.to_f32_vector());
   EXPECT_NE(a.to_f32_vector(), v.to_f32_vector());
-  auto stats = [](const Tensor& t) {
+  auto stats = [](const Tensor& values) {
     double lo = 1e300, hi = -1e300, sum2 = 0;
-    for (float f : t.to_f32_vector()) {
+    for (float f : values.to_f32_vector()) {
       lo = std::min<double>(lo, f);
       hi = std::max<double>(hi, f);
       sum2 += double(f) * f;
     }
-    return std::tuple{lo, hi, std::sqrt(sum2 / t.numel())};
+    return std::tuple{lo, hi, std::sqrt(sum2 / values.numel())};
   };
   auto [ulo, uhi, urms] = stats(generate_input(x, {64, 64}, 1, InputProfile::kUniform, "p", 100));
   EXPECT_GE(ulo, -1.0);

@@ -235,7 +235,9 @@ TEST_F(TasksVerify, BrokenKernelsGetDiagnostics) {
     EXPECT_FALSE(r->passed) << c.name;
     EXPECT_EQ(r->check, c.check) << c.name << "\n" << r->format();
     ASSERT_TRUE(r->diagnostic) << c.name;
-    if (!c.code.empty()) EXPECT_EQ(r->diagnostic->code, c.code) << c.name << "\n" << r->format();
+    if (!c.code.empty()) {
+      EXPECT_EQ(r->diagnostic->code, c.code) << c.name << "\n" << r->format();
+    }
   }
   fs::remove_all(dir);
 }
