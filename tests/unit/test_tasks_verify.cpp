@@ -405,7 +405,10 @@ struct CliRun {
 
 CliRun cli(const std::string& args) {
   CliRun r;
-  std::string cmd = "NKIA_REFERENCE_CACHE=" + shared_cache() + " " + std::string(NKIA_CLI) + " " + args + " 2>&1";
+  // stderr is merged (messages are checked); under the sanitizer build LeakSanitizer would append
+  // its suppression summary to it, so that is turned off.
+  std::string cmd = "LSAN_OPTIONS=\"${LSAN_OPTIONS}:print_suppressions=0\" NKIA_REFERENCE_CACHE=" + shared_cache() +
+                    " " + std::string(NKIA_CLI) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf{};
