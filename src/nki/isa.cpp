@@ -11,18 +11,6 @@ namespace nki_agent {
 
 namespace {
 
-InstructionRecord make_record(Engine e, std::string opcode, const SourceLoc& loc, const Access& dst,
-                              std::initializer_list<const Access*> srcs) {
-  InstructionRecord r;
-  r.engine = e;
-  r.opcode = std::move(opcode);
-  r.loc = loc;
-  r.elements = dst.view.numel();
-  r.operands.push_back(record_operand(dst, true));
-  for (const Access* s : srcs) r.operands.push_back(record_operand(*s, false));
-  return r;
-}
-
 // Shapes equal after dropping size-1 axes: [128, 1, 512] and [128, 512] describe the same data.
 bool same_squeezed(const Shape& a, const Shape& b) {
   Shape x, y;
@@ -90,7 +78,7 @@ Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src
   if (buffer_is_hbm(dst.buffer()) && ctx.affine_tag != 0)
     if (auto r = tag_affine_write(ctx, dst, kOp); !r) return r;
   dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kDma, kOp, loc, dst, {&src}));
+  ctx.trace.add(instruction_record(Engine::kDma, kOp, loc, dst, {&src}));
   if (!ctx.compute) return {};
   Tensor dview = dst.view;
   dview.assign(src.view.shape() == dst.shape() ? src.view : src.view.reshape(dst.shape()));
@@ -127,7 +115,7 @@ Result<void> isa_tensor_tensor(ExecContext& ctx, const Access& dst, const Access
                                       binary_op_name(op), a.describe(), b.describe()),
                           "use integer tiles (nl.int32, nl.uint8, ...) for bitwise and shift operators"));
   dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kVector, opcode, loc, dst, {&a, &b}));
+  ctx.trace.add(instruction_record(Engine::kVector, opcode, loc, dst, {&a, &b}));
   if (!ctx.compute) return {};
   Tensor out = as_shape_of(dst.view, a.shape());
   if (op == BinaryOp::kRightShift)
@@ -146,7 +134,7 @@ Result<void> isa_tensor_scalar(ExecContext& ctx, const Access& dst, const Access
                           fmt::format("'tensor_scalar' of {} into {}: the shapes differ", src.describe(), dst.describe()),
                           "write the result into a tile of the operand's shape"));
   dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst, {&src}));
+  ctx.trace.add(instruction_record(Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst, {&src}));
   if (!ctx.compute) return {};
   Tensor s = Tensor::full({}, DType::kFloat32, scalar);
   Tensor out = dst.view;
@@ -172,7 +160,7 @@ Result<void> isa_tensor_scalar_tile(ExecContext& ctx, const Access& dst, const A
                           fmt::format("'tensor_scalar' of {} into {}: the shapes differ", src.describe(), dst.describe()),
                           "write the result into a tile of the operand's shape"));
   dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst, {&src, &operand}));
+  ctx.trace.add(instruction_record(Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst, {&src, &operand}));
   if (!ctx.compute) return {};
   Shape per_partition(static_cast<size_t>(std::max(src.view.ndim(), 1)), 1);
   per_partition[0] = src.partitions();
@@ -235,7 +223,7 @@ Result<void> isa_iota(ExecContext& ctx, const Access& dst, const AffineExpr& exp
   if (auto r = check_affine(dst, expr, "iota"); !r) return r;
   if (auto r = check_partition_limit(ctx, dst, "iota"); !r) return r;
   dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kGpSimd, "iota", loc, dst, {}));
+  ctx.trace.add(instruction_record(Engine::kGpSimd, "iota", loc, dst, {}));
   if (!ctx.compute) return {};
   std::vector<int64_t> values(static_cast<size_t>(dst.view.numel()));
   for_each_position(dst.shape(), [&](int64_t i, std::span<const int64_t> pos) { values[static_cast<size_t>(i)] = expr.at(pos); });
@@ -258,7 +246,7 @@ Result<void> isa_affine_select(ExecContext& ctx, const Access& dst, const Affine
                                       dst.describe()),
                           "select into a tile of the on_true tile's shape"));
   dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kGpSimd, "affine_select", loc, dst, {&on_true}));
+  ctx.trace.add(instruction_record(Engine::kGpSimd, "affine_select", loc, dst, {&on_true}));
   if (!ctx.compute) return {};
   const float off = f32_from_f64(on_false_value);
   Tensor out = dst.view;
@@ -316,7 +304,7 @@ Result<void> isa_activation(ExecContext& ctx, const Access& dst, std::optional<U
                             "give reduce_res one value per partition: a [P, 1] tile"));
   }
   dst.tensor->written = true;
-  InstructionRecord rec = make_record(Engine::kScalar, fmt::format("activation:{}", op ? unary_op_name(*op) : "copy"),
+  InstructionRecord rec = instruction_record(Engine::kScalar, fmt::format("activation:{}", op ? unary_op_name(*op) : "copy"),
                                       loc, dst, {&src});
   if (bias) rec.operands.push_back(record_operand(*bias, false));
   if (scale_tile) rec.operands.push_back(record_operand(*scale_tile, false));
@@ -425,7 +413,7 @@ Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& st
                                       stationary.describe(), moving.describe(), m, n, dst.describe()),
                           "allocate the PSUM result as [M, N]: stationary's free size by moving's free size"));
   dst.tensor->written = true;
-  InstructionRecord rec = make_record(Engine::kTensor, "nc_matmul", loc, dst, {&stationary, &moving});
+  InstructionRecord rec = instruction_record(Engine::kTensor, "nc_matmul", loc, dst, {&stationary, &moving});
   rec.elements = stationary.view.numel() > 0 ? m * n : 0;
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};
@@ -511,7 +499,7 @@ Result<void> isa_nc_transpose(ExecContext& ctx, const Access& dst, const Access&
                                       src.shape()[1], src.shape()[0], dst.describe()),
                           "allocate the destination with the two dimensions swapped"));
   dst.tensor->written = true;
-  ctx.trace.add(make_record(engine, "nc_transpose", loc, dst, {&src}));
+  ctx.trace.add(instruction_record(engine, "nc_transpose", loc, dst, {&src}));
   if (!ctx.compute) return {};
   Tensor out = dst.view;
   out.assign(src.view.transpose());
@@ -548,7 +536,7 @@ Result<void> isa_tensor_reduce(ExecContext& ctx, const Access& dst, ReduceOp op,
                           "allocate the destination as the source's shape without the reduced axes (or with them "
                           "as size 1)"));
   dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kVector, fmt::format("tensor_reduce:{}", reduce_op_name(op)), loc, dst, {&src}));
+  ctx.trace.add(instruction_record(Engine::kVector, fmt::format("tensor_reduce:{}", reduce_op_name(op)), loc, dst, {&src}));
   if (!ctx.compute) return {};
   Tensor r = reduce(op, src.view, axes, /*keepdims=*/false, DType::kFloat32);
   if (negate) r = unary(UnaryOp::kNegative, r);
@@ -591,7 +579,7 @@ Result<void> isa_tensor_tensor_scan(ExecContext& ctx, const Access& dst, const A
                             fmt::format("pass a [{}, 1] tile or a number", p)));
   }
   dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kVector, fmt::format("tensor_tensor_scan:{}:{}", binary_op_name(op0),
+  ctx.trace.add(instruction_record(Engine::kVector, fmt::format("tensor_tensor_scan:{}:{}", binary_op_name(op0),
                                                          binary_op_name(op1)),
                             loc, dst, {&data0, &data1}));
   if (!ctx.compute) return {};
@@ -633,7 +621,7 @@ Result<void> isa_bn_stats(ExecContext& ctx, const Access& dst, const Access& src
                                       dst.describe()),
                           fmt::format("allocate the statistics as [{}, 6]", p)));
   dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kVector, kOp, loc, dst, {&src}));
+  ctx.trace.add(instruction_record(Engine::kVector, kOp, loc, dst, {&src}));
   if (!ctx.compute) return {};
   Tensor x = as_rows(src);
   Tensor res = Tensor::uninitialized({p, 6}, DType::kFloat32);
@@ -672,7 +660,7 @@ Result<void> isa_bn_aggr(ExecContext& ctx, const Access& dst, const Access& src,
                                       dst.describe()),
                           fmt::format("allocate the result as [{}, 2]", p)));
   dst.tensor->written = true;
-  ctx.trace.add(make_record(Engine::kVector, kOp, loc, dst, {&src}));
+  ctx.trace.add(instruction_record(Engine::kVector, kOp, loc, dst, {&src}));
   if (!ctx.compute) return {};
   Tensor x = as_rows(src);
   Tensor res = Tensor::uninitialized({p, 2}, DType::kFloat32);
@@ -699,7 +687,7 @@ Result<void> isa_memset(ExecContext& ctx, const Access& dst, double value, Engin
   if (auto r = check_on_chip(dst, "memset"); !r) return r;
   if (auto r = check_partition_limit(ctx, dst, "memset"); !r) return r;
   dst.tensor->written = true;
-  ctx.trace.add(make_record(engine, "memset", loc, dst, {}));
+  ctx.trace.add(instruction_record(engine, "memset", loc, dst, {}));
   if (!ctx.compute) return {};
   Tensor out = dst.view;
   out.fill(value);
@@ -715,7 +703,7 @@ Result<void> isa_tensor_copy(ExecContext& ctx, const Access& dst, const Access& 
                           fmt::format("'tensor_copy' of {} into {}: the shapes differ", src.describe(), dst.describe()),
                           "index the source and the destination so that both select the same shape"));
   dst.tensor->written = true;
-  ctx.trace.add(make_record(engine, "tensor_copy", loc, dst, {&src}));
+  ctx.trace.add(instruction_record(engine, "tensor_copy", loc, dst, {&src}));
   if (!ctx.compute) return {};
   Tensor out = dst.view;
   out.assign(as_shape_of(src.view, dst.shape()));
