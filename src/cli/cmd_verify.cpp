@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "runtime/kernel_service.h"
+#include "tasks/speed_cost.h"
 #include "tasks/task.h"
 #include "tasks/verify.h"
 
@@ -26,6 +27,7 @@ struct VerifyCliOptions {
   bool no_cache = false;
   bool no_policy = false;
   bool all_cases = false;
+  bool no_speed = false;
   int workers = 0;
   double timeout = kDefaultKernelSeconds;
   int64_t memory_mib = kDefaultKernelMemoryMiB;
@@ -49,6 +51,7 @@ int run_verify(const Context& ctx, const VerifyCliOptions& o) {
   vo.fail_fast = !o.all_cases;
   vo.reference.cache_dir = o.cache;
   vo.reference.use_cache = !o.no_cache;
+  if (!o.no_speed) vo.speed = cost_speed_model();
 
   const int cases = (o.seeds > 0 ? o.seeds : task->seeds) * static_cast<int>(task->variants.size() + 1);
   KernelServiceOptions so;
@@ -88,6 +91,7 @@ void add_verify_command(CLI::App& app, Context& ctx) {
   sub->add_flag("--no-cache", o->no_cache, "Recompute every reference and store nothing");
   sub->add_flag("--no-policy", o->no_policy, "Skip the static policy (debugging the verifier only)");
   sub->add_flag("--all-cases", o->all_cases, "Run every case even after a failure");
+  sub->add_flag("--no-speed", o->no_speed, "Skip the simulated speed against the baseline");
   sub->add_option("--workers", o->workers, "Kernel workers (default: one per core, at most 8)")
       ->check(CLI::Range(1, 64));
   sub->add_option("--timeout", o->timeout, "Wall-clock and CPU limit of one kernel run, in seconds")

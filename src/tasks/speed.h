@@ -3,11 +3,14 @@
 // Speed is measured like for like (ARCHITECTURE.md decision 8): the candidate's simulated time
 // against the task's baseline kernel on the same cost model and target, and against the roofline
 // bound from the task's [cost] flops and bytes. Never the simulator's wall-clock. The cost model
-// (src/cost) fills a SpeedModel; until it is wired in, a verification reports speed as not
+// fills a SpeedModel (tasks/speed_cost.h); without one a verification reports speed as not
 // available, with the reason, and correctness is unaffected.
 #pragma once
 
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -19,8 +22,17 @@ namespace nki_agent {
 struct SpeedModel {
   // Simulated seconds of one kernel run from its trace on `target` ("trn1", "trn2").
   std::function<Result<double>(const Trace& trace, const std::string& target)> simulate;
-  // The roofline bound in seconds: max(flops / peak FLOP/s, bytes / HBM bandwidth) on `target`.
-  std::function<Result<double>(double flops, double bytes, const std::string& target)> roofline;
+  // The roofline bound in seconds: max(flops / peak FLOP/s, bytes / HBM bandwidth) on `target`;
+  // `low_precision` says whether the task lets a kernel compute below float32 (the faster peak).
+  std::function<Result<double>(double flops, double bytes, const std::string& target, bool low_precision)> roofline;
+
+  // Simulated seconds of task baselines already measured, by task id, target and source hash: the
+  // baseline of a task is timed once per SpeedModel (an agent verifies many candidates per task).
+  struct BaselineTimes {
+    std::mutex mu;
+    std::map<std::string, double> seconds;
+  };
+  std::shared_ptr<BaselineTimes> baseline_times = std::make_shared<BaselineTimes>();
 
   bool available() const { return static_cast<bool>(simulate); }
 };

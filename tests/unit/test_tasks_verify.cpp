@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "runtime/kernel_service.h"
+#include "tasks/speed_cost.h"
 #include "tasks/static_policy.h"
 #include "tasks/task.h"
 #include "tasks/verify.h"
@@ -89,6 +90,39 @@ TEST_F(TasksVerify, EveryBaselinePassesOnEverySeedAndShape) {
     EXPECT_EQ(j["passed"], true);
     EXPECT_EQ(j["cases"].size(), 10u);
   }
+}
+
+TEST_F(TasksVerify, SpeedComesFromTheCostModelAgainstTheBaseline) {
+  auto dir = (kTasks / "add_fp32").string();
+  VerifyOptions vo = options();
+  vo.speed = cost_speed_model();
+  auto base = verify(dir, dir + "/baseline.py", vo);
+  ASSERT_TRUE(base) << base.error().format();
+  ASSERT_TRUE(base->passed) << base->format();
+  ASSERT_TRUE(base->speed.available) << base->speed.reason;
+  EXPECT_EQ(base->speed.target, "trn1");
+  EXPECT_GT(base->speed.candidate_seconds, 0);
+  EXPECT_DOUBLE_EQ(base->speed.speedup, 1.0);
+  // Roofline of 1.5 MiB over trn1's 410 B/ns HBM: 3.84 us; a real kernel cannot beat it.
+  EXPECT_NEAR(base->speed.roofline_seconds, 1572864.0 / 410.0 * 1e-9, 1e-12);
+  EXPECT_GT(base->speed.roofline_fraction, 0);
+  EXPECT_LT(base->speed.roofline_fraction, 1);
+  EXPECT_EQ(base->to_json()["speed"]["speedup"], 1.0);
+
+  auto slow = verify(dir, (kTasks / "slow" / "add_fp32_narrow_tiles.py").string(), vo);
+  ASSERT_TRUE(slow) << slow.error().format();
+  ASSERT_TRUE(slow->passed) << slow->format();
+  ASSERT_TRUE(slow->speed.available) << slow->speed.reason;
+  EXPECT_DOUBLE_EQ(slow->speed.baseline_seconds, base->speed.baseline_seconds);  // remembered
+  EXPECT_LT(slow->speed.speedup, 0.9) << slow->format();
+  EXPECT_NE(slow->format().find("speedup"), std::string::npos);
+
+  // A failing kernel gets no speed, and says why.
+  auto hack = verify(dir, (kTasks / "hacks" / "zeros_add.py").string(), vo);
+  ASSERT_TRUE(hack) << hack.error().format();
+  EXPECT_FALSE(hack->passed);
+  EXPECT_FALSE(hack->speed.available);
+  EXPECT_EQ(hack->speed.reason, "the kernel did not pass");
 }
 
 TEST_F(TasksVerify, ReferencesComeFromTheCacheTheSecondTime) {
@@ -427,7 +461,8 @@ TEST(TasksCli, VerifyExitCodesAndJson) {
   ASSERT_FALSE(j.is_discarded()) << pass.out;
   EXPECT_EQ(j["ok"], true);
   EXPECT_EQ(j["verify"]["passed"], true);
-  EXPECT_EQ(j["verify"]["speed"]["available"], false);
+  EXPECT_EQ(j["verify"]["speed"]["available"], true);
+  EXPECT_EQ(j["verify"]["speed"]["speedup"], 1.0);
 
   auto bad = cli("--json verify --task " + add + " " + (kTasks / "hacks" / "zeros_add.py").string() + " --workers 2");
   EXPECT_EQ(bad.exit_code, 1) << bad.out;

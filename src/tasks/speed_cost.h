@@ -1,0 +1,15 @@
+// tasks/speed_cost.h — the SpeedModel that verify uses: the cost model (src/cost) over the trace of a
+// timing-only run, and the roofline bound of the target's hardware description.
+#pragma once
+
+#include "tasks/speed.h"
+
+namespace nki_agent {
+
+// simulate: the scheduled latency of profile_trace() on hardware_for_target(target).
+// roofline: max(flops / TensorE peak, bytes / HBM bandwidth). The peak is the dense BF16 one when
+// the task lets a kernel compute in lower precision, and the FP32 one (the matmul rules'
+// fp32_factor slower) when it does not: the bound a legal kernel could reach.
+SpeedModel cost_speed_model();
+
+}  // namespace nki_agent
