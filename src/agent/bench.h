@@ -1,0 +1,67 @@
+// agent/bench.h — the agent over a benchmark: tasks in parallel, results in SQLite, a summary per
+// level (compile %, pass %, fast_p, geomean speedup, tokens, cost).
+//
+// With no model, each task's baseline kernel goes through the same verification pipeline (the
+// "baseline" run: proof that every task is solvable and the verifier sound, and the reference for
+// speedups). fast_p is the share of tasks that pass with a speedup above p over the baseline
+// (fast_0 is the pass rate); the geomean speedup is over the passing tasks with a measured speed.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/llm.h"
+#include "agent/loop.h"
+#include "agent/store.h"
+#include "tasks/verify.h"
+
+namespace nki_agent {
+
+struct BenchOptions {
+  std::string tasks_root;
+  std::vector<std::string> filter;  // task ids or id prefixes ("L1_0"); empty: all
+  std::optional<LlmConfig> model;   // none: the baseline run
+  std::optional<LlmConfig> stronger;
+  SolveOptions solve;
+  int jobs = 1;
+  bool resume = false;
+  std::string run_id;   // empty: made from the time (or the resumed run's)
+  std::string db_path;  // the SQLite file
+  std::string out_dir;  // trajectories go to out_dir/<run_id>/<task>.jsonl
+  int kernel_workers = 0;  // 0: one per core, at most 8
+  VerifyOptions verify;    // cache folder, timeouts; speed is filled in
+  bool progress_bar = false;  // redraw one line on stderr (a terminal); else one line per task
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct LevelSummary {
+  int level = 0;  // -1: all levels
+  int tasks = 0, compiled = 0, passed = 0;
+  double fast_0 = 0, fast_1 = 0, fast_1_5 = 0, fast_2 = 0;  // shares of tasks
+  double geomean_speedup = 0;                               // over passing tasks with a speed; 0: none
+  int64_t input_tokens = 0, output_tokens = 0;
+  double cost_usd = 0, seconds = 0;
+  nlohmann::json to_json() const;
+};
+
+struct BenchSummary {
+  std::string run_id, model, db_path;
+  int skipped = 0;  // tasks already finished in a resumed run
+  std::vector<LevelSummary> levels;
+  LevelSummary total;
+  std::vector<std::string> errors;  // tasks that could not be run (a broken task, a store failure)
+  nlohmann::json to_json() const;
+  std::string format() const;
+};
+
+BenchSummary summarize_rows(const std::vector<TaskRow>& rows);
+
+// Codes: nkia_task_not_found (no tasks), nkia_store_io, nkia_llm_config. A task's own failure is
+// its row, never an error of the benchmark.
+Result<BenchSummary> run_bench(const BenchOptions& options, const std::function<void(const std::string&)>& log);
+
+}  // namespace nki_agent

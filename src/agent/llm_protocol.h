@@ -1,0 +1,67 @@
+// agent/llm_protocol.h — what differs between the OpenAI-compatible and the Anthropic APIs
+// (internal to the agent module; agent/llm_client.cpp owns the HTTP, retries and deadlines).
+//
+// A protocol turns a ChatRequest into a request body and headers, a JSON answer into a
+// ChatResponse, an error body into a message, and a stream of SSE events into a ChatResponse
+// (through a StreamDecoder, one per attempt). Nothing here does I/O, sleeps or throws: malformed
+// server input is a Diagnostic with code nkia_llm_protocol.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <string>
+#include <vector>
+
+#include "agent/llm.h"
+#include "agent/sse.h"
+
+namespace nki_agent {
+
+// Consumes one attempt's stream.
+class StreamDecoder {
+ public:
+  virtual ~StreamDecoder() = default;
+  // One event. Returns false when the stream must stop: the server sent an error, or the event
+  // broke the protocol (see error / error_retryable).
+  virtual bool on_event(const SseEvent& ev, const TextSink& on_text) = 0;
+  // Whether the stream's final event ([DONE], message_stop) arrived.
+  virtual bool complete() const = 0;
+  // The reply so far. When the final event never came: stop_reason "truncated" (unless the
+  // provider already gave one), and a tool call cut in the middle of its arguments is dropped.
+  virtual ChatResponse finish() = 0;
+
+  std::optional<Diagnostic> error;
+  bool error_retryable = false;  // e.g. Anthropic's overloaded_error event
+};
+
+class LlmProtocol {
+ public:
+  virtual ~LlmProtocol() = default;
+  virtual std::string url(const LlmConfig& c) const = 0;
+  // Headers besides Content-Type; `api_key` may be empty (local servers).
+  virtual std::vector<std::string> headers(const std::string& api_key) const = 0;
+  virtual nlohmann::json body(const LlmConfig& c, const ChatRequest& req, bool stream) const = 0;
+  virtual Result<ChatResponse> parse(const nlohmann::json& answer) const = 0;
+  virtual std::unique_ptr<StreamDecoder> decoder() const = 0;
+};
+
+std::unique_ptr<LlmProtocol> make_openai_protocol();
+std::unique_ptr<LlmProtocol> make_anthropic_protocol();
+
+// Shared helpers of the two protocols.
+// JSON from a server (or from a model, through it), nested at most kMaxJsonDepth deep: nlohmann
+// parses any depth, but dump() recurses, and a hostile answer of a million '[' would overflow
+// the stack. Returns a discarded value when the text is not JSON or nests deeper.
+constexpr int kMaxJsonDepth = 256;
+nlohmann::json parse_untrusted_json(std::string_view text);
+// base_url without trailing slashes, then "/" + path.
+std::string join_url(const std::string& base_url, const std::string& path);
+// The server's error text in {"error": {"message": ...}} (both providers), or "" when absent.
+std::string error_message_of(const nlohmann::json& answer);
+// Parsed tool arguments when they form a JSON object, else nullopt.
+std::optional<nlohmann::json> arguments_object(const std::string& raw);
+// Drops the last call of a truncated reply when its arguments were cut off (do not parse).
+void drop_cut_tool_call(std::vector<ToolCall>& calls);
+
+}  // namespace nki_agent

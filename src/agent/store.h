@@ -1,0 +1,62 @@
+// agent/store.h — benchmark results in SQLite: one row per run, one per (run, task).
+//
+// A task's row is written in one transaction when the task finishes, so a killed benchmark loses
+// only the tasks in flight; `bench --resume` finds the run by its key (model, task root, options)
+// and runs only the tasks without a row. The database is WAL-journalled: several benchmarks may
+// share one file.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/diagnostic.h"
+
+namespace SQLite {
+class Database;
+}
+
+namespace nki_agent {
+
+struct RunInfo {
+  std::string run_id;
+  std::string key;  // what makes two runs the same benchmark: model, task root, options
+  std::string model;
+  std::string tasks_root;
+  nlohmann::json options;
+  std::string created;  // ISO 8601 UTC
+};
+
+struct TaskRow {
+  std::string run_id, task_id, task, category, status, error, kernel, trajectory;
+  int level = 0;
+  bool compiled = false, passed = false;
+  double speedup = 0;
+  int turns = 0, tool_calls = 0;
+  int64_t input_tokens = 0, output_tokens = 0;
+  double cost_usd = 0, seconds = 0;
+  nlohmann::json result;  // the SolveResult's JSON
+};
+
+class ResultStore {
+ public:
+  // Opens (creating) the database. Code nkia_store_io.
+  static Result<std::unique_ptr<ResultStore>> open(const std::string& path);
+  ~ResultStore();
+
+  Result<void> add_run(const RunInfo& run);
+  // The most recent run with this key, if any.
+  Result<std::optional<RunInfo>> find_run(const std::string& key);
+  Result<void> add_result(const TaskRow& row);  // replaces an earlier row of the same (run, task)
+  Result<std::set<std::string>> finished_tasks(const std::string& run_id);
+  Result<std::vector<TaskRow>> results(const std::string& run_id);
+
+ private:
+  explicit ResultStore(std::unique_ptr<SQLite::Database> db);
+  std::unique_ptr<SQLite::Database> db_;
+};
+
+}  // namespace nki_agent

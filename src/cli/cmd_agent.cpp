@@ -1,0 +1,311 @@
+// `nki-agent solve` and `nki-agent bench`: the agent on one task, and over a benchmark.
+//
+//   solve --task T --model M [--single-shot] [--max-turns N] [--optimize-turns K]
+//         progress on stderr, the best kernel to --out, every turn to the trajectory (JSONL)
+//   bench --tasks DIR [--model M] [--jobs J] [--resume]
+//         tasks in parallel into SQLite, a progress bar and a summary per level; with no model,
+//         every task's baseline through the same pipeline
+// Model settings: --model names a [models.NAME] table of the config file (--config, $NKIA_CONFIG,
+// ~/.config/nki-agent/config.toml) or is the model id itself; NKIA_LLM_* variables and the flags
+// override it; the API key comes from the environment only. SIGINT stops gracefully: the current
+// model call is cancelled, finished results are kept, and `bench --resume` continues.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "agent/bench.h"
+#include "agent/llm_config.h"
+#include "agent/loop.h"
+#include "cli/cli.h"
+#include "tasks/speed_cost.h"
+
+namespace nki_agent::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::atomic<bool> g_cancel{false};
+extern "C" void on_sigint(int) { g_cancel.store(true); }
+
+void install_sigint() {
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+std::optional<std::string> env_lookup(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  if (!v) return std::nullopt;
+  return std::string(v);
+}
+
+std::string utc_stamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+struct ModelFlags {
+  std::string model, strong_model, config;
+  std::string provider, base_url;
+  double temperature = -1;
+  int max_tokens = 0;
+  bool no_stream = false;
+  double timeout = 0;
+  int escalate_after = 2;
+};
+
+void add_model_flags(CLI::App* sub, ModelFlags& m) {
+  sub->add_option("--config", m.config, "Model configuration file (TOML; default $NKIA_CONFIG, "
+                                        "~/.config/nki-agent/config.toml)");
+  sub->add_option("--provider", m.provider, "openai (chat completions) or anthropic (messages)")
+      ->check(CLI::IsMember({"openai", "anthropic"}));
+  sub->add_option("--base-url", m.base_url, "The endpoint, e.g. http://127.0.0.1:8000/v1");
+  sub->add_option("--temperature", m.temperature, "Sampling temperature")->check(CLI::Range(0.0, 2.0));
+  sub->add_option("--max-tokens", m.max_tokens, "Most tokens per reply")->check(CLI::Range(1, 1 << 20));
+  sub->add_flag("--no-stream", m.no_stream, "Ask for whole replies instead of streams");
+  sub->add_option("--request-timeout", m.timeout, "Seconds per model request, retries included")
+      ->check(CLI::Range(1.0, 86400.0));
+  sub->add_option("--strong-model", m.strong_model, "A stronger model to escalate to after failed turns");
+  sub->add_option("--escalate-after", m.escalate_after, "Failed turns before escalating to --strong-model")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+}
+
+Result<LlmConfig> model_config(const std::string& name, const ModelFlags& m) {
+  LlmOverrides ov;
+  if (!m.provider.empty()) ov.provider = m.provider;
+  if (!m.base_url.empty()) ov.base_url = m.base_url;
+  if (m.temperature >= 0) ov.temperature = m.temperature;
+  if (m.max_tokens > 0) ov.max_tokens = m.max_tokens;
+  if (m.no_stream) ov.stream = false;
+  if (m.timeout > 0) ov.timeout_s = m.timeout;
+  return load_llm_config(name, m.config, env_lookup, ov);
+}
+
+struct AgentRunFlags {
+  int max_turns = 10;
+  int optimize_turns = 0;
+  bool single_shot = false;
+  std::string dialect = "legacy";
+  std::string prompt_version = "v1";
+  uint64_t seed = 0;
+  std::string cache;
+  double timeout = kDefaultKernelSeconds;
+};
+
+void add_run_flags(CLI::App* sub, AgentRunFlags& r) {
+  sub->add_option("--max-turns", r.max_turns, "Model turns to reach a passing kernel")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  sub->add_option("--optimize-turns", r.optimize_turns, "More turns after the first pass, to make it faster")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
+  sub->add_flag("--single-shot", r.single_shot, "One generation, no tools (the ablation)");
+  sub->add_option("--dialect", r.dialect, "The NKI dialect asked for")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"legacy", "current"}));
+  sub->add_option("--prompt-version", r.prompt_version, "The prompts/ version")->capture_default_str();
+  sub->add_option("--seed", r.seed, "Recorded in the trajectory; sent to servers that take a seed");
+  sub->add_option("--cache", r.cache, "Reference cache folder (default: $XDG_CACHE_HOME/nki-agent/references)");
+  sub->add_option("--kernel-timeout", r.timeout, "Wall-clock and CPU limit of one kernel run, in seconds")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+}
+
+SolveOptions solve_options(const AgentRunFlags& r, const ModelFlags& m) {
+  SolveOptions so;
+  so.max_turns = r.max_turns;
+  so.optimize_turns = r.optimize_turns;
+  so.single_shot = r.single_shot;
+  so.prompt.version = r.prompt_version;
+  so.prompt.dialect = r.dialect;
+  so.seed = r.seed;
+  so.escalate_after = m.strong_model.empty() ? 0 : m.escalate_after;
+  return so;
+}
+
+// ---- solve ----
+
+struct SolveFlags {
+  std::string task, root, out, trajectory;
+  ModelFlags model;
+  AgentRunFlags run;
+  bool quiet = false;
+};
+
+int run_solve(const Context& ctx, const SolveFlags& f) {
+  auto dir = resolve_task_dir(f.task, f.root.empty() ? default_task_root() : f.root);
+  if (!dir) return report(ctx, dir.error());
+  auto task = load_task(*dir);
+  if (!task) return report(ctx, task.error());
+  auto cfg = model_config(f.model.model, f.model);
+  if (!cfg) return report(ctx, cfg.error());
+  auto client = make_llm_client(*cfg);
+  if (!client) return report(ctx, client.error());
+  std::unique_ptr<LlmClient> strong;
+  if (!f.model.strong_model.empty()) {
+    auto scfg = model_config(f.model.strong_model, f.model);
+    if (!scfg) return report(ctx, scfg.error());
+    auto s = make_llm_client(*scfg);
+    if (!s) return report(ctx, s.error());
+    strong = std::move(*s);
+  }
+  KernelServiceOptions ko;
+  ko.workers = std::max(1, std::min<int>(static_cast<int>(std::thread::hardware_concurrency()), 8));
+  auto service = KernelService::create(ko);
+  if (!service) return report(ctx, service.error());
+  VerifyOptions vo;
+  vo.reference.cache_dir = f.run.cache;
+  vo.kernel_seconds = f.run.timeout;
+  vo.speed = cost_speed_model();
+  AgentTools tools(*task, **service, vo);
+
+  const std::string traj_path = !f.trajectory.empty()
+                                    ? f.trajectory
+                                    : (fs::path("nki-agent-runs") / ("solve-" + task->label() + "-" + utc_stamp() + ".jsonl"))
+                                          .string();
+  auto traj = TrajectoryWriter::open(traj_path);
+  if (!traj) return report(ctx, traj.error());
+  SolveOptions so = solve_options(f.run, f.model);
+  so.run_id = "solve-" + utc_stamp();
+  SolveHooks hooks;
+  hooks.trajectory = traj->get();
+  install_sigint();
+  hooks.cancel = &g_cancel;
+  if (!f.quiet) hooks.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  auto res = solve_task(*task, tools, **client, strong.get(), so, hooks);
+  if (!res) return report(ctx, res.error());
+  if (!f.out.empty() && !res->kernel.empty()) {
+    std::ofstream out(f.out, std::ios::binary);
+    out << res->kernel;
+    if (!out) return report(ctx, Diagnostic::error("nkia_unwritable", "cannot write " + f.out));
+  }
+  if (ctx.json) {
+    nlohmann::json j = res->to_json();
+    j["trajectory"] = traj_path;
+    if (!f.out.empty()) j["kernel_file"] = f.out;
+    emit_json(ctx, j);
+  } else {
+    std::printf("%s: %s after %d turn%s, %d tool call%s", res->task.c_str(), res->status.c_str(), res->turns,
+                res->turns == 1 ? "" : "s", res->tool_calls, res->tool_calls == 1 ? "" : "s");
+    if (res->speedup > 0) std::printf(", speedup %.2fx", res->speedup);
+    std::printf("\n  tokens %lld in / %lld out, cost $%.4f, %.1f s (model %.1f s, tools %.1f s)\n",
+                static_cast<long long>(res->usage.input_tokens), static_cast<long long>(res->usage.output_tokens),
+                res->cost_usd, res->seconds, res->model_seconds, res->tool_seconds);
+    if (!res->error.empty()) std::printf("  stopped: %s\n", res->error.c_str());
+    std::printf("  trajectory %s\n", traj_path.c_str());
+    if (!f.out.empty() && !res->kernel.empty()) std::printf("  kernel %s\n", f.out.c_str());
+  }
+  return res->passed ? kExitOk : kExitUserError;
+}
+
+// ---- bench ----
+
+struct BenchFlags {
+  std::string tasks, db, out, run_id;
+  std::vector<std::string> filter;
+  int jobs = 1;
+  bool resume = false;
+  int workers = 0;
+  ModelFlags model;
+  AgentRunFlags run;
+};
+
+int run_bench_cmd(const Context& ctx, const BenchFlags& f) {
+  BenchOptions bo;
+  bo.tasks_root = f.tasks.empty() ? default_task_root() : f.tasks;
+  bo.filter = f.filter;
+  bo.jobs = f.jobs;
+  bo.resume = f.resume;
+  bo.run_id = f.run_id;
+  bo.out_dir = f.out.empty() ? "nki-agent-runs" : f.out;
+  bo.db_path = f.db.empty() ? (fs::path(bo.out_dir) / "bench.sqlite").string() : f.db;
+  bo.kernel_workers = f.workers;
+  bo.solve = solve_options(f.run, f.model);
+  bo.verify.reference.cache_dir = f.run.cache;
+  bo.verify.kernel_seconds = f.run.timeout;
+  if (!f.model.model.empty()) {
+    auto cfg = model_config(f.model.model, f.model);
+    if (!cfg) return report(ctx, cfg.error());
+    bo.model = *cfg;
+    if (!f.model.strong_model.empty()) {
+      auto scfg = model_config(f.model.strong_model, f.model);
+      if (!scfg) return report(ctx, scfg.error());
+      bo.stronger = *scfg;
+    }
+  }
+  bo.progress_bar = !ctx.json && isatty(STDERR_FILENO);
+  install_sigint();
+  bo.cancel = &g_cancel;
+  if (!bo.model && !ctx.json)
+    std::fprintf(stderr,
+                 "No model given: running every task's baseline kernel through the verification pipeline.\n"
+                 "To benchmark the agent, name a model: --model NAME (an OpenAI-compatible or Anthropic endpoint; "
+                 "--base-url, --provider, or a [models.NAME] table in ~/.config/nki-agent/config.toml; the key in "
+                 "OPENAI_API_KEY / ANTHROPIC_API_KEY).\n");
+  auto log = [&ctx](const std::string& line) {
+    if (!ctx.json) std::fprintf(stderr, "%s\n", line.c_str());
+  };
+  auto summary = run_bench(bo, log);
+  if (!summary) return report(ctx, summary.error());
+  if (ctx.json)
+    emit_json(ctx, summary->to_json());
+  else
+    std::fputs(summary->format().c_str(), stdout);
+  if (g_cancel.load()) {
+    std::fprintf(stderr, "interrupted: finished tasks are saved; rerun with --resume to continue\n");
+    return kExitUserError;
+  }
+  return summary->errors.empty() ? kExitOk : kExitUserError;
+}
+
+}  // namespace
+
+void add_agent_commands(CLI::App& app, Context& ctx) {
+  auto s = std::make_shared<SolveFlags>();
+  auto* solve = app.add_subcommand("solve", "The agent on one task: an LLM writes, compiles, verifies and fixes a kernel");
+  solve->add_option("--task,-t", s->task, "The task: its folder, or its id under --root")->required();
+  solve->add_option("--root", s->root, "Where task ids are looked up (default: $NKIA_TASKS, ./tasks/nkibench, ./tasks)");
+  solve->add_option("--model,-m", s->model.model, "The model: a [models.NAME] of the config file, or a model id")
+      ->required();
+  solve->add_option("--out,-o", s->out, "Write the best kernel here");
+  solve->add_option("--trajectory", s->trajectory, "The JSONL trajectory file (default: nki-agent-runs/solve-*.jsonl)");
+  solve->add_flag("--quiet,-q", s->quiet, "No progress lines");
+  add_model_flags(solve, s->model);
+  add_run_flags(solve, s->run);
+  solve->callback([&ctx, s] { ctx.exit_code = run_solve(ctx, *s); });
+
+  auto b = std::make_shared<BenchFlags>();
+  auto* bench = app.add_subcommand(
+      "bench", "The agent over a benchmark (or, with no model, every task's baseline): results in SQLite, a summary "
+               "per level");
+  bench->add_option("--tasks", b->tasks, "The task folder (default: $NKIA_TASKS, ./tasks/nkibench, ./tasks)");
+  bench->add_option("--only", b->filter, "Only these task ids or id prefixes (e.g. L1_0)");
+  bench->add_option("--model,-m", b->model.model, "The model (none: the baselines)");
+  bench->add_option("--jobs,-j", b->jobs, "Tasks in parallel")->capture_default_str()->check(CLI::Range(1, 256));
+  bench->add_flag("--resume", b->resume, "Continue the last run with the same settings: only unfinished tasks");
+  bench->add_option("--run", b->run_id, "Name of a new run (default: time and settings hash)");
+  bench->add_option("--db", b->db, "The results database (default: <out>/bench.sqlite)");
+  bench->add_option("--out", b->out, "Folder for the database and trajectories (default: nki-agent-runs)");
+  bench->add_option("--workers", b->workers, "Kernel sandbox workers (default: one per core, at most 8)")
+      ->check(CLI::Range(1, 64));
+  add_model_flags(bench, b->model);
+  add_run_flags(bench, b->run);
+  bench->callback([&ctx, b] { ctx.exit_code = run_bench_cmd(ctx, *b); });
+}
+
+}  // namespace nki_agent::cli

@@ -1,0 +1,494 @@
+// The agent loop end to end on real tasks through the real tools, against a loopback model server
+// (tests/support/mock_llm.h) speaking both protocols with scripted replies: compile error → fix →
+// mismatch → fix → pass; malformed tool arguments; a reply that carries its kernel in text; a
+// truncated stream; a refusal; an endpoint that keeps failing; single-shot; the router; the
+// optimisation turns; trajectories. Then `nki-agent bench`: the baseline run, the summary, and
+// --resume after a kill.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "agent/bench.h"
+#include "agent/loop.h"
+#include "agent/store.h"
+#include "agent/tools.h"
+#include "support/mock_llm.h"
+#include "tasks/speed_cost.h"
+
+namespace nki_agent {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::MockLlmServer;
+using testing::MockReply;
+using testing::MockToolCall;
+
+const fs::path kSource = NKIA_SOURCE_DIR;
+const fs::path kL1_001 = kSource / "tasks" / "nkibench" / "level1" / "L1_001_matmul_small_fp32";
+const fs::path kAdd = kSource / "tests" / "tasks" / "add_fp32";
+
+std::string read_text(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string shared_cache() { return (fs::path(NKIA_CLI).parent_path() / "test-cache" / "references").string(); }
+
+std::string args_with(const std::string& source) { return nlohmann::json({{"kernel_code", source}}).dump(); }
+
+MockReply call(const std::string& tool, const std::string& arguments, const std::string& text = "") {
+  MockReply r;
+  r.text = text;
+  r.tool_calls.push_back(MockToolCall{"", tool, arguments});
+  return r;
+}
+
+MockReply say(const std::string& text) {
+  MockReply r;
+  r.text = text;
+  return r;
+}
+
+LlmConfig mock_config(const MockLlmServer& server, const std::string& provider, const std::string& name = "mock") {
+  LlmConfig c;
+  c.name = name;
+  c.provider = provider;
+  c.base_url = server.base_url();
+  c.model = name + "-model";
+  c.api_key_env = "NKIA_TEST_UNSET_KEY";
+  c.max_retries = 1;
+  c.backoff_initial_s = 0.01;
+  c.backoff_max_s = 0.02;
+  c.timeout_s = 30;
+  c.price_input_per_mtok = 1.0;
+  c.price_output_per_mtok = 2.0;
+  return c;
+}
+
+std::vector<nlohmann::json> read_jsonl(const fs::path& p) {
+  std::vector<nlohmann::json> v;
+  std::ifstream f(p);
+  std::string line;
+  while (std::getline(f, line)) v.push_back(nlohmann::json::parse(line, nullptr, false));
+  return v;
+}
+
+class AgentLoop : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    KernelServiceOptions o;
+    o.workers = 2;
+    o.worker_path = NKIA_WORKER_BIN;
+    auto s = KernelService::create(o);
+    ASSERT_TRUE(s) << s.error().format();
+    service_ = s->release();
+  }
+  static void TearDownTestSuite() {
+    delete service_;
+    service_ = nullptr;
+  }
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("nkia-agent-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static VerifyOptions verify_options() {
+    VerifyOptions vo;
+    vo.reference.cache_dir = shared_cache();
+    vo.parallel = 2;
+    vo.speed = cost_speed_model();
+    return vo;
+  }
+
+  struct Outcome {
+    SolveResult result;
+    std::vector<nlohmann::json> trajectory;
+    std::vector<std::string> progress;
+  };
+
+  Outcome solve(const fs::path& task_dir, LlmClient& model, const SolveOptions& so, LlmClient* stronger = nullptr) {
+    Outcome out;
+    auto task = load_task(task_dir.string());
+    EXPECT_TRUE(task) << task.error().format();
+    if (!task) return out;
+    AgentTools tools(*task, *service_, verify_options());
+    auto traj = TrajectoryWriter::open((dir_ / "t.jsonl").string(), /*truncate=*/true);
+    EXPECT_TRUE(traj);
+    SolveHooks hooks;
+    hooks.trajectory = traj->get();
+    hooks.progress = [&out](const std::string& l) { out.progress.push_back(l); };
+    auto r = solve_task(*task, tools, model, stronger, so, hooks);
+    EXPECT_TRUE(r) << r.error().format();
+    if (r) out.result = *r;
+    traj->reset();
+    out.trajectory = read_jsonl(dir_ / "t.jsonl");
+    return out;
+  }
+
+  static KernelService* service_;
+  fs::path dir_;
+};
+KernelService* AgentLoop::service_ = nullptr;
+
+// Compile error -> fix -> mismatch -> fix -> pass, on NKIBench's L1_001, over both protocols.
+TEST_F(AgentLoop, CompileErrorThenMismatchThenPass) {
+  for (const std::string provider : {"openai", "anthropic"}) {
+    for (bool stream : {true, false}) {
+      SCOPED_TRACE(provider + (stream ? " streaming" : " whole replies"));
+      MockLlmServer server;
+      const std::string bad_tile = read_text(kSource / "tests" / "agent" / "matmul_256_rows.py");
+      const std::string no_tail = read_text(kSource / "tests" / "agent" / "matmul_no_tail.py");
+      const std::string good = read_text(kL1_001 / "baseline.py");
+      server.push(call("compile", args_with(bad_tile), "Here is a first kernel."));
+      server.push(call("verify", args_with(no_tail), "Tiles of at most 128 rows now."));
+      server.push(call("verify", args_with(good), "The contraction now covers K % 128."));
+      LlmConfig cfg = mock_config(server, provider);
+      cfg.stream = stream;
+      auto client = make_llm_client(cfg);
+      ASSERT_TRUE(client) << client.error().format();
+      SolveOptions so;
+      so.run_id = "e2e";
+      Outcome o = solve(kL1_001, **client, so);
+      const SolveResult& r = o.result;
+      EXPECT_EQ(r.status, "passed");
+      EXPECT_TRUE(r.passed);
+      EXPECT_TRUE(r.compiled);
+      EXPECT_EQ(r.turns, 3);
+      EXPECT_EQ(r.tool_calls, 3);
+      EXPECT_EQ(r.first_pass_turn, 3);
+      EXPECT_EQ(r.kernel, good);
+      ASSERT_TRUE(r.verify);
+      EXPECT_TRUE(r.verify->passed);
+      EXPECT_DOUBLE_EQ(r.speedup, 1.0);  // the baseline itself
+      EXPECT_EQ(r.usage.input_tokens, 30);
+      EXPECT_EQ(r.usage.output_tokens, 60);
+      EXPECT_NEAR(r.cost_usd, (30 * 1.0 + 60 * 2.0) * 1e-6, 1e-12);
+      EXPECT_EQ(server.request_count(), 3u);
+      EXPECT_EQ(server.replies_left(), 0u);
+
+      // What the model read: the compile error's code and line, then the mismatch's numbers.
+      auto reqs = server.requests();
+      ASSERT_EQ(reqs.size(), 3u);
+      const std::string second = reqs[1].body.dump();
+      EXPECT_NE(second.find("err_num_partition_exceed_arch_limit"), std::string::npos) << second;
+      EXPECT_NE(second.find("kernel.py:22"), std::string::npos) << second;
+      const std::string third = reqs[2].body.dump();
+      EXPECT_NE(third.find("mismatch"), std::string::npos) << third;
+      EXPECT_NE(third.find("max abs error"), std::string::npos) << third;
+      EXPECT_NE(third.find("ragged"), std::string::npos) << third;
+      // Tools offered with schemas; the system prompt is there.
+      const auto& body0 = reqs[0].body;
+      ASSERT_TRUE(body0.contains("tools"));
+      EXPECT_EQ(body0["tools"].size(), 5u);
+      EXPECT_NE(body0.dump().find("compile"), std::string::npos);
+
+      // The trajectory: start, three model calls, three tools, end — in order, with the kernels.
+      std::vector<std::string> types;
+      for (const auto& ev : o.trajectory) types.push_back(ev.value("type", "?"));
+      EXPECT_EQ(types, (std::vector<std::string>{"start", "model_call", "tool", "model_call", "tool", "model_call",
+                                                 "tool", "end"}));
+      ASSERT_EQ(o.trajectory.size(), 8u);
+      EXPECT_EQ(o.trajectory[0]["task"], "L1_001_matmul_small_fp32");
+      EXPECT_EQ(o.trajectory[0]["prompt_version"], "v1");
+      EXPECT_EQ(o.trajectory[0]["model"], "mock");
+      EXPECT_FALSE(o.trajectory[0]["system"].get<std::string>().empty());
+      EXPECT_EQ(o.trajectory[2]["name"], "compile");
+      EXPECT_EQ(o.trajectory[2]["result"]["compiled"], false);
+      EXPECT_EQ(o.trajectory[4]["result"]["check"], "mismatch");
+      EXPECT_EQ(o.trajectory[6]["result"]["passed"], true);
+      EXPECT_EQ(o.trajectory[7]["result"]["status"], "passed");
+      EXPECT_EQ(o.trajectory[7]["kernel"], good);
+      for (const auto& ev : o.trajectory) EXPECT_EQ(ev["run"], "e2e");
+    }
+  }
+}
+
+TEST_F(AgentLoop, MalformedArgumentsAndAKernelInText) {
+  MockLlmServer server;
+  const std::string good = read_text(kAdd / "baseline.py");
+  server.push(call("verify", "{\"kernel_code\": \"import nki\\n def k(", "Trying."));  // cut off JSON
+  server.push(call("no_such_tool", "{}"));
+  server.push(say("My kernel:\n\n```python\n" + good + "```\n"));
+  auto client = make_llm_client(mock_config(server, "anthropic"));
+  ASSERT_TRUE(client);
+  Outcome o = solve(kAdd, **client, SolveOptions{});
+  EXPECT_EQ(o.result.status, "passed");
+  EXPECT_EQ(o.result.turns, 3);
+  EXPECT_EQ(o.result.kernel, good);
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  const std::string second = reqs[1].body.dump();
+  EXPECT_NE(second.find("not a JSON object"), std::string::npos) << second;
+  EXPECT_NE(second.find("\"is_error\":true"), std::string::npos) << second;
+  EXPECT_NE(reqs[2].body.dump().find("There is no tool 'no_such_tool'"), std::string::npos);
+  bool implicit = false;
+  for (const auto& ev : o.trajectory)
+    if (ev.value("type", "") == "tool" && ev.value("implicit", false)) implicit = true;
+  EXPECT_TRUE(implicit);
+}
+
+TEST_F(AgentLoop, TruncatedReplyIsToldToKeepShortAndTheRunGoesOn) {
+  MockLlmServer server;
+  const std::string good = read_text(kAdd / "baseline.py");
+  MockReply cut = call("verify", args_with(good), "Here it comes");
+  cut.truncate = true;
+  server.push(cut);
+  server.push(call("submit", args_with(good)));
+  auto client = make_llm_client(mock_config(server, "openai"));
+  ASSERT_TRUE(client);
+  Outcome o = solve(kAdd, **client, SolveOptions{});
+  EXPECT_EQ(o.result.status, "passed");
+  EXPECT_EQ(o.result.turns, 2);
+  ASSERT_EQ(server.request_count(), 2u);
+  const std::string second = server.requests()[1].body.dump();
+  // Either the partial call came through malformed (and was answered so), or the loop said the
+  // reply was cut off: the model hears about it either way.
+  EXPECT_TRUE(second.find("cut off") != std::string::npos || second.find("not a JSON object") != std::string::npos)
+      << second;
+}
+
+TEST_F(AgentLoop, RefusalAndFailingEndpointEndTheRunKeepingTheTrajectory) {
+  {
+    MockLlmServer server;
+    MockReply no;
+    no.text = "I can't help with that.";
+    no.stop_reason = "refusal";
+    server.push(no);
+    auto client = make_llm_client(mock_config(server, "openai"));
+    ASSERT_TRUE(client);
+    Outcome o = solve(kAdd, **client, SolveOptions{});
+    EXPECT_EQ(o.result.status, "refused");
+    EXPECT_FALSE(o.result.passed);
+    EXPECT_EQ(o.trajectory.back()["type"], "end");
+  }
+  {
+    MockLlmServer server;
+    const std::string good = read_text(kAdd / "baseline.py");
+    server.push(call("compile", args_with(good)));
+    for (int i = 0; i < 4; ++i) {
+      MockReply err;
+      err.status = 500;
+      err.text = "overloaded";
+      server.push(err);
+    }
+    auto client = make_llm_client(mock_config(server, "anthropic"));  // max_retries 1: two requests per turn
+    ASSERT_TRUE(client);
+    Outcome o = solve(kAdd, **client, SolveOptions{});
+    EXPECT_EQ(o.result.status, "error");
+    EXPECT_TRUE(o.result.compiled);
+    EXPECT_EQ(o.result.kernel, good);  // the last kernel that compiled is kept
+    EXPECT_NE(o.result.error.find("nkia_llm_retries"), std::string::npos) << o.result.error;
+    EXPECT_EQ(server.request_count(), 3u);
+    bool error_event = false;
+    for (const auto& ev : o.trajectory)
+      if (ev.value("type", "") == "model_call" && ev.contains("error")) error_event = true;
+    EXPECT_TRUE(error_event);
+    EXPECT_EQ(o.trajectory.back()["result"]["status"], "error");
+  }
+}
+
+TEST_F(AgentLoop, SingleShotIsOneCallWithoutTools) {
+  MockLlmServer server;
+  const std::string good = read_text(kAdd / "baseline.py");
+  server.push(say("```python\n" + good + "```"));
+  auto client = make_llm_client(mock_config(server, "openai"));
+  ASSERT_TRUE(client);
+  SolveOptions so;
+  so.single_shot = true;
+  Outcome o = solve(kAdd, **client, so);
+  EXPECT_EQ(o.result.status, "passed");
+  EXPECT_EQ(o.result.turns, 1);
+  ASSERT_EQ(server.request_count(), 1u);
+  auto body = server.requests()[0].body;
+  EXPECT_FALSE(body.contains("tools") && !body["tools"].empty());
+
+  MockLlmServer server2;
+  server2.push(say("No code today."));
+  auto client2 = make_llm_client(mock_config(server2, "openai"));
+  Outcome o2 = solve(kAdd, **client2, so);
+  EXPECT_EQ(o2.result.status, "failed");
+  EXPECT_NE(o2.result.error.find("no python code"), std::string::npos);
+}
+
+TEST_F(AgentLoop, RouterEscalatesAfterFailedTurns) {
+  MockLlmServer cheap, strong;
+  const std::string good = read_text(kAdd / "baseline.py");
+  const std::string zeros = read_text(kSource / "tests" / "tasks" / "hacks" / "zeros_add.py");
+  cheap.push(call("verify", args_with(zeros)));
+  cheap.push(call("verify", args_with(zeros)));
+  strong.push(call("verify", args_with(good)));
+  auto c1 = make_llm_client(mock_config(cheap, "openai", "cheap"));
+  auto c2 = make_llm_client(mock_config(strong, "anthropic", "strong"));
+  ASSERT_TRUE(c1 && c2);
+  SolveOptions so;
+  so.escalate_after = 2;
+  Outcome o = solve(kAdd, **c1, so, c2->get());
+  EXPECT_EQ(o.result.status, "passed");
+  EXPECT_EQ(o.result.turns, 3);
+  EXPECT_EQ(o.result.models, (std::vector<std::string>{"cheap", "strong"}));
+  EXPECT_EQ(cheap.request_count(), 2u);
+  EXPECT_EQ(strong.request_count(), 1u);
+  // The stronger model sees the whole conversation so far.
+  EXPECT_NE(strong.requests()[0].body.dump().find("zero_output"), std::string::npos);
+}
+
+TEST_F(AgentLoop, OptimisationTurnsKeepTheFastestPassingKernel) {
+  MockLlmServer server;
+  const std::string good = read_text(kAdd / "baseline.py");
+  const std::string slow = read_text(kSource / "tests" / "tasks" / "slow" / "add_fp32_narrow_tiles.py");
+  server.push(call("verify", args_with(slow)));
+  server.push(call("profile", "{}"));
+  server.push(call("verify", args_with(good)));
+  server.push(call("submit", args_with(slow)));  // submits the slower one: the faster is kept
+  auto client = make_llm_client(mock_config(server, "openai"));
+  ASSERT_TRUE(client);
+  SolveOptions so;
+  so.optimize_turns = 5;
+  Outcome o = solve(kAdd, **client, so);
+  EXPECT_EQ(o.result.status, "passed");
+  EXPECT_EQ(o.result.first_pass_turn, 1);
+  EXPECT_EQ(o.result.turns, 4);
+  EXPECT_EQ(o.result.kernel, good);
+  EXPECT_DOUBLE_EQ(o.result.speedup, 1.0);
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 4u);
+  EXPECT_NE(reqs[1].body.dump().find("more turns to make it faster"), std::string::npos);
+  EXPECT_NE(reqs[2].body.dump().find("latency"), std::string::npos);  // the profile's text
+}
+
+TEST(AgentTools, ExtractKernelTakesTheLastBlockDefiningTheEntry) {
+  const std::string text =
+      "first\n```python\ndef helper():\n  pass\n```\nthen\n```python\n@nki.jit\ndef kernel(x):\n  return x\n```\n"
+      "and a note\n```\nplain text\n```\n";
+  EXPECT_EQ(extract_kernel(text, "kernel"), "@nki.jit\ndef kernel(x):\n  return x\n");
+  EXPECT_EQ(extract_kernel("no code", "kernel"), "");
+  EXPECT_EQ(extract_kernel("```python\ndef kernel(a):\n  return a", "kernel"), "def kernel(a):\n  return a");
+  std::string big(1 << 20, 'x');
+  EXPECT_EQ(extract_kernel(big + "\n```python\ndef kernel():\n  pass\n```", "kernel"), "def kernel():\n  pass\n");
+}
+
+// ---- nki-agent bench ----
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+};
+
+CliResult cli(const std::string& args) {
+  CliResult r;
+  std::string cmd = std::string(NKIA_CLI) + " " + args + " 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST_F(AgentLoop, BenchRunsBaselinesIntoSqliteWithASummary) {
+  const std::string db = (dir_ / "b.sqlite").string();
+  auto r = cli("--json bench --tasks " + (kSource / "tests" / "tasks").string() + " --jobs 2 --workers 2 --db " + db +
+               " --out " + dir_.string() + " --cache " + shared_cache());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["model"], "baseline");
+  EXPECT_EQ(j["total"]["tasks"], 3);
+  EXPECT_EQ(j["total"]["passed"], 3);
+  EXPECT_EQ(j["total"]["pass_percent"], 100.0);
+  EXPECT_EQ(j["total"]["fast_0"], 1.0);
+  EXPECT_EQ(j["total"]["fast_1"], 0.0);  // a baseline is not faster than itself
+  EXPECT_NEAR(j["total"]["geomean_speedup"].get<double>(), 1.0, 1e-9);
+  auto store = ResultStore::open(db);
+  ASSERT_TRUE(store);
+  auto rows = (*store)->results(j["run_id"].get<std::string>());
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->size(), 3u);
+  for (const auto& row : *rows) {
+    EXPECT_EQ(row.status, "passed") << row.task_id << ": " << row.error;
+    EXPECT_FALSE(row.kernel.empty());
+  }
+  auto again = cli("--json bench --tasks " + (kSource / "tests" / "tasks").string() + " --resume --db " + db +
+                   " --out " + dir_.string() + " --cache " + shared_cache());
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  auto j2 = nlohmann::json::parse(again.out, nullptr, false);
+  EXPECT_EQ(j2["run_id"], j["run_id"]);
+  EXPECT_EQ(j2["skipped"], 3);
+  EXPECT_EQ(j2["total"]["passed"], 3);
+}
+
+TEST_F(AgentLoop, BenchResumesAfterAKill) {
+  MockLlmServer server;
+  // T_001 (add) is answered at once; every call after it (T_002, layernorm) is slow, so the
+  // benchmark is killed while T_002 is in flight.
+  server.push(say("```python\n" + read_text(kAdd / "baseline.py") + "```"));
+  const std::string layernorm = read_text(kSource / "tests" / "tasks" / "layernorm_affine" / "baseline.py");
+  for (int i = 0; i < 4; ++i) {
+    MockReply slow = say("```python\n" + layernorm + "```");
+    slow.delay_s = 3.0;
+    server.push(slow);
+  }
+  const std::string db = (dir_ / "k.sqlite").string();
+  const fs::path config = dir_ / "empty.toml";
+  std::ofstream(config) << "# no models\n";
+  const std::string args = "bench --tasks " + (kSource / "tests" / "tasks").string() + " --only T_001 --only T_002 " +
+                           "--model mock --provider openai --base-url " + server.base_url() + " --config " +
+                           config.string() + " --single-shot --jobs 1 --workers 2 --db " + db + " --out " +
+                           dir_.string() + " --cache " + shared_cache();
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::string cmd = "exec " + std::string(NKIA_CLI) + " --json " + args + " --run killed >/dev/null 2>&1";
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Wait for the first task's row, then kill the benchmark while the second is in flight.
+  bool first_done = false;
+  for (int i = 0; i < 600 && !first_done; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!fs::exists(db)) continue;
+    auto s = ResultStore::open(db);
+    if (!s) continue;
+    auto fin = (*s)->finished_tasks("killed");
+    first_done = fin && !fin->empty();
+  }
+  ASSERT_TRUE(first_done) << "the first task never finished";
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  {
+    auto s = ResultStore::open(db);
+    ASSERT_TRUE(s);
+    auto fin = (*s)->finished_tasks("killed");
+    ASSERT_TRUE(fin);
+    EXPECT_EQ(*fin, (std::set<std::string>{"T_001"}));
+  }
+  // Resume: the run is found by its settings and only the unfinished task runs.
+  auto r = cli("--json " + args + " --resume");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["run_id"], "killed");
+  EXPECT_EQ(j["skipped"], 1);
+  EXPECT_EQ(j["total"]["tasks"], 2);
+  EXPECT_EQ(j["total"]["passed"], 2) << r.out;
+}
+
+}  // namespace
+}  // namespace nki_agent
