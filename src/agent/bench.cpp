@@ -129,7 +129,7 @@ BenchSummary summarize_rows(const std::vector<TaskRow>& rows) {
 nlohmann::json BenchSummary::to_json() const {
   nlohmann::json lv = nlohmann::json::array();
   for (const auto& l : levels) lv.push_back(l.to_json());
-  return {{"run_id", run_id}, {"model", model},  {"db", db_path},          {"skipped", skipped},
+  return {{"run_id", run_id}, {"model", model},           {"db", db_path},   {"skipped", skipped},
           {"levels", lv},     {"total", total.to_json()}, {"errors", errors}};
 }
 
@@ -283,10 +283,13 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
       res.tool_calls = 1;
       if (!tr.passed) res.error = tr.content.substr(0, 2000);
     } else {
-      auto client = make_llm_client(*o.model);
+      auto make = [&](const LlmConfig& c) {
+        return o.client_factory ? o.client_factory(c, *task) : make_llm_client(c);
+      };
+      auto client = make(*o.model);
       std::unique_ptr<LlmClient> strong;
       if (client && o.stronger) {
-        auto s = make_llm_client(*o.stronger);
+        auto s = make(*o.stronger);
         if (s) strong = std::move(*s);
       }
       if (!client) {
@@ -339,8 +342,7 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
       if (!added) summary.errors.push_back(added.error().message);
       ++finished;
       if (row.passed) ++passed;
-      draw(fmt::format("{} {}{}", row.task, row.status,
-                       row.speedup > 0 ? fmt::format(" {:.2f}x", row.speedup) : ""));
+      draw(fmt::format("{} {}{}", row.task, row.status, row.speedup > 0 ? fmt::format(" {:.2f}x", row.speedup) : ""));
     }
   };
   const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(std::max<size_t>(todo.size(), 1))));

@@ -29,13 +29,16 @@ struct BenchOptions {
   SolveOptions solve;
   int jobs = 1;
   bool resume = false;
-  std::string run_id;   // empty: made from the time (or the resumed run's)
-  std::string db_path;  // the SQLite file
-  std::string out_dir;  // trajectories go to out_dir/<run_id>/<task>.jsonl
-  int kernel_workers = 0;  // 0: one per core, at most 8
-  VerifyOptions verify;    // cache folder, timeouts; speed is filled in
+  std::string run_id;         // empty: made from the time (or the resumed run's)
+  std::string db_path;        // the SQLite file
+  std::string out_dir;        // trajectories go to out_dir/<run_id>/<task>.jsonl
+  int kernel_workers = 0;     // 0: one per core, at most 8
+  VerifyOptions verify;       // cache folder, timeouts; speed is filled in
   bool progress_bar = false;  // redraw one line on stderr (a terminal); else one line per task
   const std::atomic<bool>* cancel = nullptr;
+  // Makes the model client for one task; empty: make_llm_client(config). Benchmarks of the
+  // harness itself script a model per task through it.
+  std::function<Result<std::unique_ptr<LlmClient>>(const LlmConfig& config, const Task& task)> client_factory;
 };
 
 struct LevelSummary {

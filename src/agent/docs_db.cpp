@@ -4,11 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <cmath>
 #include <optional>
 #include <set>
-#include <toml++/toml.h>
 
 #include "agent/embedded_text.h"
 #include "nki/error_catalogue.h"
@@ -29,15 +29,19 @@ constexpr size_t kMaxQueryTerms = 32;
 
 const std::set<std::string, std::less<>>& stopwords() {
   static const std::set<std::string, std::less<>> kWords = {
-      "a",    "an",   "and", "are",  "as",   "at",   "be",  "by",   "can",  "do",   "does", "for",
-      "from", "how",  "i",   "if",   "in",   "into", "is",  "it",   "its",  "me",   "my",   "not",
-      "of",   "on",   "or",  "the",  "this", "to",   "use", "what", "when", "with", "why",  "you"};
+      "a",    "an",  "and", "are", "as",   "at",   "be",  "by",   "can",  "do",   "does", "for",
+      "from", "how", "i",   "if",  "in",   "into", "is",  "it",   "its",  "me",   "my",   "not",
+      "of",   "on",  "or",  "the", "this", "to",   "use", "what", "when", "with", "why",  "you"};
   return kWords;
 }
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+char lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
-bool word_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.'; }
+bool word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+}
 
 std::string to_lower(std::string_view s) {
   std::string out(s);
@@ -119,7 +123,9 @@ std::string normalise_name(std::string_view q) {
 
 // ---- the TOML data -------------------------------------------------------------------------------
 
-Diagnostic data_error(std::string what) { return Diagnostic::error("nkia_docs_data", std::move(what)); }
+Diagnostic data_error(std::string what) {
+  return Diagnostic::error("nkia_docs_data", std::move(what));
+}
 
 struct FieldReader {
   const toml::table& t;
@@ -247,7 +253,8 @@ Result<std::vector<DocEntry>> parse_api(std::string_view text) {
       const toml::table* t = (*apis)[i].as_table();
       if (!t) return fail(data_error(fmt::format("api[{}] must be a table", i)));
       FieldReader r{*t, fmt::format("api[{}]", i)};
-      if (auto ok = r.only({"name", "title", "signature", "current_signature", "body", "example", "current", "aliases"});
+      if (auto ok =
+              r.only({"name", "title", "signature", "current_signature", "body", "example", "current", "aliases"});
           !ok)
         return fail(ok.error());
       ApiFields f;
@@ -273,7 +280,8 @@ Result<std::vector<DocEntry>> parse_api(std::string_view text) {
       const toml::table* t = (*groups)[i].as_table();
       if (!t) return fail(data_error(fmt::format("api_group[{}] must be a table", i)));
       FieldReader r{*t, fmt::format("api_group[{}]", i)};
-      if (auto ok = r.only({"members", "title", "signature", "body", "example", "current"}); !ok) return fail(ok.error());
+      if (auto ok = r.only({"members", "title", "signature", "body", "example", "current"}); !ok)
+        return fail(ok.error());
       ApiFields tmpl;
       if (auto ok = read_fields(r, {{&tmpl.title, "title", true},
                                     {&tmpl.signature, "signature", true},
@@ -504,7 +512,8 @@ std::vector<DocHit> DocDatabase::lookup(std::string_view query, int top_k) const
   auto kind_rank = [](const std::string& k) { return k == "api" ? 0 : k == "guide" ? 1 : 2; };
   std::sort(hits.begin(), hits.end(), [&](const DocHit& a, const DocHit& b) {
     if (a.score != b.score) return a.score > b.score;
-    if (kind_rank(a.entry->kind) != kind_rank(b.entry->kind)) return kind_rank(a.entry->kind) < kind_rank(b.entry->kind);
+    if (kind_rank(a.entry->kind) != kind_rank(b.entry->kind))
+      return kind_rank(a.entry->kind) < kind_rank(b.entry->kind);
     return a.entry->key < b.entry->key;
   });
   if (hits.size() > static_cast<size_t>(top_k)) hits.resize(static_cast<size_t>(top_k));

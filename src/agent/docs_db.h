@@ -30,10 +30,10 @@
 namespace nki_agent {
 
 struct DocEntry {
-  std::string key;    // "nl.load", "nisa.nc_matmul", "err_unsupported_memory", "guide.tiling"
-  std::string kind;   // "api", "error" or "guide"
-  std::string title;  // one line
-  std::string body;   // Markdown
+  std::string key;                   // "nl.load", "nisa.nc_matmul", "err_unsupported_memory", "guide.tiling"
+  std::string kind;                  // "api", "error" or "guide"
+  std::string title;                 // one line
+  std::string body;                  // Markdown
   std::vector<std::string> aliases;  // other exact names: "nki.language.load", "load", ...
 };
 

@@ -111,7 +111,9 @@ int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   return 0;
 }
 
-long to_ms(double s) { return static_cast<long>(std::clamp(std::ceil(s * 1000.0), 1.0, 2.0e9)); }
+long to_ms(double s) {
+  return static_cast<long>(std::clamp(std::ceil(s * 1000.0), 1.0, 2.0e9));
+}
 
 }  // namespace
 

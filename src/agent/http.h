@@ -44,13 +44,13 @@ enum class HttpOutcome {
 
 struct HttpResponse {
   HttpOutcome outcome = HttpOutcome::kTransport;
-  std::string error;  // for every outcome but kOk: what went wrong, in words (curl's message)
-  bool connect_failed = false;  // kTransport/kTimeout before a connection was made
-  long status = 0;              // 0 when no status line arrived
+  std::string error;                           // for every outcome but kOk: what went wrong, in words (curl's message)
+  bool connect_failed = false;                 // kTransport/kTimeout before a connection was made
+  long status = 0;                             // 0 when no status line arrived
   std::map<std::string, std::string> headers;  // names lower-cased; the last of repeated headers wins
-  std::string body;             // the collected body (not the streamed part)
-  size_t streamed_bytes = 0;    // bytes handed to on_data
-  bool streamed = false;        // the answer went to on_data
+  std::string body;                            // the collected body (not the streamed part)
+  size_t streamed_bytes = 0;                   // bytes handed to on_data
+  bool streamed = false;                       // the answer went to on_data
 
   std::string header(const std::string& lower_name) const {
     auto it = headers.find(lower_name);

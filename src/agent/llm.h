@@ -40,7 +40,7 @@ struct ToolSpec {
 };
 
 struct ToolCall {
-  std::string id;         // the provider's id (OpenAI "call_…", Anthropic "toolu_…")
+  std::string id;  // the provider's id (OpenAI "call_…", Anthropic "toolu_…")
   std::string name;
   std::string arguments;  // the raw JSON text the model wrote (may be malformed)
   // The arguments parsed; is_discarded() / not an object when the text was not a JSON object.
@@ -89,34 +89,35 @@ struct ChatResponse {
   // final event), or the provider's own word when it is none of these.
   std::string stop_reason;
   Usage usage;
-  std::string model;    // as the server named it
-  int attempts = 1;     // HTTP requests made (retries + 1)
-  double seconds = 0;   // wall time, all attempts
+  std::string model;   // as the server named it
+  int attempts = 1;    // HTTP requests made (retries + 1)
+  double seconds = 0;  // wall time, all attempts
 };
 
 // Configuration of one model endpoint. Sources, later ones winning: built-in defaults, a TOML file
 // ([llm] table, or [models.NAME] tables chosen by name), the NKIA_LLM_* environment, flags.
 // The API key is read from the environment variable named by api_key_env, never from a file.
 struct LlmConfig {
-  std::string name;       // what trajectories and results call it ("gpt-4o", "local-qwen")
-  std::string provider;   // "openai" | "anthropic"
-  std::string base_url;   // e.g. "https://api.openai.com/v1", "http://127.0.0.1:8000/v1"
-  std::string model;      // the provider's model id
+  std::string name;         // what trajectories and results call it ("gpt-4o", "local-qwen")
+  std::string provider;     // "openai" | "anthropic"
+  std::string base_url;     // e.g. "https://api.openai.com/v1", "http://127.0.0.1:8000/v1"
+  std::string model;        // the provider's model id
   std::string api_key_env;  // default OPENAI_API_KEY / ANTHROPIC_API_KEY; empty key allowed for local servers
   double temperature = 0.7;
   int max_tokens = 8192;
   bool stream = true;
-  double timeout_s = 300;           // per request, all attempts together
+  double timeout_s = 300;  // per request, all attempts together
   double connect_timeout_s = 10;
   int max_retries = 4;
-  double backoff_initial_s = 1.0;   // doubled each retry, with jitter; Retry-After wins when given
+  double backoff_initial_s = 1.0;  // doubled each retry, with jitter; Retry-After wins when given
   double backoff_max_s = 30;
   double price_input_per_mtok = 0;  // USD per million tokens, for cost accounting
   double price_output_per_mtok = 0;
 
   double cost_usd(const Usage& u) const {
     return (static_cast<double>(u.input_tokens) * price_input_per_mtok +
-            static_cast<double>(u.output_tokens) * price_output_per_mtok) * 1e-6;
+            static_cast<double>(u.output_tokens) * price_output_per_mtok) *
+           1e-6;
   }
   nlohmann::json to_json() const;  // everything but the key
 };

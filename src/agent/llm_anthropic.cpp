@@ -61,10 +61,8 @@ json messages_json(const std::vector<Message>& history) {
         add_turn(messages, "user", std::move(blocks));
         break;
       case Role::kTool:
-        blocks.push_back({{"type", "tool_result"},
-                          {"tool_use_id", m.tool_call_id},
-                          {"content", m.text},
-                          {"is_error", m.is_error}});
+        blocks.push_back(
+            {{"type", "tool_result"}, {"tool_use_id", m.tool_call_id}, {"content", m.text}, {"is_error", m.is_error}});
         add_turn(messages, "user", std::move(blocks));
         break;
       case Role::kAssistant:
@@ -88,8 +86,8 @@ class AnthropicDecoder final : public StreamDecoder {
   bool on_event(const SseEvent& ev, const TextSink& on_text) override {
     json j = parse_untrusted_json(ev.data);
     if (j.is_discarded() || !j.is_object()) {
-      error = Diagnostic::error("nkia_llm_protocol", fmt::format("a stream event is not a JSON object: {}",
-                                                                 ev.data.substr(0, 200)));
+      error = Diagnostic::error("nkia_llm_protocol",
+                                fmt::format("a stream event is not a JSON object: {}", ev.data.substr(0, 200)));
       return false;
     }
     std::string type = string_member(j, "type");
@@ -228,8 +226,9 @@ class AnthropicProtocol final : public LlmProtocol {
     const json* content = member(answer, "content");
     if (!content || !content->is_array()) {
       const std::string msg = error_message_of(answer);
-      return fail("nkia_llm_protocol", msg.empty() ? std::string("the answer has no \"content\" array")
-                                                   : fmt::format("the answer has no \"content\"; the server says: {}", msg));
+      return fail("nkia_llm_protocol", msg.empty()
+                                           ? std::string("the answer has no \"content\" array")
+                                           : fmt::format("the answer has no \"content\"; the server says: {}", msg));
     }
     ChatResponse r;
     for (const auto& block : *content) {
@@ -238,8 +237,8 @@ class AnthropicProtocol final : public LlmProtocol {
         r.text += string_member(block, "text");
       } else if (type == "tool_use") {
         const json* input = member(block, "input");
-        r.tool_calls.push_back({string_member(block, "id"), string_member(block, "name"),
-                                input ? input->dump() : std::string("{}")});
+        r.tool_calls.push_back(
+            {string_member(block, "id"), string_member(block, "name"), input ? input->dump() : std::string("{}")});
       }
     }
     r.stop_reason = stop_reason_of(string_member(answer, "stop_reason"), !r.tool_calls.empty());
@@ -256,6 +255,8 @@ class AnthropicProtocol final : public LlmProtocol {
 
 }  // namespace
 
-std::unique_ptr<LlmProtocol> make_anthropic_protocol() { return std::make_unique<AnthropicProtocol>(); }
+std::unique_ptr<LlmProtocol> make_anthropic_protocol() {
+  return std::make_unique<AnthropicProtocol>();
+}
 
 }  // namespace nki_agent

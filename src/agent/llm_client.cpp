@@ -40,7 +40,9 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-bool retryable_status(long s) { return s == 408 || s == 409 || s == 425 || s == 429 || s >= 500; }
+bool retryable_status(long s) {
+  return s == 408 || s == 409 || s == 425 || s == 429 || s >= 500;
+}
 
 std::string redact(std::string s, const std::string& key) {
   if (key.empty()) return s;
@@ -103,10 +105,10 @@ class HttpLlmClient final : public LlmClient {
     std::optional<double> retry_after;          // the server's wish, seconds
   };
 
-  Result<ChatResponse> chat_attempts(const ChatRequest& req, const std::atomic<bool>* cancel,
-                                     const TextSink& on_text) {
+  Result<ChatResponse> chat_attempts(const ChatRequest& req, const std::atomic<bool>* cancel, const TextSink& on_text) {
     const auto t0 = Clock::now();
-    const auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config_.timeout_s));
+    const auto deadline =
+        t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config_.timeout_s));
     const std::string body =
         protocol_->body(config_, req, config_.stream).dump(-1, ' ', false, json::error_handler_t::replace);
     const int max_attempts = std::max(config_.max_retries, 0) + 1;
@@ -133,8 +135,8 @@ class HttpLlmClient final : public LlmClient {
                     "check that the server is up and the model name is right; raise max_retries or timeout_s "
                     "for a busy server");
 
-      double wait = std::min(config_.backoff_initial_s * std::pow(2.0, attempt - 1), config_.backoff_max_s) *
-                    jitter_factor();
+      double wait =
+          std::min(config_.backoff_initial_s * std::pow(2.0, attempt - 1), config_.backoff_max_s) * jitter_factor();
       if (a.retry_after) wait = *a.retry_after;
       if (seconds_between(Clock::now(), deadline) <= wait) return timed_out(attempt, last_why);
       const auto wake = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait));
@@ -190,7 +192,8 @@ class HttpLlmClient final : public LlmClient {
       return a;
     }
     if (r.outcome == HttpOutcome::kTimeout) {
-      a.final = fail("nkia_llm_timeout", fmt::format("{}: no complete reply within the {:.3g} s deadline", where, config_.timeout_s),
+      a.final = fail("nkia_llm_timeout",
+                     fmt::format("{}: no complete reply within the {:.3g} s deadline", where, config_.timeout_s),
                      "raise timeout_s, or lower max_tokens");
       return a;
     }

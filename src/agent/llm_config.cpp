@@ -7,12 +7,12 @@
 
 #include <fmt/format.h>
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <toml++/toml.h>
 
 namespace nki_agent {
 
@@ -91,22 +91,37 @@ Result<Layer> read_table(const toml::table& t, const std::string& table_name, co
       return {};
     };
     Result<void> r;
-    if (key == "provider") r = str(l.provider);
-    else if (key == "base_url") r = str(l.base_url);
-    else if (key == "model") r = str(l.model);
-    else if (key == "api_key_env") r = str(l.api_key_env);
-    else if (key == "temperature") r = num(l.temperature);
-    else if (key == "max_tokens") r = integer(l.max_tokens);
-    else if (key == "timeout_s") r = num(l.timeout_s);
-    else if (key == "connect_timeout_s") r = num(l.connect_timeout_s);
-    else if (key == "max_retries") r = integer(l.max_retries);
-    else if (key == "backoff_initial_s") r = num(l.backoff_initial_s);
-    else if (key == "backoff_max_s") r = num(l.backoff_max_s);
-    else if (key == "price_input_per_mtok") r = num(l.price_input_per_mtok);
-    else if (key == "price_output_per_mtok") r = num(l.price_output_per_mtok);
+    if (key == "provider")
+      r = str(l.provider);
+    else if (key == "base_url")
+      r = str(l.base_url);
+    else if (key == "model")
+      r = str(l.model);
+    else if (key == "api_key_env")
+      r = str(l.api_key_env);
+    else if (key == "temperature")
+      r = num(l.temperature);
+    else if (key == "max_tokens")
+      r = integer(l.max_tokens);
+    else if (key == "timeout_s")
+      r = num(l.timeout_s);
+    else if (key == "connect_timeout_s")
+      r = num(l.connect_timeout_s);
+    else if (key == "max_retries")
+      r = integer(l.max_retries);
+    else if (key == "backoff_initial_s")
+      r = num(l.backoff_initial_s);
+    else if (key == "backoff_max_s")
+      r = num(l.backoff_max_s);
+    else if (key == "price_input_per_mtok")
+      r = num(l.price_input_per_mtok);
+    else if (key == "price_output_per_mtok")
+      r = num(l.price_output_per_mtok);
     else if (key == "stream") {
-      if (auto b = node.value_exact<bool>()) l.stream = *b;
-      else r = wrong_type("true or false");
+      if (auto b = node.value_exact<bool>())
+        l.stream = *b;
+      else
+        r = wrong_type("true or false");
     } else if (key == "api_key" || key == "key" || key == "apikey") {
       // Refused even when the value is empty: a key in a file ends up in backups and commits.
       return fail(config_error(fmt::format("{}: {} — API keys are not read from files", file, where), file,
@@ -142,12 +157,15 @@ Result<Layer> read_file(const std::string& file, const std::string& name) {
   }
   if (const toml::node* n = root.get("models")) {
     const toml::table* models = n->as_table();
-    if (!models) return fail(config_error(fmt::format("{}: models must be a table of [models.NAME] tables", file), file, n->source()));
+    if (!models)
+      return fail(
+          config_error(fmt::format("{}: models must be a table of [models.NAME] tables", file), file, n->source()));
     std::optional<Layer> chosen;
     for (const auto& [k, m] : *models) {
       const std::string model_name(k.str());
       const toml::table* t = m.as_table();
-      if (!t) return fail(config_error(fmt::format("{}: models.{} must be a table", file, model_name), file, m.source()));
+      if (!t)
+        return fail(config_error(fmt::format("{}: models.{} must be a table", file, model_name), file, m.source()));
       auto layer = read_table(*t, "models." + model_name, file);
       if (!layer) return fail(std::move(layer.error()));
       if (model_name == name) chosen = std::move(*layer);
@@ -293,7 +311,8 @@ Result<void> validate_llm_config(const LlmConfig& c) {
   if (!finite_in(c.timeout_s, 1e-3, 86400)) return bad(fmt::format("timeout_s {} is outside (0, 86400]", c.timeout_s));
   if (!finite_in(c.connect_timeout_s, 1e-3, 86400))
     return bad(fmt::format("connect_timeout_s {} is outside (0, 86400]", c.connect_timeout_s));
-  if (c.max_retries < 0 || c.max_retries > 100) return bad(fmt::format("max_retries {} is outside [0, 100]", c.max_retries));
+  if (c.max_retries < 0 || c.max_retries > 100)
+    return bad(fmt::format("max_retries {} is outside [0, 100]", c.max_retries));
   if (!finite_in(c.backoff_initial_s, 0, 3600) || !finite_in(c.backoff_max_s, 0, 3600))
     return bad("backoff_initial_s and backoff_max_s must lie in [0, 3600]");
   if (!finite_in(c.price_input_per_mtok, 0, 1e6) || !finite_in(c.price_output_per_mtok, 0, 1e6))

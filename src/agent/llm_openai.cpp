@@ -81,9 +81,8 @@ json message_json(const Message& m) {
       if (!m.tool_calls.empty()) {
         json calls = json::array();
         for (const auto& c : m.tool_calls)
-          calls.push_back({{"id", c.id},
-                           {"type", "function"},
-                           {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+          calls.push_back(
+              {{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
         j["tool_calls"] = std::move(calls);
       }
       return j;
@@ -101,8 +100,8 @@ class OpenAiDecoder final : public StreamDecoder {
     }
     json j = parse_untrusted_json(ev.data);
     if (j.is_discarded() || !j.is_object()) {
-      error = Diagnostic::error("nkia_llm_protocol", fmt::format("a stream chunk is not a JSON object: {}",
-                                                                 ev.data.substr(0, 200)));
+      error = Diagnostic::error("nkia_llm_protocol",
+                                fmt::format("a stream chunk is not a JSON object: {}", ev.data.substr(0, 200)));
       return false;
     }
     if (const json* e = member(j, "error"); e && !e->is_null()) {
@@ -130,7 +129,8 @@ class OpenAiDecoder final : public StreamDecoder {
       for (const auto& c : *calls) {
         // Deltas of one call share its index; the id and name come with the first.
         const json* idx = member(c, "index");
-        const int64_t index = idx && idx->is_number_integer() ? idx->get<int64_t>() : static_cast<int64_t>(calls_.size());
+        const int64_t index =
+            idx && idx->is_number_integer() ? idx->get<int64_t>() : static_cast<int64_t>(calls_.size());
         auto [it, fresh] = slot_.try_emplace(index, calls_.size());
         if (fresh) calls_.emplace_back();
         ToolCall& call = calls_[it->second];
@@ -196,8 +196,10 @@ class OpenAiProtocol final : public LlmProtocol {
       json tools = json::array();
       for (const auto& t : req.tools)
         tools.push_back({{"type", "function"},
-                         {"function", {{"name", t.name}, {"description", t.description},
-                                       {"parameters", t.parameters.is_null() ? json::object() : t.parameters}}}});
+                         {"function",
+                          {{"name", t.name},
+                           {"description", t.description},
+                           {"parameters", t.parameters.is_null() ? json::object() : t.parameters}}}});
       b["tools"] = std::move(tools);
     }
     if (stream) {
@@ -212,8 +214,9 @@ class OpenAiProtocol final : public LlmProtocol {
     const json* choices = member(answer, "choices");
     if (!choices || !choices->is_array() || choices->empty()) {
       const std::string msg = error_message_of(answer);
-      return fail("nkia_llm_protocol", msg.empty() ? std::string("the answer has no \"choices\"")
-                                                   : fmt::format("the answer has no \"choices\"; the server says: {}", msg));
+      return fail("nkia_llm_protocol", msg.empty()
+                                           ? std::string("the answer has no \"choices\"")
+                                           : fmt::format("the answer has no \"choices\"; the server says: {}", msg));
     }
     const json* msg = member((*choices)[0], "message");
     if (!msg || !msg->is_object()) return fail("nkia_llm_protocol", "choices[0] has no \"message\" object");
@@ -223,7 +226,8 @@ class OpenAiProtocol final : public LlmProtocol {
       for (const auto& c : *calls) {
         const json* fn = member(c, "function");
         if (!fn || !fn->is_object()) return fail("nkia_llm_protocol", "a tool call has no \"function\" object");
-        r.tool_calls.push_back({string_member(c, "id"), string_member(*fn, "name"), arguments_text(member(*fn, "arguments"))});
+        r.tool_calls.push_back(
+            {string_member(c, "id"), string_member(*fn, "name"), arguments_text(member(*fn, "arguments"))});
       }
     }
     r.stop_reason = stop_reason_of(string_member((*choices)[0], "finish_reason"), !r.tool_calls.empty());
@@ -241,6 +245,8 @@ class OpenAiProtocol final : public LlmProtocol {
 
 }  // namespace
 
-std::unique_ptr<LlmProtocol> make_openai_protocol() { return std::make_unique<OpenAiProtocol>(); }
+std::unique_ptr<LlmProtocol> make_openai_protocol() {
+  return std::make_unique<OpenAiProtocol>();
+}
 
 }  // namespace nki_agent

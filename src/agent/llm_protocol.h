@@ -9,8 +9,8 @@
 
 #include <memory>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent/llm.h"

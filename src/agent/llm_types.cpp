@@ -2,12 +2,14 @@
 #include <fmt/format.h>
 
 #include "agent/llm.h"
+#include "agent/llm_protocol.h"
 
 namespace nki_agent {
 
+// A model's arguments are untrusted text: parsed with the depth limit of llm_protocol.h (a deeply
+// nested value would overflow the stack when dumped).
 nlohmann::json ToolCall::parsed() const {
-  auto j = nlohmann::json::parse(arguments, nullptr, false);
-  return j;
+  return parse_untrusted_json(arguments);
 }
 
 std::string_view role_name(Role r) {
@@ -74,7 +76,10 @@ nlohmann::json LlmConfig::to_json() const {
           {"max_tokens", max_tokens},
           {"stream", stream},
           {"timeout_s", timeout_s},
+          {"connect_timeout_s", connect_timeout_s},
           {"max_retries", max_retries},
+          {"backoff_initial_s", backoff_initial_s},
+          {"backoff_max_s", backoff_max_s},
           {"price_input_per_mtok", price_input_per_mtok},
           {"price_output_per_mtok", price_output_per_mtok}};
 }

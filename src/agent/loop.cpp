@@ -14,7 +14,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 nlohmann::json usage_json(const Usage& u) {
   return {{"input_tokens", u.input_tokens}, {"output_tokens", u.output_tokens}};
@@ -77,7 +79,9 @@ class Run {
       escalated_ = true;
       progress(fmt::format("escalating from {} to {} after {} failed turns", model_.config().name,
                            stronger_->config().name, failed_turns_));
-      emit({{"type", "escalate"}, {"from", model_.config().name}, {"to", stronger_->config().name},
+      emit({{"type", "escalate"},
+            {"from", model_.config().name},
+            {"to", stronger_->config().name},
             {"failed_turns", failed_turns_}});
     }
     return escalated_ ? *stronger_ : model_;
@@ -98,7 +102,10 @@ class Run {
     res_.turns = turn;
     if (!resp) {
       res_.error = resp.error().format();
-      emit({{"type", "model_call"}, {"turn", turn}, {"model", llm.config().name}, {"seconds", secs},
+      emit({{"type", "model_call"},
+            {"turn", turn},
+            {"model", llm.config().name},
+            {"seconds", secs},
             {"error", resp.error().to_json()}});
       progress(fmt::format("turn {}: model call failed: {}", turn, resp.error().message));
       return std::nullopt;
@@ -118,8 +125,8 @@ class Run {
           {"attempts", resp->attempts},
           {"message", m.to_json()}});
     progress(fmt::format("turn {}: {} replied ({} tool call{}, {} tokens out, {:.1f} s)", turn, llm.config().name,
-                         resp->tool_calls.size(), resp->tool_calls.size() == 1 ? "" : "s",
-                         resp->usage.output_tokens, secs));
+                         resp->tool_calls.size(), resp->tool_calls.size() == 1 ? "" : "s", resp->usage.output_tokens,
+                         secs));
     return std::move(*resp);
   }
 
@@ -146,8 +153,10 @@ class Run {
     res_.tool_seconds += tr.seconds;
     nlohmann::json args = nlohmann::json::object();
     auto parsed = call.parsed();
-    if (parsed.is_object()) args = parsed;
-    else args = {{"raw", call.arguments.substr(0, 2000)}};
+    if (parsed.is_object())
+      args = parsed;
+    else
+      args = {{"raw", call.arguments.substr(0, 2000)}};
     if (!tr.kernel.empty()) args["kernel_sha256"] = sha256_hex(tr.kernel);
     emit({{"type", "tool"},
           {"turn", turn},
@@ -159,11 +168,15 @@ class Run {
           {"is_error", tr.is_error},
           {"result", tr.data},
           {"seconds", tr.seconds}});
-    std::string verdict = tr.is_error ? "error" : tr.passed ? "PASS" : tr.verified ? "FAIL" : tr.compiled ? "ok" : "failed";
+    std::string verdict = tr.is_error   ? "error"
+                          : tr.passed   ? "PASS"
+                          : tr.verified ? "FAIL"
+                          : tr.compiled ? "ok"
+                                        : "failed";
     if (tr.verified && !tr.passed && tr.verify) verdict += " " + tr.verify->check;
     if (call.name == "lookup") verdict = "done";
-    progress(fmt::format("turn {}: {}{} -> {} ({:.1f} s)", turn, call.name, implicit ? " (reply's kernel)" : "", verdict,
-                         tr.seconds));
+    progress(fmt::format("turn {}: {}{} -> {} ({:.1f} s)", turn, call.name, implicit ? " (reply's kernel)" : "",
+                         verdict, tr.seconds));
   }
 
   void add_user(int turn, std::string text) {
@@ -196,7 +209,9 @@ class Run {
       progress("turn 1: no kernel in the reply");
       return;
     }
-    ToolCall implicit{"single-shot", "verify", nlohmann::json({{"kernel_code", src}}).dump()};
+    ToolCall implicit{
+        "single-shot", "verify",
+        nlohmann::json({{"kernel_code", src}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
     ToolResult tr = tools_.verify(src);
     res_.tool_calls = 1;
     record_tool(1, implicit, tr, true);
@@ -232,7 +247,9 @@ class Run {
       if (resp->tool_calls.empty()) {
         const std::string src = extract_kernel(resp->text, task_.entry);
         if (!src.empty() && src != last_verified_) {
-          ToolCall implicit{"reply-" + std::to_string(turn), "verify", nlohmann::json({{"kernel_code", src}}).dump()};
+          ToolCall implicit{
+              "reply-" + std::to_string(turn), "verify",
+              nlohmann::json({{"kernel_code", src}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
           ToolResult tr = tools_.verify(src);
           last_verified_ = src;
           ++res_.tool_calls;
@@ -244,13 +261,16 @@ class Run {
             break;
           }
           std::string text = "Your reply ended without a tool call, so its last kernel was verified:\n" + tr.content;
-          if (ok) text += optimize_note(optimize_left);
-          else text += "\nFix it and call verify (or submit) with the corrected kernel.";
+          if (ok)
+            text += optimize_note(optimize_left);
+          else
+            text += "\nFix it and call verify (or submit) with the corrected kernel.";
           turn_failed = !ok;
           add_user(turn, std::move(text));
         } else if (resp->stop_reason == "max_tokens" || resp->stop_reason == "truncated") {
-          add_user(turn, "Your reply was cut off. Keep replies short: send the kernel through the compile or verify "
-                         "tool instead of repeating it in text.");
+          add_user(turn,
+                   "Your reply was cut off. Keep replies short: send the kernel through the compile or verify "
+                   "tool instead of repeating it in text.");
           turn_failed = true;
         } else {
           add_user(turn, res_.passed ? "Submit your fastest correct kernel with the submit tool, or keep optimising."
@@ -340,8 +360,11 @@ nlohmann::json SolveResult::to_json() const {
                       {"prompt_version", prompt_version}};
   if (!error.empty()) j["error"] = error;
   if (verify) {
-    nlohmann::json v = {{"passed", verify->passed}, {"check", verify->check}, {"cases_total", verify->cases_total},
-                        {"cases_passed", verify->cases_passed}, {"speed", verify->speed.to_json()}};
+    nlohmann::json v = {{"passed", verify->passed},
+                        {"check", verify->check},
+                        {"cases_total", verify->cases_total},
+                        {"cases_passed", verify->cases_passed},
+                        {"speed", verify->speed.to_json()}};
     j["verify"] = std::move(v);
   }
   return j;

@@ -43,20 +43,20 @@ struct SolveOptions {
 };
 
 struct SolveResult {
-  std::string task;                     // id_name
-  std::string status = "failed";        // "passed", "compiled", "failed", "refused", "error"
+  std::string task;               // id_name
+  std::string status = "failed";  // "passed", "compiled", "failed", "refused", "error"
   bool compiled = false;
   bool passed = false;
-  std::string kernel;                   // the best kernel (see above)
-  std::optional<VerifyResult> verify;   // the best kernel's verification, when it had one
-  double speedup = 0;                   // of the best passing kernel (0: none passed or not measured)
+  std::string kernel;                  // the best kernel (see above)
+  std::optional<VerifyResult> verify;  // the best kernel's verification, when it had one
+  double speedup = 0;                  // of the best passing kernel (0: none passed or not measured)
   int turns = 0, tool_calls = 0;
-  int first_pass_turn = 0;              // 0: never passed
+  int first_pass_turn = 0;  // 0: never passed
   Usage usage;
   double cost_usd = 0;
   double seconds = 0, model_seconds = 0, tool_seconds = 0;
-  std::vector<std::string> models;      // the models used, in order
-  std::string error;                    // why the run ended early, when it did
+  std::vector<std::string> models;  // the models used, in order
+  std::string error;                // why the run ended early, when it did
   std::string prompt_version;
 
   nlohmann::json to_json() const;  // without the VerifyResult's cases (summary only)

@@ -65,8 +65,8 @@ std::map<std::string, std::string> fragments(std::string_view text) {
     std::string name(text.substr(name_begin, name_end - name_begin));
     size_t body_begin = name_end + 4;
     size_t next = text.find(kFragmentMarker, body_begin);
-    std::string_view body = text.substr(body_begin, next == std::string_view::npos ? std::string_view::npos
-                                                                                   : next - body_begin);
+    std::string_view body =
+        text.substr(body_begin, next == std::string_view::npos ? std::string_view::npos : next - body_begin);
     out[name] = trim_newlines(strip_comments(body));
     pos = next;
   }
@@ -111,9 +111,13 @@ const std::string& fragment(const std::map<std::string, std::string>& frags, con
   return it->second;
 }
 
-std::string rank_label(size_t rank) { return rank == 0 ? "scalar" : fmt::format("rank {}", rank); }
+std::string rank_label(size_t rank) {
+  return rank == 0 ? "scalar" : fmt::format("rank {}", rank);
+}
 
-std::string arg_kind(ArgKind k) { return k == ArgKind::kInput ? "input" : "parameter"; }
+std::string arg_kind(ArgKind k) {
+  return k == ArgKind::kInput ? "input" : "parameter";
+}
 
 std::string dtype_text(DType kernel, const std::string& torch) {
   std::string k(dtype_name(kernel));
@@ -167,7 +171,8 @@ std::string rank_section_of(const Task& task, std::string_view version) {
   // Each axis, and for rank >= 3 the rows its leading axes make when flattened (B·S of (B, S, D)).
   auto note_dims = [&](const std::string& what, const Shape& shape, bool prompt) {
     std::vector<std::pair<std::string, int64_t>> dims;
-    for (size_t a = 0; a < shape.size(); ++a) dims.emplace_back(fmt::format("{} axis {} = {}", what, a, shape[a]), shape[a]);
+    for (size_t a = 0; a < shape.size(); ++a)
+      dims.emplace_back(fmt::format("{} axis {} = {}", what, a, shape[a]), shape[a]);
     if (shape.size() >= 3) {
       int64_t rows = 1;
       for (size_t a = 0; a + 1 < shape.size(); ++a) rows *= shape[a];
@@ -196,7 +201,8 @@ std::string rank_section_of(const Task& task, std::string_view version) {
   // Variant shapes count for ragged sizes and ranks too.
   for (const TaskVariant& v : task.variants) {
     for (const auto& [name, shape] : v.args) note_dims(fmt::format("`{}` ({})", name, v.name), shape, false);
-    for (size_t i = 0; i < v.outputs.size(); ++i) note_dims(fmt::format("output {} ({})", i, v.name), v.outputs[i], false);
+    for (size_t i = 0; i < v.outputs.size(); ++i)
+      note_dims(fmt::format("output {} ({})", i, v.name), v.outputs[i], false);
   }
 
   out += "\n";
@@ -205,7 +211,8 @@ std::string rank_section_of(const Task& task, std::string_view version) {
   if (ranks.count(3) + ranks.count(4) + ranks.count(5) > 0 &&
       (topic.find("conv") != std::string::npos || topic.find("pool") != std::string::npos))
     out += frag("conv") + "\n";
-  if (!large_partition.empty()) out += substitute(frag("large_partition"), {{"dims", join(large_partition, ", ")}}) + "\n";
+  if (!large_partition.empty())
+    out += substitute(frag("large_partition"), {{"dims", join(large_partition, ", ")}}) + "\n";
   if (!large_free.empty()) out += substitute(frag("large_free"), {{"dims", join(large_free, ", ")}}) + "\n";
   if (!ragged.empty()) out += substitute(frag("ragged"), {{"dims", join(ragged, ", ")}}) + "\n";
 
@@ -227,7 +234,9 @@ std::string rank_section_of(const Task& task, std::string_view version) {
 
 }  // namespace
 
-std::string rank_section(const Task& task) { return rank_section_of(task, PromptOptions{}.version); }
+std::string rank_section(const Task& task) {
+  return rank_section_of(task, PromptOptions{}.version);
+}
 
 Result<Prompt> build_prompt(const Task& task, const PromptOptions& opt) {
   const std::vector<std::string> versions = prompt_versions();
@@ -239,8 +248,7 @@ Result<Prompt> build_prompt(const Task& task, const PromptOptions& opt) {
                 "use \"legacy\" (neuronxcc.nki) or \"current\" (nki)");
   if (!task.dialects.empty() &&
       std::find(task.dialects.begin(), task.dialects.end(), opt.dialect) == task.dialects.end())
-    return fail("nkia_prompt_dialect",
-                fmt::format("task {} does not accept the {} dialect", task.label(), opt.dialect),
+    return fail("nkia_prompt_dialect", fmt::format("task {} does not accept the {} dialect", task.label(), opt.dialect),
                 fmt::format("use one of the task's dialects: {}", join(task.dialects, ", ")));
 
   const std::string& v = opt.version;
@@ -264,7 +272,8 @@ Result<Prompt> build_prompt(const Task& task, const PromptOptions& opt) {
     const TaskArg& a = task.args[i];
     names.push_back(a.name);
     arg_lines.push_back(fmt::format("{}. `{}` — {}, {}, shape {} ({})", i + 1, a.name, arg_kind(a.kind),
-                                    dtype_text(a.dtype, a.torch_dtype), shape_str(a.shape), rank_label(a.shape.size())));
+                                    dtype_text(a.dtype, a.torch_dtype), shape_str(a.shape),
+                                    rank_label(a.shape.size())));
   }
   std::set<DType> out_dtypes;
   for (size_t i = 0; i < task.outputs.size(); ++i) {
@@ -275,16 +284,18 @@ Result<Prompt> build_prompt(const Task& task, const PromptOptions& opt) {
   }
   for (DType d : out_dtypes) {
     const Tolerance& t = task.tolerance_for(d);
-    tol_lines.push_back(fmt::format("{}: atol {:g}, rtol {:g} per element (|got - want| <= atol + rtol * |want|), "
-                                    "and ||got - want|| / ||want|| <= {:g}",
-                                    dtype_name(d), t.atol, t.rtol, t.norm_rtol));
+    tol_lines.push_back(
+        fmt::format("{}: atol {:g}, rtol {:g} per element (|got - want| <= atol + rtol * |want|), "
+                    "and ||got - want|| / ||want|| <= {:g}",
+                    dtype_name(d), t.atol, t.rtol, t.norm_rtol));
   }
   std::string precision;
   if (task.strict_precision) {
     std::vector<std::string> forbidden;
     for (DType d : task.forbidden_dtypes()) forbidden.emplace_back(dtype_name(d));
     precision = "strict — keep the task's precision";
-    if (!forbidden.empty()) precision += fmt::format("; these types may not appear in the kernel: {}", join(forbidden, ", "));
+    if (!forbidden.empty())
+      precision += fmt::format("; these types may not appear in the kernel: {}", join(forbidden, ", "));
   } else {
     precision = "any — lower-precision arithmetic is allowed as long as the tolerance holds";
   }

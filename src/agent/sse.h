@@ -38,9 +38,9 @@ class SseParser {
   void dispatch(std::vector<SseEvent>& out);
 
   size_t max_line_;
-  std::string partial_;      // the current, unfinished line
-  bool after_cr_ = false;    // the last byte was \r: a \n right after it belongs to the same break
-  bool started_ = false;     // the byte-order mark is only skipped at the very start
+  std::string partial_;    // the current, unfinished line
+  bool after_cr_ = false;  // the last byte was \r: a \n right after it belongs to the same break
+  bool started_ = false;   // the byte-order mark is only skipped at the very start
   SseEvent pending_;
   bool has_data_ = false;    // a data: line arrived for pending_
   bool has_fields_ = false;  // any field arrived for pending_

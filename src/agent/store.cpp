@@ -72,7 +72,8 @@ Result<std::unique_ptr<ResultStore>> ResultStore::open(const std::string& path) 
 
 Result<void> ResultStore::add_run(const RunInfo& run) {
   try {
-    SQLite::Statement q(*db_, "INSERT INTO runs(run_id, key, model, tasks_root, options, created) VALUES (?,?,?,?,?,?)");
+    SQLite::Statement q(*db_,
+                        "INSERT INTO runs(run_id, key, model, tasks_root, options, created) VALUES (?,?,?,?,?,?)");
     q.bind(1, run.run_id);
     q.bind(2, run.key);
     q.bind(3, run.model);
@@ -156,10 +157,11 @@ Result<std::set<std::string>> ResultStore::finished_tasks(const std::string& run
 Result<std::vector<TaskRow>> ResultStore::results(const std::string& run_id) {
   try {
     std::vector<TaskRow> rows;
-    SQLite::Statement q(*db_,
-                        "SELECT task_id, task, level, category, status, compiled, passed, speedup, turns, tool_calls, "
-                        "input_tokens, output_tokens, cost_usd, seconds, error, kernel, trajectory, result FROM results "
-                        "WHERE run_id = ? ORDER BY task_id");
+    SQLite::Statement q(
+        *db_,
+        "SELECT task_id, task, level, category, status, compiled, passed, speedup, turns, tool_calls, "
+        "input_tokens, output_tokens, cost_usd, seconds, error, kernel, trajectory, result FROM results "
+        "WHERE run_id = ? ORDER BY task_id");
     q.bind(1, run_id);
     while (q.executeStep()) {
       TaskRow r;

@@ -33,12 +33,15 @@ nlohmann::json kernel_schema(bool required) {
 
 std::string output_list(const std::vector<TensorSpec>& specs) {
   std::string s;
-  for (const auto& t : specs) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", dtype_name(t.dtype), shape_str(t.shape));
+  for (const auto& t : specs)
+    s += fmt::format("{}{} {}", s.empty() ? "" : ", ", dtype_name(t.dtype), shape_str(t.shape));
   return s.empty() ? "none" : s;
 }
 
 // One paragraph for a kernel Diagnostic: code, where, what, how to fix.
-std::string diagnostic_text(const Diagnostic& d) { return d.format(); }
+std::string diagnostic_text(const Diagnostic& d) {
+  return d.format();
+}
 
 }  // namespace
 
@@ -132,8 +135,8 @@ ToolResult AgentTools::call(const ToolCall& c) {
     std::string source;
     if (!source_arg(source)) {
       r.is_error = true;
-      r.content = fmt::format("{} needs {{\"kernel_code\": \"<the complete kernel module>\"}} (no earlier kernel to reuse).",
-                              c.name);
+      r.content = fmt::format(
+          "{} needs {{\"kernel_code\": \"<the complete kernel module>\"}} (no earlier kernel to reuse).", c.name);
       return r;
     }
     if (c.name == "compile") return compile(source);
@@ -172,10 +175,11 @@ ToolResult AgentTools::compile(const std::string& source) {
   std::string per_engine;
   for (int e = 0; e < kNumEngines; ++e)
     if (s.per_engine[e] > 0)
-      per_engine += fmt::format("{}{} {}", per_engine.empty() ? "" : ", ", engine_name(static_cast<Engine>(e)),
-                                s.per_engine[e]);
-  std::string text = fmt::format("COMPILED on {} at the prompt's shapes: {} instructions ({}), {} bytes moved by DMA.\n",
-                                 task_.target, s.instructions, per_engine.empty() ? "none" : per_engine, s.dma_bytes);
+      per_engine +=
+          fmt::format("{}{} {}", per_engine.empty() ? "" : ", ", engine_name(static_cast<Engine>(e)), s.per_engine[e]);
+  std::string text =
+      fmt::format("COMPILED on {} at the prompt's shapes: {} instructions ({}), {} bytes moved by DMA.\n", task_.target,
+                  s.instructions, per_engine.empty() ? "none" : per_engine, s.dma_bytes);
   text += "outputs: " + output_list(outcome->output_specs) + "\n";
   // The outputs the task expects: a cheap early warning before verify.
   std::vector<std::string> problems;
@@ -331,7 +335,8 @@ std::string extract_kernel(const std::string& text, const std::string& entry) {
       close += 3;
     }
     // An unclosed fence (a reply cut off) runs to the end.
-    const std::string body = text.substr(info_end + 1, (close == std::string::npos ? text.size() : close) - info_end - 1);
+    const std::string body =
+        text.substr(info_end + 1, (close == std::string::npos ? text.size() : close) - info_end - 1);
     const bool python = lang == "python" || lang == "py" || lang == "python3" ||
                         (lang.empty() && body.find("nki") != std::string::npos);
     if (python) {

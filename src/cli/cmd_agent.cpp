@@ -33,7 +33,9 @@ namespace {
 namespace fs = std::filesystem;
 
 std::atomic<bool> g_cancel{false};
-extern "C" void on_sigint(int) { g_cancel.store(true); }
+extern "C" void on_sigint(int) {
+  g_cancel.store(true);
+}
 
 void install_sigint() {
   struct sigaction sa {};
@@ -69,8 +71,9 @@ struct ModelFlags {
 };
 
 void add_model_flags(CLI::App* sub, ModelFlags& m) {
-  sub->add_option("--config", m.config, "Model configuration file (TOML; default $NKIA_CONFIG, "
-                                        "~/.config/nki-agent/config.toml)");
+  sub->add_option("--config", m.config,
+                  "Model configuration file (TOML; default $NKIA_CONFIG, "
+                  "~/.config/nki-agent/config.toml)");
   sub->add_option("--provider", m.provider, "openai (chat completions) or anthropic (messages)")
       ->check(CLI::IsMember({"openai", "anthropic"}));
   sub->add_option("--base-url", m.base_url, "The endpoint, e.g. http://127.0.0.1:8000/v1");
@@ -174,10 +177,10 @@ int run_solve(const Context& ctx, const SolveFlags& f) {
   vo.speed = cost_speed_model();
   AgentTools tools(*task, **service, vo);
 
-  const std::string traj_path = !f.trajectory.empty()
-                                    ? f.trajectory
-                                    : (fs::path("nki-agent-runs") / ("solve-" + task->label() + "-" + utc_stamp() + ".jsonl"))
-                                          .string();
+  const std::string traj_path =
+      !f.trajectory.empty()
+          ? f.trajectory
+          : (fs::path("nki-agent-runs") / ("solve-" + task->label() + "-" + utc_stamp() + ".jsonl")).string();
   auto traj = TrajectoryWriter::open(traj_path);
   if (!traj) return report(ctx, traj.error());
   SolveOptions so = solve_options(f.run, f.model);
@@ -277,9 +280,11 @@ int run_bench_cmd(const Context& ctx, const BenchFlags& f) {
 
 void add_agent_commands(CLI::App& app, Context& ctx) {
   auto s = std::make_shared<SolveFlags>();
-  auto* solve = app.add_subcommand("solve", "The agent on one task: an LLM writes, compiles, verifies and fixes a kernel");
+  auto* solve =
+      app.add_subcommand("solve", "The agent on one task: an LLM writes, compiles, verifies and fixes a kernel");
   solve->add_option("--task,-t", s->task, "The task: its folder, or its id under --root")->required();
-  solve->add_option("--root", s->root, "Where task ids are looked up (default: $NKIA_TASKS, ./tasks/nkibench, ./tasks)");
+  solve->add_option("--root", s->root,
+                    "Where task ids are looked up (default: $NKIA_TASKS, ./tasks/nkibench, ./tasks)");
   solve->add_option("--model,-m", s->model.model, "The model: a [models.NAME] of the config file, or a model id")
       ->required();
   solve->add_option("--out,-o", s->out, "Write the best kernel here");
@@ -291,8 +296,9 @@ void add_agent_commands(CLI::App& app, Context& ctx) {
 
   auto b = std::make_shared<BenchFlags>();
   auto* bench = app.add_subcommand(
-      "bench", "The agent over a benchmark (or, with no model, every task's baseline): results in SQLite, a summary "
-               "per level");
+      "bench",
+      "The agent over a benchmark (or, with no model, every task's baseline): results in SQLite, a summary "
+      "per level");
   bench->add_option("--tasks", b->tasks, "The task folder (default: $NKIA_TASKS, ./tasks/nkibench, ./tasks)");
   bench->add_option("--only", b->filter, "Only these task ids or id prefixes (e.g. L1_0)");
   bench->add_option("--model,-m", b->model.model, "The model (none: the baselines)");

@@ -31,7 +31,9 @@ std::vector<std::string> split(const std::string& s, size_t n) {
   return out;
 }
 
-std::string data_event(const json& j) { return "data: " + j.dump() + "\n\n"; }
+std::string data_event(const json& j) {
+  return "data: " + j.dump() + "\n\n";
+}
 std::string named_event(const std::string& name, const json& j) {
   return "event: " + name + "\ndata: " + j.dump() + "\n\n";
 }
@@ -56,15 +58,17 @@ json anthropic_input(const std::string& raw) {
 
 std::vector<std::string> openai_stream(const MockReply& r, const std::string& model) {
   auto chunk = [&](json delta, json finish) {
-    return data_event({{"id", "chatcmpl-mock"},
-                       {"object", "chat.completion.chunk"},
-                       {"model", model},
-                       {"choices", json::array({{{"index", 0}, {"delta", std::move(delta)}, {"finish_reason", finish}}})}});
+    return data_event(
+        {{"id", "chatcmpl-mock"},
+         {"object", "chat.completion.chunk"},
+         {"model", model},
+         {"choices", json::array({{{"index", 0}, {"delta", std::move(delta)}, {"finish_reason", finish}}})}});
   };
   const std::string stop = stop_reason_of(r);
   std::vector<std::string> ev;
   ev.push_back(chunk({{"role", "assistant"}, {"content", ""}}, nullptr));
-  for (const auto& piece : split(r.text, 3)) ev.push_back(chunk({{stop == "refusal" ? "refusal" : "content", piece}}, nullptr));
+  for (const auto& piece : split(r.text, 3))
+    ev.push_back(chunk({{stop == "refusal" ? "refusal" : "content", piece}}, nullptr));
   for (size_t i = 0; i < r.tool_calls.size(); ++i) {
     const auto& c = r.tool_calls[i];
     ev.push_back(chunk({{"tool_calls", json::array({{{"index", i},
@@ -76,7 +80,8 @@ std::vector<std::string> openai_stream(const MockReply& r, const std::string& mo
     const bool last = i + 1 == r.tool_calls.size();
     for (size_t h = 0; h < halves.size(); ++h) {
       if (r.truncate && last && h == 1) return ev;
-      ev.push_back(chunk({{"tool_calls", json::array({{{"index", i}, {"function", {{"arguments", halves[h]}}}}})}}, nullptr));
+      ev.push_back(
+          chunk({{"tool_calls", json::array({{{"index", i}, {"function", {{"arguments", halves[h]}}}}})}}, nullptr));
     }
   }
   if (r.truncate) return ev;
@@ -85,9 +90,10 @@ std::vector<std::string> openai_stream(const MockReply& r, const std::string& mo
                            {"object", "chat.completion.chunk"},
                            {"model", model},
                            {"choices", json::array()},
-                           {"usage", {{"prompt_tokens", r.input_tokens},
-                                      {"completion_tokens", r.output_tokens},
-                                      {"total_tokens", r.input_tokens + r.output_tokens}}}}));
+                           {"usage",
+                            {{"prompt_tokens", r.input_tokens},
+                             {"completion_tokens", r.output_tokens},
+                             {"total_tokens", r.input_tokens + r.output_tokens}}}}));
   ev.push_back("data: [DONE]\n\n");
   return ev;
 }
@@ -102,63 +108,70 @@ json openai_json(const MockReply& r, const std::string& model) {
   if (!r.tool_calls.empty()) {
     json calls = json::array();
     for (const auto& c : r.tool_calls)
-      calls.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+      calls.push_back(
+          {{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
     msg["tool_calls"] = std::move(calls);
   }
-  return {{"id", "chatcmpl-mock"},
-          {"object", "chat.completion"},
-          {"model", model},
-          {"choices", json::array({{{"index", 0}, {"message", std::move(msg)}, {"finish_reason", openai_finish(stop)}}})},
-          {"usage", {{"prompt_tokens", r.input_tokens},
-                     {"completion_tokens", r.output_tokens},
-                     {"total_tokens", r.input_tokens + r.output_tokens}}}};
+  return {
+      {"id", "chatcmpl-mock"},
+      {"object", "chat.completion"},
+      {"model", model},
+      {"choices", json::array({{{"index", 0}, {"message", std::move(msg)}, {"finish_reason", openai_finish(stop)}}})},
+      {"usage",
+       {{"prompt_tokens", r.input_tokens},
+        {"completion_tokens", r.output_tokens},
+        {"total_tokens", r.input_tokens + r.output_tokens}}}};
 }
 
 std::vector<std::string> anthropic_stream(const MockReply& r, const std::string& model) {
   std::vector<std::string> ev;
   ev.push_back(named_event("message_start", {{"type", "message_start"},
-                                             {"message", {{"id", "msg_mock"},
-                                                          {"type", "message"},
-                                                          {"role", "assistant"},
-                                                          {"model", model},
-                                                          {"content", json::array()},
-                                                          {"stop_reason", nullptr},
-                                                          {"usage", {{"input_tokens", r.input_tokens}, {"output_tokens", 1}}}}}}));
+                                             {"message",
+                                              {{"id", "msg_mock"},
+                                               {"type", "message"},
+                                               {"role", "assistant"},
+                                               {"model", model},
+                                               {"content", json::array()},
+                                               {"stop_reason", nullptr},
+                                               {"usage", {{"input_tokens", r.input_tokens}, {"output_tokens", 1}}}}}}));
   ev.push_back(named_event("ping", {{"type", "ping"}}));
   int index = 0;
   if (!r.text.empty()) {
-    ev.push_back(named_event("content_block_start", {{"type", "content_block_start"},
-                                                     {"index", index},
-                                                     {"content_block", {{"type", "text"}, {"text", ""}}}}));
+    ev.push_back(named_event(
+        "content_block_start",
+        {{"type", "content_block_start"}, {"index", index}, {"content_block", {{"type", "text"}, {"text", ""}}}}));
     for (const auto& piece : split(r.text, 3))
-      ev.push_back(named_event("content_block_delta", {{"type", "content_block_delta"},
-                                                       {"index", index},
-                                                       {"delta", {{"type", "text_delta"}, {"text", piece}}}}));
+      ev.push_back(named_event(
+          "content_block_delta",
+          {{"type", "content_block_delta"}, {"index", index}, {"delta", {{"type", "text_delta"}, {"text", piece}}}}));
     if (r.truncate && r.tool_calls.empty()) return ev;
     ev.push_back(named_event("content_block_stop", {{"type", "content_block_stop"}, {"index", index}}));
     ++index;
   }
   for (size_t i = 0; i < r.tool_calls.size(); ++i, ++index) {
     const auto& c = r.tool_calls[i];
-    ev.push_back(named_event("content_block_start",
-                             {{"type", "content_block_start"},
-                              {"index", index},
-                              {"content_block", {{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", json::object()}}}}));
+    ev.push_back(named_event(
+        "content_block_start",
+        {{"type", "content_block_start"},
+         {"index", index},
+         {"content_block", {{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", json::object()}}}}));
     auto halves = split(c.arguments, 2);
     const bool last = i + 1 == r.tool_calls.size();
     for (size_t h = 0; h < halves.size(); ++h) {
       if (r.truncate && last && h == 1) return ev;
-      ev.push_back(named_event("content_block_delta", {{"type", "content_block_delta"},
-                                                       {"index", index},
-                                                       {"delta", {{"type", "input_json_delta"}, {"partial_json", halves[h]}}}}));
+      ev.push_back(
+          named_event("content_block_delta", {{"type", "content_block_delta"},
+                                              {"index", index},
+                                              {"delta", {{"type", "input_json_delta"}, {"partial_json", halves[h]}}}}));
     }
     if (r.truncate && last) return ev;
     ev.push_back(named_event("content_block_stop", {{"type", "content_block_stop"}, {"index", index}}));
   }
   if (r.truncate) return ev;
-  ev.push_back(named_event("message_delta", {{"type", "message_delta"},
-                                             {"delta", {{"stop_reason", stop_reason_of(r)}, {"stop_sequence", nullptr}}},
-                                             {"usage", {{"output_tokens", r.output_tokens}}}}));
+  ev.push_back(
+      named_event("message_delta", {{"type", "message_delta"},
+                                    {"delta", {{"stop_reason", stop_reason_of(r)}, {"stop_sequence", nullptr}}},
+                                    {"usage", {{"output_tokens", r.output_tokens}}}}));
   ev.push_back(named_event("message_stop", {{"type", "message_stop"}}));
   return ev;
 }
@@ -228,8 +241,8 @@ struct MockLlmServer::Impl {
     }
     if (!have) {
       res.status = 500;
-      const std::string msg = "mock LLM: the script ran out of replies (request #" + std::to_string(number) + " to " +
-                              req.path + ")";
+      const std::string msg =
+          "mock LLM: the script ran out of replies (request #" + std::to_string(number) + " to " + req.path + ")";
       res.set_content(json({{"type", "error"}, {"error", {{"type", "mock_script_empty"}, {"message", msg}}}}).dump(),
                       "application/json");
       return;
@@ -250,7 +263,8 @@ struct MockLlmServer::Impl {
       res.set_content((anthropic ? anthropic_json(r, model) : openai_json(r, model)).dump(), "application/json");
       return;
     }
-    auto events = std::make_shared<std::vector<std::string>>(anthropic ? anthropic_stream(r, model) : openai_stream(r, model));
+    auto events =
+        std::make_shared<std::vector<std::string>>(anthropic ? anthropic_stream(r, model) : openai_stream(r, model));
     const bool cut = r.truncate;
     res.set_chunked_content_provider("text/event-stream", [this, events, cut](size_t, httplib::DataSink& sink) {
       for (const auto& e : *events) {
@@ -273,7 +287,8 @@ MockLlmServer::MockLlmServer() : impl_(std::make_unique<Impl>()) {
   m.server.set_keep_alive_timeout(1);
   m.server.Post("/v1/chat/completions",
                 [&m](const httplib::Request& req, httplib::Response& res) { m.handle(req, res, false); });
-  m.server.Post("/v1/messages", [&m](const httplib::Request& req, httplib::Response& res) { m.handle(req, res, true); });
+  m.server.Post("/v1/messages",
+                [&m](const httplib::Request& req, httplib::Response& res) { m.handle(req, res, true); });
   m.port = m.server.bind_to_any_port("127.0.0.1");
   if (m.port <= 0) throw std::runtime_error("mock LLM: cannot bind a port on 127.0.0.1");
   m.thread = std::thread([&m] { m.server.listen_after_bind(); });
@@ -311,8 +326,12 @@ size_t MockLlmServer::replies_left() const {
   return impl_->script.size();
 }
 
-int MockLlmServer::port() const { return impl_->port; }
+int MockLlmServer::port() const {
+  return impl_->port;
+}
 
-std::string MockLlmServer::base_url() const { return "http://127.0.0.1:" + std::to_string(impl_->port) + "/v1"; }
+std::string MockLlmServer::base_url() const {
+  return "http://127.0.0.1:" + std::to_string(impl_->port) + "/v1";
+}
 
 }  // namespace nki_agent::testing

@@ -23,7 +23,7 @@
 namespace nki_agent::testing {
 
 struct MockToolCall {
-  std::string id{};       // generated ("call_mock_N" / "toolu_mock_N") when empty
+  std::string id{};  // generated ("call_mock_N" / "toolu_mock_N") when empty
   std::string name{};
   std::string arguments{};  // raw text, sent as written (may be malformed JSON)
 };
@@ -34,14 +34,14 @@ struct MockReply {
   // "end_turn" (the default, or "tool_use" when there are calls), "tool_use", "max_tokens",
   // "refusal" (OpenAI: the text goes out as message.refusal).
   std::string stop_reason{};
-  int status = 200;          // not 2xx: an error body {"error": {"message": text}} is sent
-  std::string raw_body{};    // when set, sent verbatim as the body, with raw_content_type
+  int status = 200;                                   // not 2xx: an error body {"error": {"message": text}} is sent
+  std::string raw_body{};                             // when set, sent verbatim as the body, with raw_content_type
   std::string raw_content_type = "application/json";  // "text/event-stream": a hand-written stream
-  std::map<std::string, std::string> headers{};  // extra response headers, e.g. Retry-After
+  std::map<std::string, std::string> headers{};       // extra response headers, e.g. Retry-After
   // Streaming only: the stream stops before its final events (after the text and the first half
   // of the last tool call's arguments) and the connection is dropped.
   bool truncate = false;
-  double delay_s = 0;        // wait this long before answering (timeouts, cancellation)
+  double delay_s = 0;  // wait this long before answering (timeouts, cancellation)
   int input_tokens = 10;
   int output_tokens = 20;
 };
@@ -54,7 +54,7 @@ struct MockRequest {
 
 class MockLlmServer {
  public:
-  MockLlmServer();  // starts listening; throws std::runtime_error when it cannot
+  MockLlmServer();   // starts listening; throws std::runtime_error when it cannot
   ~MockLlmServer();  // stops, cutting short any reply still waiting out its delay
   MockLlmServer(const MockLlmServer&) = delete;
   MockLlmServer& operator=(const MockLlmServer&) = delete;

@@ -134,7 +134,9 @@ ModuleNames simulator_names() {
   return m;
 }
 
-const DocDatabase& db() { return DocDatabase::builtin(); }
+const DocDatabase& db() {
+  return DocDatabase::builtin();
+}
 
 std::string first_key(std::string_view query) {
   auto hits = db().lookup(query, 3);
@@ -211,9 +213,9 @@ TEST(AgentDocs, EveryErrorCodeIsFindableByItsCode) {
 }
 
 TEST(AgentDocs, GuidesCoverTheTopics) {
-  for (const char* g : {"guide.tiling", "guide.matmul", "guide.softmax", "guide.reductions", "guide.masks",
-                        "guide.memory", "guide.psum", "guide.dialects", "guide.rank", "guide.dtypes", "guide.loops",
-                        "guide.performance"}) {
+  for (const char* g :
+       {"guide.tiling", "guide.matmul", "guide.softmax", "guide.reductions", "guide.masks", "guide.memory",
+        "guide.psum", "guide.dialects", "guide.rank", "guide.dtypes", "guide.loops", "guide.performance"}) {
     const DocEntry* e = db().find(g);
     ASSERT_NE(e, nullptr) << g;
     EXPECT_EQ(e->kind, "guide");

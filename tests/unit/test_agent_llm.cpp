@@ -108,7 +108,10 @@ TEST(Sse, EndOfStream) {
 }
 
 TEST(Sse, ByteOrderMarkAndOverlongLines) {
-  auto ev = parse_all("\xEF\xBB\xBF" "data: bom\n\n", 1);
+  auto ev = parse_all(
+      "\xEF\xBB\xBF"
+      "data: bom\n\n",
+      1);
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(ev[0].data, "bom");
 
@@ -128,7 +131,9 @@ struct Mode {
   bool stream;
 };
 
-void PrintTo(const Mode& m, std::ostream* os) { *os << m.provider << (m.stream ? " streaming" : " JSON"); }
+void PrintTo(const Mode& m, std::ostream* os) {
+  *os << m.provider << (m.stream ? " streaming" : " JSON");
+}
 
 std::string mode_name(const ::testing::TestParamInfo<Mode>& i) {
   return i.param.provider + (i.param.stream ? "_stream" : "_json");
@@ -254,7 +259,8 @@ TEST_P(LlmProtocolTest, OneToolCall) {
 }
 
 TEST_P(LlmProtocolTest, TwoToolCallsWithGeneratedIds) {
-  server.push({.tool_calls = {{"", "read_file", R"({"path": "a.py"})"}, {"", "run_tests", R"({"task": "add", "n": 3})"}}});
+  server.push(
+      {.tool_calls = {{"", "read_file", R"({"path": "a.py"})"}, {"", "run_tests", R"({"task": "add", "n": 3})"}}});
   auto r = client()->chat(hello());
   ASSERT_TRUE(r) << r.error().format();
   EXPECT_EQ(r->text, "");
@@ -301,8 +307,9 @@ TEST_P(LlmProtocolTest, FollowUpCarriesToolCallsAndResults) {
     // Both results and the user's next words in ONE user turn.
     EXPECT_EQ(m[2]["role"], "user");
     ASSERT_EQ(m[2]["content"].size(), 3u);
-    EXPECT_EQ(m[2]["content"][0], json({{"type", "tool_result"}, {"tool_use_id", "call_a"},
-                                        {"content", "compiled OK"}, {"is_error", false}}));
+    EXPECT_EQ(
+        m[2]["content"][0],
+        json({{"type", "tool_result"}, {"tool_use_id", "call_a"}, {"content", "compiled OK"}, {"is_error", false}}));
     EXPECT_EQ(m[2]["content"][1]["tool_use_id"], "call_b");
     EXPECT_EQ(m[2]["content"][1]["is_error"], true);
     EXPECT_EQ(m[2]["content"][2], json({{"type", "text"}, {"text", "Now make it faster."}}));
@@ -315,7 +322,8 @@ TEST_P(LlmProtocolTest, FollowUpCarriesToolCallsAndResults) {
     EXPECT_EQ(m[2]["role"], "assistant");
     EXPECT_EQ(m[2]["content"], "Two checks.");
     ASSERT_EQ(m[2]["tool_calls"].size(), 2u);
-    EXPECT_EQ(m[2]["tool_calls"][0], json({{"id", "call_a"}, {"type", "function"},
+    EXPECT_EQ(m[2]["tool_calls"][0], json({{"id", "call_a"},
+                                           {"type", "function"},
                                            {"function", {{"name", "compile"}, {"arguments", R"({"path": "k.py"})"}}}}));
     EXPECT_EQ(m[2]["tool_calls"][1]["function"]["arguments"], R"({"path": )");  // raw, as the model wrote it
     EXPECT_EQ(m[3], json({{"role", "tool"}, {"tool_call_id", "call_a"}, {"content", "compiled OK"}}));
@@ -607,17 +615,20 @@ TEST_P(LlmTruncationTest, ACallCutInItsArgumentsIsDropped) {
   EXPECT_EQ(r->tool_calls[0].parsed(), json({{"path", "a.py"}}));
 }
 
-INSTANTIATE_TEST_SUITE_P(Streaming, LlmTruncationTest,
-                         ::testing::Values(Mode{"openai", true}, Mode{"anthropic", true}), mode_name);
+INSTANTIATE_TEST_SUITE_P(Streaming, LlmTruncationTest, ::testing::Values(Mode{"openai", true}, Mode{"anthropic", true}),
+                         mode_name);
 
 // Hand-written event streams: errors inside a 200 stream.
 using LlmStreamErrorTest = MockLlmTest;
 
 TEST_F(LlmStreamErrorTest, AnthropicOverloadedEventIsRetried) {
   LlmConfig c = config_for("anthropic", true);
-  server.push({.raw_body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}\n\n"
-                           "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
-               .raw_content_type = "text/event-stream"});
+  server.push(
+      {.raw_body =
+           "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}\n\n"
+           "event: error\ndata: "
+           "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+       .raw_content_type = "text/event-stream"});
   server.push({.text = "after the overload"});
   auto r = client(c)->chat(hello());
   ASSERT_TRUE(r) << r.error().format();
@@ -627,8 +638,11 @@ TEST_F(LlmStreamErrorTest, AnthropicOverloadedEventIsRetried) {
 
 TEST_F(LlmStreamErrorTest, AnthropicOtherErrorEventFails) {
   LlmConfig c = config_for("anthropic", true);
-  server.push({.raw_body = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad tool schema\"}}\n\n",
-               .raw_content_type = "text/event-stream"});
+  server.push(
+      {.raw_body =
+           "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad "
+           "tool schema\"}}\n\n",
+       .raw_content_type = "text/event-stream"});
   auto r = client(c)->chat(hello());
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, "nkia_llm_http");
@@ -655,8 +669,9 @@ TEST_F(LlmStreamErrorTest, OpenAiErrorChunkAndGarbageChunk) {
 TEST_F(LlmStreamErrorTest, StreamWithoutFinalEventButFinishReason) {
   // The finish chunk came but the connection ended before [DONE]: the reply is whole.
   LlmConfig c = config_for("openai", true);
-  server.push({.raw_body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"all\"},\"finish_reason\":null}]}\n\n"
-                           "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+  server.push({.raw_body =
+                   "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"all\"},\"finish_reason\":null}]}\n\n"
+                   "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
                .raw_content_type = "text/event-stream"});
   auto r = client(c)->chat(hello());
   ASSERT_TRUE(r) << r.error().format();
@@ -743,9 +758,8 @@ TEST(Http, StatusHeadersAndBody) {
 class LlmConfigTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir = std::filesystem::temp_directory_path() /
-          ("nkia_llm_config_" + std::to_string(::getpid()) + "_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir = std::filesystem::temp_directory_path() / ("nkia_llm_config_" + std::to_string(::getpid()) + "_" +
+                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     env["HOME"] = (dir / "home").string();

@@ -43,9 +43,13 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
-std::string shared_cache() { return (fs::path(NKIA_CLI).parent_path() / "test-cache" / "references").string(); }
+std::string shared_cache() {
+  return (fs::path(NKIA_CLI).parent_path() / "test-cache" / "references").string();
+}
 
-std::string args_with(const std::string& source) { return nlohmann::json({{"kernel_code", source}}).dump(); }
+std::string args_with(const std::string& source) {
+  return nlohmann::json({{"kernel_code", source}}).dump();
+}
 
 MockReply call(const std::string& tool, const std::string& arguments, const std::string& text = "") {
   MockReply r;
@@ -99,8 +103,8 @@ class AgentLoop : public ::testing::Test {
     service_ = nullptr;
   }
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("nkia-agent-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("nkia-agent-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -368,6 +372,36 @@ TEST_F(AgentLoop, OptimisationTurnsKeepTheFastestPassingKernel) {
   ASSERT_EQ(reqs.size(), 4u);
   EXPECT_NE(reqs[1].body.dump().find("more turns to make it faster"), std::string::npos);
   EXPECT_NE(reqs[2].body.dump().find("latency"), std::string::npos);  // the profile's text
+}
+
+TEST_F(AgentLoop, HostileToolCallsAreAnsweredNotFatal) {
+  auto task = load_task(kAdd.string());
+  ASSERT_TRUE(task);
+  AgentTools tools(*task, *service_, verify_options());
+  auto run = [&](const std::string& name, const std::string& args) { return tools.call(ToolCall{"c", name, args}); };
+  // Nesting deep enough to overflow a recursive dump: refused as not an object.
+  ToolResult deep = run("compile", std::string(200000, '[') + std::string(200000, ']'));
+  EXPECT_TRUE(deep.is_error);
+  EXPECT_NE(deep.content.find("not a JSON object"), std::string::npos);
+  ToolResult typed = run("verify", R"({"kernel_code": 42})");
+  EXPECT_TRUE(typed.is_error);
+  ToolResult nothing = run("submit", "{}");  // no kernel sent yet
+  EXPECT_TRUE(nothing.is_error);
+  ToolResult garbage = run("compile", nlohmann::json({{"kernel_code", std::string(1 << 20, '\x01')}}).dump());
+  EXPECT_FALSE(garbage.compiled);
+  EXPECT_NE(garbage.content.find("COMPILE FAILED"), std::string::npos);
+  EXPECT_LE(garbage.content.size(), kDefaultToolResultChars);
+  ToolResult reuse = run("verify", "{}");  // reuses the last kernel: the garbage
+  EXPECT_TRUE(reuse.verified);
+  EXPECT_FALSE(reuse.passed);
+  ToolResult q = run("lookup", "{\"query\": \"\xff\xfe" + std::string(100000, 'a') + "\"}");  // invalid UTF-8
+  EXPECT_TRUE(q.is_error);  // not JSON: refused before any lookup
+  ToolResult q2 = run("lookup", nlohmann::json({{"query", std::string(100000, 'a')}}).dump());
+  EXPECT_FALSE(q2.content.empty());
+  EXPECT_LE(q2.content.size(), kDefaultToolResultChars);
+  EXPECT_FALSE(q.content.empty());
+  ToolResult hostile = run("compile", nlohmann::json({{"kernel_code", "import os\nos.system('true')\n"}}).dump());
+  EXPECT_FALSE(hostile.compiled);
 }
 
 TEST(AgentTools, ExtractKernelTakesTheLastBlockDefiningTheEntry) {

@@ -46,7 +46,9 @@ Prompt build(const Task& task, const std::string& dialect, bool tools) {
   return p ? *p : Prompt{};
 }
 
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
 
 const char* kLegacyImports[] = {"import neuronxcc.nki as nki", "import neuronxcc.nki.language as nl",
                                 "import neuronxcc.nki.isa as nisa"};
@@ -176,7 +178,8 @@ TEST(AgentPrompts, RankSectionFollowsTheRanks) {
     std::vector<std::string> present, absent;
   };
   for (const Case& c : std::vector<Case>{
-           {"L1_013_dot_product_fp32", {"**Rank 1**", "**Rank 0**", "**Ragged sizes**", "5000", "65536"},
+           {"L1_013_dot_product_fp32",
+            {"**Rank 1**", "**Rank 0**", "**Ragged sizes**", "5000", "65536"},
             {"**Rank 2**", "**Rank 3**", "**Rank 4**", "**Convolution"}},
            {"L1_001_matmul_small_fp32", {"**Rank 2**"}, {"**Rank 1**", "**Rank 3**", "**Rank 4**"}},
            {"L1_025_layer_norm_3d",
