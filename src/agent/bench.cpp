@@ -136,7 +136,7 @@ nlohmann::json BenchSummary::to_json() const {
 std::string BenchSummary::format() const {
   std::string s = fmt::format("run {} ({}), results in {}\n", run_id, model, db_path);
   s += fmt::format("{:<7} {:>5} {:>9} {:>7} {:>7} {:>7} {:>8} {:>7} {:>9} {:>12} {:>9}\n", "level", "tasks", "compile%",
-                   "pass%", "fast_1", "fast1.5", "fast_2", "geomean", "tokens", "cost USD", "time s");
+                   "pass%", "fast_1", "fast1.5", "fast_2", "geomean", "tokens", "cost USD", "task s");
   auto line = [&](const LevelSummary& l, const std::string& name) {
     auto pct = [&](int n) { return l.tasks > 0 ? 100.0 * n / l.tasks : 0.0; };
     s += fmt::format("{:<7} {:>5} {:>9.1f} {:>7.1f} {:>7.2f} {:>7.2f} {:>8.2f} {:>7} {:>9} {:>12.4f} {:>9.1f}\n", name,

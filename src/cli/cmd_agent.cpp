@@ -1,4 +1,5 @@
-// `nki-agent solve` and `nki-agent bench`: the agent on one task, and over a benchmark.
+// `nki-agent solve`, `bench` and `prompt`: the agent on one task, over a benchmark, and the prompts
+// it sends.
 //
 //   solve --task T --model M [--single-shot] [--max-turns N] [--optimize-turns K]
 //         progress on stderr, the best kernel to --out, every turn to the trajectory (JSONL)
@@ -276,6 +277,35 @@ int run_bench_cmd(const Context& ctx, const BenchFlags& f) {
   return summary->errors.empty() ? kExitOk : kExitUserError;
 }
 
+// ---- prompt ----
+
+struct PromptFlags {
+  std::string task, root, dialect = "legacy", version = "v1";
+  bool single_shot = false;
+  int max_turns = 10;
+};
+
+int run_prompt(const Context& ctx, const PromptFlags& f) {
+  auto dir = resolve_task_dir(f.task, f.root.empty() ? default_task_root() : f.root);
+  if (!dir) return report(ctx, dir.error());
+  auto task = load_task(*dir);
+  if (!task) return report(ctx, task.error());
+  PromptOptions po;
+  po.version = f.version;
+  po.dialect = f.dialect;
+  po.tools = !f.single_shot;
+  po.max_turns = f.max_turns;
+  auto p = build_prompt(*task, po);
+  if (!p) return report(ctx, p.error());
+  if (ctx.json) {
+    emit_json(ctx, {{"version", p->version}, {"system", p->system}, {"user", p->user}});
+  } else {
+    std::printf("===== system (prompts/%s) =====\n%s\n===== user =====\n%s\n", p->version.c_str(), p->system.c_str(),
+                p->user.c_str());
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_agent_commands(CLI::App& app, Context& ctx) {
@@ -312,6 +342,16 @@ void add_agent_commands(CLI::App& app, Context& ctx) {
   add_model_flags(bench, b->model);
   add_run_flags(bench, b->run);
   bench->callback([&ctx, b] { ctx.exit_code = run_bench_cmd(ctx, *b); });
+
+  auto p = std::make_shared<PromptFlags>();
+  auto* prompt = app.add_subcommand("prompt", "Print the system and task prompts the agent sends for a task");
+  prompt->add_option("--task,-t", p->task, "The task: its folder, or its id under --root")->required();
+  prompt->add_option("--root", p->root, "Where task ids are looked up");
+  prompt->add_option("--dialect", p->dialect, "legacy or current")->capture_default_str();
+  prompt->add_option("--prompt-version", p->version, "The prompts/ version")->capture_default_str();
+  prompt->add_flag("--single-shot", p->single_shot, "The single-shot prompt (no tools)");
+  prompt->add_option("--max-turns", p->max_turns, "Turns the prompt announces")->capture_default_str();
+  prompt->callback([&ctx, p] { ctx.exit_code = run_prompt(ctx, *p); });
 }
 
 }  // namespace nki_agent::cli
