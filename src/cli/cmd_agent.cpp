@@ -149,6 +149,7 @@ struct SolveFlags {
   ModelFlags model;
   AgentRunFlags run;
   bool quiet = false;
+  bool show_text = false;
 };
 
 int run_solve(const Context& ctx, const SolveFlags& f) {
@@ -191,6 +192,11 @@ int run_solve(const Context& ctx, const SolveFlags& f) {
   install_sigint();
   hooks.cancel = &g_cancel;
   if (!f.quiet) hooks.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  if (f.show_text)
+    hooks.on_text = [](std::string_view delta) {
+      std::fwrite(delta.data(), 1, delta.size(), stderr);
+      std::fflush(stderr);
+    };
   auto res = solve_task(*task, tools, **client, strong.get(), so, hooks);
   if (!res) return report(ctx, res.error());
   if (!f.out.empty() && !res->kernel.empty()) {
@@ -320,6 +326,7 @@ void add_agent_commands(CLI::App& app, Context& ctx) {
   solve->add_option("--out,-o", s->out, "Write the best kernel here");
   solve->add_option("--trajectory", s->trajectory, "The JSONL trajectory file (default: nki-agent-runs/solve-*.jsonl)");
   solve->add_flag("--quiet,-q", s->quiet, "No progress lines");
+  solve->add_flag("--show-text", s->show_text, "Print the model's text on stderr as it streams");
   add_model_flags(solve, s->model);
   add_run_flags(solve, s->run);
   solve->callback([&ctx, s] { ctx.exit_code = run_solve(ctx, *s); });

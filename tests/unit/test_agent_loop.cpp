@@ -467,6 +467,39 @@ TEST_F(AgentLoop, BenchRunsBaselinesIntoSqliteWithASummary) {
   EXPECT_EQ(j2["total"]["passed"], 3);
 }
 
+TEST_F(AgentLoop, SolveCliWritesTheKernelAndTheTrajectory) {
+  MockLlmServer server;
+  const std::string good = read_text(kAdd / "baseline.py");
+  server.push(call("compile", args_with(good)));
+  server.push(call("submit", "{}"));
+  const fs::path config = dir_ / "models.toml";
+  std::ofstream(config) << "[models.local]\nprovider = \"anthropic\"\nbase_url = \"" << server.base_url()
+                        << "\"\nmodel = \"local-model\"\napi_key_env = \"NKIA_TEST_UNSET_KEY\"\n";
+  const fs::path kernel = dir_ / "best.py";
+  const fs::path traj = dir_ / "solve.jsonl";
+  auto r = cli("--json solve --task " + kAdd.string() + " --model local --config " + config.string() + " -o " +
+               kernel.string() + " --trajectory " + traj.string() + " --cache " + shared_cache());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["status"], "passed");
+  EXPECT_EQ(j["turns"], 2);
+  EXPECT_EQ(j["models"], nlohmann::json::array({"local"}));
+  EXPECT_EQ(read_text(kernel), good);
+  auto lines = read_jsonl(traj);
+  ASSERT_GE(lines.size(), 6u);
+  EXPECT_EQ(lines.front()["type"], "start");
+  EXPECT_EQ(lines.back()["type"], "end");
+  EXPECT_EQ(server.requests()[0].path, "/v1/messages");
+
+  // A model that cannot be configured is a clear error, not a crash.
+  std::ofstream(config) << "[models.local]\napi_key = \"sk-secret\"\n";
+  auto bad = cli("--json solve --task " + kAdd.string() + " --model local --config " + config.string());
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("nkia_llm_config"), std::string::npos) << bad.out;
+  EXPECT_EQ(bad.out.find("sk-secret"), std::string::npos) << bad.out;
+}
+
 TEST_F(AgentLoop, BenchResumesAfterAKill) {
   MockLlmServer server;
   // T_001 (add) is answered at once; every call after it (T_002, layernorm) is slow, so the
