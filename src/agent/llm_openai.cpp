@@ -17,22 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-const json* member(const json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
-  auto it = j.find(key);
-  return it == j.end() ? nullptr : &*it;
-}
-
-std::string string_member(const json& j, const char* key) {
-  const json* v = member(j, key);
-  return v && v->is_string() ? v->get<std::string>() : std::string();
-}
-
-int64_t int_member(const json& j, const char* key) {
-  const json* v = member(j, key);
-  return v && v->is_number() ? v->get<int64_t>() : 0;
-}
-
 // "content" as a string, null, or [{"type":"text","text":...}, ...].
 std::string content_text(const json* c) {
   if (!c) return {};

@@ -64,4 +64,19 @@ std::optional<nlohmann::json> arguments_object(const std::string& raw);
 // Drops the last call of a truncated reply when its arguments were cut off (do not parse).
 void drop_cut_tool_call(std::vector<ToolCall>& calls);
 
+// Lenient readers of a server's JSON: a missing or mistyped member reads as absent, "" or 0.
+inline const nlohmann::json* member(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+inline std::string string_member(const nlohmann::json& j, const char* key) {
+  const nlohmann::json* v = member(j, key);
+  return v && v->is_string() ? v->get<std::string>() : std::string();
+}
+inline int64_t int_member(const nlohmann::json& j, const char* key) {
+  const nlohmann::json* v = member(j, key);
+  return v && v->is_number() ? v->get<int64_t>() : 0;
+}
+
 }  // namespace nki_agent

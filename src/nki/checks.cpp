@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace nki_agent {
 
 Diagnostic nki_error(std::string code, std::string message, std::string hint) {
@@ -25,10 +27,74 @@ Result<void> check_partition_limit(const ExecContext& ctx, const Access& a, cons
                                     ctx.target->partitions)));
 }
 
-Result<void> check_tiles(const ExecContext& ctx, std::initializer_list<const Access*> tiles, const char* instruction) {
+Result<void> check_partition_access(const Access& a, const char* instruction) {
+  if (!buffer_is_on_chip(a.buffer()) || a.view.ndim() == 0) return {};
+  const int64_t n = a.partitions();
+  const int64_t stride = a.view.strides()[0];
+  // A view that repeats one partition's data across partitions (a broadcast, stride 0) is lowered
+  // by the front end, not addressed as such; nothing to check.
+  if (n <= 0 || (n > 1 && stride == 0)) return {};
+  const int64_t pstride = a.partition_stride();
+  const int64_t block = a.tensor->blocks > 0 ? pstride * a.tensor->data.shape()[static_cast<size_t>(a.tensor->blocks)] : 0;
+  if (n > 1 && block > 0 && stride % block == 0)
+    return fail(nki_error("err_failed_to_infer_tile_from_local_tensor",
+                          fmt::format("failed to infer a tile from {} in '{}': its first axis is a block axis of a "
+                                      "tensor with nl.par_dim, not the partition axis",
+                                      a.describe(), instruction),
+                          "index the block dimensions away and pass one tile at a time (buf[i]), in a loop over "
+                          "the blocks"));
+  if (n > 1 && stride != pstride)
+    return fail(nki_error("nkia_partition_not_contiguous",
+                          fmt::format("operand {} of '{}' steps over partitions: engines access a run of consecutive "
+                                      "partitions (the partition index must have unit stride)",
+                                      a.describe(), instruction),
+                          "keep the partition index unit-stride and move the step to a free axis (view the data as "
+                          "[n, 2, F] and index [i_p, 0, i_f]), or transpose first"));
+  const int64_t start = a.start_partition();
+  const bool ok = n > 64 ? start == 0 : n > 32 ? (start == 0 || start == 64) : start % 32 == 0;
+  if (ok) return {};
+  return fail(nki_error("nkia_partition_start_alignment",
+                        fmt::format("operand {} of '{}' spans {} partitions starting at partition {}: an operand of "
+                                    "more than 64 partitions must start at 0, of 33 to 64 at 0 or 64, of 32 or fewer "
+                                    "at 0, 32, 64 or 96",
+                                    a.describe(), instruction, n, start),
+                        "start the operand at an allowed partition (load those rows into a tile of their own, which "
+                        "starts at partition 0), or move the data across partitions on the Tensor Engine"));
+}
+
+Result<void> check_engine_memory(const Access& a, Engine engine, const char* instruction) {
+  if (engine != Engine::kGpSimd || a.buffer() != Buffer::kPsum) return {};
+  return fail(nki_error("err_unsupported_memory",
+                        fmt::format("'{}' runs on the GpSimd engine, which cannot access PSUM, but its operand {} is "
+                                    "in PSUM",
+                                    instruction, a.describe()),
+                        "copy the PSUM tile to SBUF first (nl.copy or nisa.tensor_copy on the Vector engine)"));
+}
+
+Result<void> check_free_size(const Access& a, Engine engine, const char* instruction) {
+  if (engine != Engine::kVector && engine != Engine::kScalar) return {};
+  const int64_t p = a.partitions();
+  const int64_t n = p > 0 ? a.view.numel() / p : 0;
+  const bool psum = a.buffer() == Buffer::kPsum;
+  const int64_t limit = psum ? 4096 : 65536;
+  if (n <= limit) return {};
+  return fail(nki_error("err_size_of_dimension_exceed_arch_limit",
+                        fmt::format("operand {} of '{}' has {} elements per partition, more than the {} a {} engine "
+                                    "instruction reads from {}",
+                                    a.describe(), instruction, n, limit, engine_name(engine), psum ? "PSUM" : "SBUF"),
+                        fmt::format("process the free axis in chunks of at most {} elements (for a reduction, "
+                                    "combine the chunks' partial results)",
+                                    limit)));
+}
+
+Result<void> check_tiles(const ExecContext& ctx, std::initializer_list<const Access*> tiles, const char* instruction,
+                         Engine engine) {
   for (const Access* t : tiles) {
     if (auto r = check_on_chip(*t, instruction); !r) return r;
+    if (auto r = check_engine_memory(*t, engine, instruction); !r) return r;
     if (auto r = check_partition_limit(ctx, *t, instruction); !r) return r;
+    if (auto r = check_partition_access(*t, instruction); !r) return r;
+    if (auto r = check_free_size(*t, engine, instruction); !r) return r;
   }
   return {};
 }
@@ -40,6 +106,47 @@ Result<void> check_same_partitions(const Access& a, const Access& b, const char*
                                     a.describe(), b.describe(), instruction),
                         "give both operands the same partition count, e.g. broadcast a [1, F] tile with "
                         ".broadcast_to or load it onto every partition"));
+}
+
+Result<void> check_psum_capacity(const ExecContext& ctx, const std::vector<std::shared_ptr<LiveRange>>& ranges) {
+  // Sweep the spans in instruction order: at each instruction, the spans that end before it are
+  // released first, then those that begin at it are added.
+  struct Event {
+    int64_t at;
+    int kind;  // 0: release (at = last + 1), 1: acquire (at = first)
+    const LiveRange* range;
+  };
+  std::vector<Event> events;
+  events.reserve(ranges.size() * 2);
+  for (const auto& r : ranges) {
+    if (!r || r->first < 0 || r->bytes <= 0) continue;
+    events.push_back({r->first, 1, r.get()});
+    events.push_back({r->last + 1, 0, r.get()});
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    return a.at != b.at ? a.at < b.at : a.kind < b.kind;
+  });
+  const int64_t capacity = ctx.target->psum_bytes_per_partition;
+  int64_t live = 0, tensors = 0;
+  for (const Event& e : events) {
+    if (e.kind == 0) {
+      live -= e.range->bytes;
+      --tensors;
+      continue;
+    }
+    live += e.range->bytes;
+    ++tensors;
+    if (live > capacity)
+      return fail(nki_error("nkia_psum_capacity_exceeded",
+                            fmt::format("{} PSUM tensors are live at once and need {} bytes per partition, more than "
+                                        "PSUM's {} ({} banks of {} bytes); this one ({} bytes per partition) goes over",
+                                        tensors, live, capacity, ctx.target->psum_banks, ctx.target->psum_bank_bytes,
+                                        e.range->bytes),
+                            "keep at most 8 accumulators of 2 KiB alive: evict each finished one to SBUF (nl.copy) "
+                            "and allocate PSUM tiles inside the loop that fills them, not all up front")
+                      .at(e.range->loc));
+  }
+  return {};
 }
 
 InstructionRecord instruction_record(Engine e, std::string opcode, const SourceLoc& loc, const Access& dst,

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <initializer_list>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "core/diagnostic.h"
 #include "nki/isa.h"
@@ -16,10 +18,28 @@ Diagnostic nki_error(std::string code, std::string message, std::string hint);
 Result<void> check_on_chip(const Access& a, const char* instruction);
 // err_num_partition_exceed_arch_limit when an on-chip operand spans more than pmax partitions.
 Result<void> check_partition_limit(const ExecContext& ctx, const Access& a, const char* instruction);
-// Both of the above for each operand, in order: what every compute instruction asks of its tiles.
-Result<void> check_tiles(const ExecContext& ctx, std::initializer_list<const Access*> tiles, const char* instruction);
+// The access-pattern rules of compute engines for an on-chip operand (nki-spec §2.5):
+// nkia_partition_not_contiguous when it steps over partitions, nkia_partition_start_alignment when it
+// starts where its partition count does not allow (more than 64: 0; 33-64: 0 or 64; up to 32: a
+// multiple of 32). Broadcast views (partition stride 0) are not checked.
+Result<void> check_partition_access(const Access& a, const char* instruction);
+// err_unsupported_memory for a PSUM operand of a GpSimd instruction (POOL cannot access PSUM, §2.1).
+Result<void> check_engine_memory(const Access& a, Engine engine, const char* instruction);
+// err_size_of_dimension_exceed_arch_limit when an operand of a Vector or Scalar engine instruction
+// has more than 64K elements per partition in SBUF, or 4K in PSUM (§2.5).
+Result<void> check_free_size(const Access& a, Engine engine, const char* instruction);
+// All of the above for each operand of an instruction on `engine`, in order: what every compute
+// instruction asks of its tiles.
+Result<void> check_tiles(const ExecContext& ctx, std::initializer_list<const Access*> tiles, const char* instruction,
+                         Engine engine = Engine::kVector);
 // err_num_partition_mismatch when two on-chip operands span different partition counts.
 Result<void> check_same_partitions(const Access& a, const Access& b, const char* instruction);
+
+// nkia_psum_capacity_exceeded when, at some instruction, the PSUM tensors live across it (each from
+// its first access to its last: the least any allocation must give it) need more than the target's
+// PSUM bytes per partition. The Diagnostic is located where the tensor that goes over was allocated.
+// Bytes are counted exactly, not rounded to banks, so a kernel the compiler could fit is never refused.
+Result<void> check_psum_capacity(const ExecContext& ctx, const std::vector<std::shared_ptr<LiveRange>>& ranges);
 
 // The trace record of an instruction writing dst from srcs; it processes dst's elements.
 InstructionRecord instruction_record(Engine e, std::string opcode, const SourceLoc& loc, const Access& dst,

@@ -125,6 +125,20 @@ Result<void> isa_tensor_tensor(ExecContext& ctx, const Access& dst, const Access
   return {};
 }
 
+namespace {
+
+// Bitvec operators (and/or/xor/shifts) work on the bits of integer tiles.
+Result<void> check_bitvec_operands(BinaryOp op, const Access& src, const Access& dst) {
+  if (!is_bitvec_op(op) || (!dtype_is_float(src.dtype()) && !dtype_is_float(dst.dtype()))) return {};
+  return fail(nki_error("nkia_bitvec_op_needs_integer",
+                        fmt::format("'tensor_scalar' {} works on the bits of integer tiles, not {} into {}",
+                                    binary_op_name(op), src.describe(), dst.describe()),
+                        "use integer tiles (nl.int32, nl.uint8, ...) for bitwise and shift operators; for sign or "
+                        "magnitude of floats use the arithmetic functions (nl.abs, nl.negative, nl.sign)"));
+}
+
+}  // namespace
+
 Result<void> isa_tensor_scalar(ExecContext& ctx, const Access& dst, const Access& src, BinaryOp op, double scalar,
                                bool reverse, const SourceLoc& loc) {
   if (auto r = check_tiles(ctx, {&dst, &src}, "tensor_scalar"); !r) return r;
@@ -133,6 +147,7 @@ Result<void> isa_tensor_scalar(ExecContext& ctx, const Access& dst, const Access
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
                           fmt::format("'tensor_scalar' of {} into {}: the shapes differ", src.describe(), dst.describe()),
                           "write the result into a tile of the operand's shape"));
+  if (auto r = check_bitvec_operands(op, src, dst); !r) return r;
   dst.tensor->written = true;
   ctx.trace.add(instruction_record(Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst, {&src}));
   if (!ctx.compute) return {};
@@ -159,6 +174,7 @@ Result<void> isa_tensor_scalar_tile(ExecContext& ctx, const Access& dst, const A
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
                           fmt::format("'tensor_scalar' of {} into {}: the shapes differ", src.describe(), dst.describe()),
                           "write the result into a tile of the operand's shape"));
+  if (auto r = check_bitvec_operands(op, src, dst); !r) return r;
   dst.tensor->written = true;
   ctx.trace.add(instruction_record(Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst, {&src, &operand}));
   if (!ctx.compute) return {};
@@ -183,6 +199,7 @@ namespace {
 
 Result<void> check_affine(const Access& dst, const AffineExpr& expr, const char* op) {
   if (auto r = check_on_chip(dst, op); !r) return r;
+  if (auto r = check_engine_memory(dst, Engine::kGpSimd, op); !r) return r;
   for (const auto& [axis, coef] : expr.terms)
     if (axis < 0 || axis >= dst.view.ndim())
       return fail(nki_error("nkia_bad_index", fmt::format("'{}' expression uses axis {} of a {}-D tile", op, axis,
@@ -239,6 +256,7 @@ Result<void> isa_affine_select(ExecContext& ctx, const Access& dst, const Affine
                           "write the predicate as one comparison of index expressions, e.g. iy < ix"));
   if (auto r = check_affine(dst, expr, "affine_select"); !r) return r;
   if (auto r = check_on_chip(on_true, "affine_select"); !r) return r;
+  if (auto r = check_engine_memory(on_true, Engine::kGpSimd, "affine_select"); !r) return r;
   if (auto r = check_same_partitions(dst, on_true, "affine_select"); !r) return r;
   if (on_true.shape() != dst.shape())
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
@@ -281,6 +299,11 @@ Result<void> isa_activation(ExecContext& ctx, const Access& dst, std::optional<U
       return fail(nki_error("err_activation_bias_invalid_type",
                             fmt::format("'activation' bias {} is not a [{}, 1] tile", bias->describe(), src.partitions()),
                             "pass the bias as a [P, 1] tile with one value per partition"));
+    const DType bt = bias->dtype();
+    if (bt != DType::kFloat32 && bt != DType::kFloat16 && bt != DType::kBFloat16)
+      return fail(nki_error("err_activation_bias_invalid_type",
+                            fmt::format("'activation' bias {} must be float32, float16 or bfloat16", bias->describe()),
+                            "convert the bias first, e.g. nl.copy(bias, dtype=nl.float32)"));
   }
   if (scale_tile) {
     if (auto r = check_on_chip(*scale_tile, "activation"); !r) return r;
@@ -512,6 +535,10 @@ Result<void> isa_tensor_reduce(ExecContext& ctx, const Access& dst, ReduceOp op,
   if (auto r = check_on_chip(src, kOp); !r) return r;
   if (auto r = check_on_chip(dst, kOp); !r) return r;
   if (auto r = check_partition_limit(ctx, src, kOp); !r) return r;
+  for (const Access* a : {&src, &dst}) {
+    if (auto r = check_partition_access(*a, kOp); !r) return r;
+    if (auto r = check_free_size(*a, Engine::kVector, kOp); !r) return r;
+  }
   for (int ax : axes)
     if (ax <= 0 || ax >= src.view.ndim())
       return fail(nki_error("nkia_reduce_axes",
@@ -696,7 +723,7 @@ Result<void> isa_memset(ExecContext& ctx, const Access& dst, double value, Engin
 
 Result<void> isa_tensor_copy(ExecContext& ctx, const Access& dst, const Access& src, Engine engine,
                              const SourceLoc& loc) {
-  if (auto r = check_tiles(ctx, {&dst, &src}, "tensor_copy"); !r) return r;
+  if (auto r = check_tiles(ctx, {&dst, &src}, "tensor_copy", engine); !r) return r;
   if (auto r = check_same_partitions(dst, src, "tensor_copy"); !r) return r;
   if (!same_squeezed(dst.shape(), src.shape()))
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
+#include <string_view>
 
 #include "nki/checks.h"
 
@@ -40,11 +42,32 @@ Result<void> check_column(const Access& t, int64_t partitions, const char* op, c
   return {};
 }
 
+// vals (8 values searched per partition) are nkia_max8_input_size; destinations of the wrong size
+// err_size_of_dimension_exceed_arch_limit.
 Result<void> check_count(const Access& t, int64_t want, const char* op, const char* role) {
   if (per_partition(t) == want) return {};
-  return fail(nki_error("err_size_of_dimension_exceed_arch_limit",
-                        fmt::format("'{}' {} {} must hold {} elements per partition", op, role, t.describe(), want),
-                        fmt::format("give the {} the shape [P, {}]", role, want)));
+  return fail(nki_error(std::string_view(role) == "vals" ? "nkia_max8_input_size" : "err_size_of_dimension_exceed_arch_limit",
+                        fmt::format("'{}' {} {} must hold exactly {} elements per partition", op, role, t.describe(),
+                                    want),
+                        fmt::format("give the {} the shape [P, {}] (for vals: the whole output of nisa.max8)", role,
+                                    want)));
+}
+
+// The data of the max8 family: at least 8 elements per partition (nkia_max8_input_size), at most
+// 16384 (err_size_of_dimension_exceed_arch_limit, a fixed limit of the instruction).
+Result<void> check_max8_data(const Access& t, const char* op) {
+  const int64_t n = per_partition(t);
+  if (n < 8)
+    return fail(nki_error("nkia_max8_input_size",
+                          fmt::format("'{}' needs at least 8 elements per partition, {} has {}", op, t.describe(), n),
+                          "pad each row to at least 8 elements (with nl.fp32.min, which never wins)"));
+  if (n > 16384)
+    return fail(nki_error("err_size_of_dimension_exceed_arch_limit",
+                          fmt::format("'{}' reads at most 16384 elements per partition, but {} has {}", op,
+                                      t.describe(), n),
+                          "split the row into chunks of at most 16384 elements, take the top 8 of each chunk, and "
+                          "run the instruction again over the collected candidates"));
+  return {};
 }
 
 bool is_int(DType t) { return !dtype_is_float(t); }
@@ -56,10 +79,7 @@ Result<void> isa_max8(ExecContext& ctx, const Access& dst, const Access& src, co
   if (auto r = check_tiles(ctx, {&dst, &src}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
   const int64_t n = per_partition(src);
-  if (n < 8 || n > 16384)
-    return fail(nki_error("nkia_max8_input_size",
-                          fmt::format("'{}' needs 8 to 16384 elements per partition, {} has {}", kOp, src.describe(), n),
-                          "give max8 between 8 and 16384 elements per partition; split longer rows and combine"));
+  if (auto r = check_max8_data(src, kOp); !r) return r;
   if (auto r = check_count(dst, 8, kOp, "destination"); !r) return r;
   dst.tensor->written = true;
   ctx.trace.add(instruction_record(Engine::kVector, kOp, loc, dst, {&src}));
@@ -92,10 +112,7 @@ Result<void> isa_find_index8(ExecContext& ctx, const Access& dst, const Access& 
                           fmt::format("'{}' writes indices as uint32 or uint16, not into {}", kOp, dst.describe()),
                           "create the destination as nl.uint32"));
   const int64_t n = per_partition(data);
-  if (n < 8 || n > 16384)
-    return fail(nki_error("nkia_max8_input_size",
-                          fmt::format("'{}' needs 8 to 16384 elements per partition, {} has {}", kOp, data.describe(), n),
-                          "search rows of 8 to 16384 elements; split longer rows"));
+  if (auto r = check_max8_data(data, kOp); !r) return r;
   if (auto r = check_count(vals, 8, kOp, "vals"); !r) return r;
   if (auto r = check_count(dst, 8, kOp, "destination"); !r) return r;
   dst.tensor->written = true;
@@ -126,10 +143,7 @@ Result<void> isa_match_replace8(ExecContext& ctx, const Access& dst, const Acces
   if (auto r = check_same_partitions(dst, data, kOp); !r) return r;
   if (auto r = check_same_partitions(vals, data, kOp); !r) return r;
   const int64_t n = per_partition(data);
-  if (n < 8 || n > 16384)
-    return fail(nki_error("nkia_max8_input_size",
-                          fmt::format("'{}' needs 8 to 16384 elements per partition, {} has {}", kOp, data.describe(), n),
-                          "search rows of 8 to 16384 elements; split longer rows"));
+  if (auto r = check_max8_data(data, kOp); !r) return r;
   if (auto r = check_count(vals, 8, kOp, "vals"); !r) return r;
   if (per_partition(dst) != n)
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
@@ -236,6 +250,12 @@ Result<void> isa_range_select(ExecContext& ctx, const Access& dst, const Access&
                               double on_false_value, const std::optional<Access>& reduce_res,
                               const SourceLoc& loc) {
   constexpr const char* kOp = "range_select";
+  if (ctx.target->core_version < 3)
+    return fail(nki_error("nkia_feature_not_on_target",
+                          fmt::format("'{}' exists on NeuronCore-v3 (trn2) and later; the target {} is {}", kOp,
+                                      ctx.target->name, ctx.target->core),
+                          "on NeuronCore-v2 build the mask from nisa.iota and comparisons (or nisa.affine_select) and "
+                          "select with nl.where / nisa.select_reduce, or select a trn2 target"));
   if (auto r = check_tiles(ctx, {&dst, &on_true}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, on_true, kOp); !r) return r;
   if (per_partition(dst) != per_partition(on_true))
@@ -366,7 +386,7 @@ Result<void> isa_copy_predicated(ExecContext& ctx, const Access& dst, const std:
 Result<void> isa_partition_reduce(ExecContext& ctx, const Access& dst, BinaryOp op, const Access& data,
                                   const SourceLoc& loc) {
   constexpr const char* kOp = "tensor_partition_reduce";
-  if (auto r = check_tiles(ctx, {&dst, &data}, kOp); !r) return r;
+  if (auto r = check_tiles(ctx, {&dst, &data}, kOp, Engine::kGpSimd); !r) return r;
   const bool bitwise = op == BinaryOp::kBitwiseAnd || op == BinaryOp::kBitwiseOr;
   if (op != BinaryOp::kAdd && op != BinaryOp::kMaximum && op != BinaryOp::kMinimum && !bitwise)
     return fail(nki_error("nkia_unsupported_operator",
@@ -492,6 +512,77 @@ Result<void> isa_dma_indirect(ExecContext& ctx, const Access& tile, const Access
     else
       hbm_row.assign(tile_row.reshape(hbm_row.shape()));
   }
+  return {};
+}
+
+Result<void> isa_local_gather(ExecContext& ctx, const Access& dst, const Access& src, const Access& index,
+                              int64_t num_elem_per_idx, std::optional<int64_t> num_valid_indices,
+                              const SourceLoc& loc) {
+  constexpr const char* kOp = "local_gather";
+  constexpr int64_t kGroup = 16;  // partitions per GpSimd core
+  if (auto r = check_tiles(ctx, {&dst, &src, &index}, kOp, Engine::kGpSimd); !r) return r;
+  if (auto r = check_same_partitions(index, src, kOp); !r) return r;
+  if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
+  const int64_t p = src.partitions(), k = num_elem_per_idx;
+  auto layout = [&](std::string message) {
+    return fail(nki_error("nkia_local_gather_layout", std::move(message),
+                          "load the indices as uint16 (nl.load(idx, dtype=nl.uint16)), span a multiple of 16 "
+                          "partitions, and gather 1, 2, 4, 8, 16 or 32 elements per index"));
+  };
+  if (index.dtype() != DType::kUInt16)
+    return layout(fmt::format("'{}' reads uint16 indices, but index {} is {}", kOp, index.describe(),
+                              dtype_name(index.dtype())));
+  if (p % kGroup != 0)
+    return layout(fmt::format("'{}' gathers within groups of 16 partitions, but {} spans {}", kOp, src.describe(), p));
+  if (k != 1 && k != 2 && k != 4 && k != 8 && k != 16 && k != 32)
+    return layout(fmt::format("'{}' num_elem_per_idx must be 1, 2, 4, 8, 16 or 32, not {}", kOp, k));
+  const int64_t per_group = kGroup * per_partition(index);  // the indices a group holds
+  const int64_t n = num_valid_indices.value_or(per_group);
+  if (n < 0 || n > per_group)
+    return layout(fmt::format("'{}' num_valid_indices is {}, but each 16-partition group of index {} holds {}", kOp,
+                              n, index.describe(), per_group));
+  if (n > 4096)
+    return fail(nki_error("err_size_of_dimension_exceed_arch_limit",
+                          fmt::format("'{}' uses {} indices per 16-partition group, more than the limit of 4096", kOp,
+                                      n),
+                          "split the gather into several local_gather calls of at most 4096 indices each"));
+  if (dst.dtype() != src.dtype())
+    return fail(nki_error("nkia_bad_operand",
+                          fmt::format("'{}' copies without conversion, but the destination {} and the source {} "
+                                      "differ in dtype",
+                                      kOp, dst.describe(), src.describe()),
+                          "give the destination the source's dtype and convert afterwards with nl.copy"));
+  if (per_partition(dst) != n * k)
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'{}' gathers {} x {} elements per partition, but the destination is {}", kOp, n,
+                                      k, dst.describe()),
+                          fmt::format("give the destination [P, {}, {}]", n, k)));
+  dst.tensor->written = true;
+  ctx.trace.add(instruction_record(Engine::kGpSimd, kOp, loc, dst, {&src, &index}));
+  if (!ctx.compute) return {};
+  const int64_t f = per_partition(src), c = per_partition(index);
+  const Tensor data = src.view.contiguous();
+  const std::vector<int64_t> idx = index.view.contiguous().to_i64_vector();
+  Tensor out = Tensor::uninitialized({p, n * k}, src.dtype());
+  const int64_t size = data.itemsize();
+  const auto* in = static_cast<const uint8_t*>(data.data());
+  auto* o = static_cast<uint8_t*>(out.data());
+  for (int64_t g = 0; g < p / kGroup; ++g)
+    for (int64_t j = 0; j < n; ++j) {
+      // Partition first: the j-th index of the group is row j % 16 of column j / 16.
+      const int64_t at = idx[static_cast<size_t>((g * kGroup + j % kGroup) * c + j / kGroup)];
+      if (at + k > f)
+        return fail(nki_error("nkia_indirect_index_out_of_bounds",
+                              fmt::format("'{}': index {} (partitions {}..{}) reads elements {}..{} of partitions "
+                                          "holding {}",
+                                          kOp, at, g * kGroup, g * kGroup + kGroup - 1, at, at + k - 1, f),
+                              "keep every index + num_elem_per_idx within the source's elements per partition (index "
+                              "values are element offsets: logical index * num_elem_per_idx)"));
+      for (int64_t r = g * kGroup; r < (g + 1) * kGroup; ++r)
+        std::memcpy(o + (r * n * k + j * k) * size, in + (r * f + at) * size, static_cast<size_t>(k * size));
+    }
+  Tensor d = dst.view;
+  d.assign(out.reshape(dst.shape()));
   return {};
 }
 

@@ -66,6 +66,18 @@ Result<void> isa_partition_reduce(ExecContext& ctx, const Access& dst, BinaryOp 
 Result<void> isa_gather_flattened(ExecContext& ctx, const Access& dst, const Access& data, const Access& indices,
                                   const SourceLoc& loc);
 
+// nisa.local_gather on the GpSimd engine: each 16-partition group of src gathers, per partition,
+// num_elem_per_idx (k) contiguous free elements at each of the group's indices. The group's
+// indices are its 16 rows of the uint16 `index` tile read partition first (column by column) and cut
+// to num_valid_indices (n; default all of them); an index is an element offset into the partition's
+// flattened free elements. dst[p] = the n * k gathered elements in order (same dtype as src, no
+// conversion). src and index span the same multiple of 16 partitions; k is 1, 2, 4, 8, 16 or 32;
+// n <= 4096. An element past the partition's end is nkia_indirect_index_out_of_bounds (undefined on
+// the hardware).
+Result<void> isa_local_gather(ExecContext& ctx, const Access& dst, const Access& src, const Access& index,
+                              int64_t num_elem_per_idx, std::optional<int64_t> num_valid_indices,
+                              const SourceLoc& loc);
+
 // An indirect DMA over the rows (axis 0) of an HBM tensor: gather (dst[p] = src_rows[index[p]])
 // or scatter (dst_rows[index[p]] = src[p]). `rows` is the HBM side with its axis 0 whole; `index`
 // an int32/uint32 SBUF tile with one row number per partition. Out-of-range rows are

@@ -35,10 +35,19 @@ int64_t Access::partitions() const { return view.ndim() == 0 ? 1 : view.shape()[
 
 int64_t Access::start_partition() const {
   if (view.ndim() == 0 || tensor->data.ndim() == 0) return 0;
-  // The offset of the view's first element along the tensor's axis 0.
+  // The position of the view's first element along the tensor's partition axis (axis 0, or the one
+  // after the block dimensions).
   const int64_t elem = view.offset() - tensor->data.offset();
-  const int64_t row = tensor->data.strides()[0];
-  return row > 0 ? elem / row : 0;
+  const auto axis = static_cast<size_t>(tensor->blocks < tensor->data.ndim() ? tensor->blocks : 0);
+  const int64_t row = tensor->data.strides()[axis];
+  const int64_t n = tensor->data.shape()[axis];
+  return row > 0 && n > 0 ? (elem / row) % n : 0;
+}
+
+int64_t Access::partition_stride() const {
+  if (tensor->data.ndim() == 0) return 0;
+  const auto axis = static_cast<size_t>(tensor->blocks < tensor->data.ndim() ? tensor->blocks : 0);
+  return tensor->data.strides()[axis];
 }
 
 int64_t Access::free_bytes() const {

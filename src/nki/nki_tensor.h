@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/diagnostic.h"
 #include "tensor/tensor.h"
 
 namespace nki_agent {
@@ -28,6 +29,20 @@ bool buffer_is_on_chip(Buffer b);  // SBUF or PSUM
 // What unwritten integer memory reads as (the NKI simulator uses 4 as well).
 inline constexpr int64_t kPoisonInt = 4;
 
+// When an on-chip tensor holds data: from the first instruction that accesses it to the last (as
+// instruction numbers of the launch, its trace positions). Whatever the compiler's allocator does, the
+// tensor needs its storage over at least that span, so overlapping spans must fit together.
+struct LiveRange {
+  int64_t first = -1;  // -1: never accessed
+  int64_t last = -1;
+  int64_t bytes = 0;   // bytes per partition
+  SourceLoc loc;       // where the kernel allocated it
+  void touch(int64_t now) {
+    if (first < 0) first = now;
+    last = now;
+  }
+};
+
 struct NkiTensor {
   Tensor data;
   Buffer buffer = Buffer::kSharedHbm;
@@ -39,9 +54,15 @@ struct NkiTensor {
   // The loop iteration (nl.affine_range / sequential_range) the tensor was created in; 0 for the
   // kernel's top level. Once that iteration ends the tensor is out of scope.
   int64_t scope = 0;
+  // On-chip tensors with legacy block dimensions ((blocks..., par_dim(P), F...)): how many lead the
+  // partition axis; 0 for tiles.
+  int blocks = 0;
   // HBM outputs written inside affine_range loops: per element, the (loop << 32 | iteration) that
   // last wrote it (lazily sized), to catch two iterations writing one location.
   std::vector<int64_t> write_tags;
+  // PSUM tensors of a launch: the span the tensor is live over (shared with the launch, which checks
+  // the spans against PSUM's capacity when the kernel has run). Null for other tensors.
+  std::shared_ptr<LiveRange> live;
 };
 
 // A new tensor in `buffer`, poisoned (left as allocated with `poisoned` false: timing-only runs
@@ -61,6 +82,8 @@ struct Access {
   // partition the view touches.
   int64_t partitions() const;
   int64_t start_partition() const;
+  // The stride of the tensor's partition axis (past any block dimensions), in elements.
+  int64_t partition_stride() const;
   // Bytes the view covers in each partition (on-chip) — free elements times the element size.
   int64_t free_bytes() const;
   std::string describe() const;  // "a[128, 512] (sbuf, bfloat16)"

@@ -261,6 +261,12 @@ TEST_F(NkiLang, IndexTileMisuseHasCatalogueCodes) {
        "err_unsupported_mixing_basic_advanced_tensor_indexing"},
       {"arange out of bounds", "    t = nl.load(a[nl.arange(128)[:, None], nl.arange(16)[None, :]])\n",
        "err_tensor_access_out_of_bound"},
+      {"modulo in a mask", "    i = nl.arange(8)[None, :]\n    t = nl.exp(nl.load(a), mask=(i % 2 == 0))\n",
+       "err_unsupported_expression_in_mask"},
+      {"modulo in an index", "    i = nl.arange(8)[None, :]\n    t = nl.load(a[nl.arange(128)[:, None], i % 2])\n",
+       "nkia_bad_index"},
+      {"assignment into an index tile", "    i = nl.mgrid[0:128, 0:8]\n    i.x[...] = 2 * i.x\n",
+       "err_cannot_assign_to_index"},
   };
   expect_failures(cases, iota({128, 8}));
 }

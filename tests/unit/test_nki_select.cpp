@@ -21,11 +21,12 @@ class NkiSelect : public ::testing::Test {
     auto r = python_host_init();
     ASSERT_TRUE(r) << r.error().format();
   }
-  static Result<KernelOutcome> run(const std::string& src, std::vector<Tensor> inputs) {
+  static Result<KernelOutcome> run(const std::string& src, std::vector<Tensor> inputs, std::string target = {}) {
     KernelCall c;
     c.src = kernel_files_from_source(src);
     c.entry = "k";
     c.inputs = std::move(inputs);
+    c.target = std::move(target);
     return python_run(c);
   }
   // Distinct-ish values with repeats: (i * 37) % 101 - 50, scaled.
@@ -139,7 +140,7 @@ def k(x):
     nisa.dma_copy(dst=shuf, src=s)
     b = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
     for q in nl.static_range(P // 32):
-        nisa.nc_stream_shuffle(dst=b[q * 32:(q + 1) * 32, :], src=t[3:4, :], shuffle_mask=[0] * 32)
+        nisa.nc_stream_shuffle(dst=b[q * 32:(q + 1) * 32, :], src=t[0:32, :], shuffle_mask=[3] * 32)
     nisa.dma_copy(dst=bcast, src=b)
     r = nl.ndarray((1, F), dtype=nl.float32, buffer=nl.sbuf)
     nisa.tensor_partition_reduce(dst=r, op=nl.add, data=t)
@@ -215,7 +216,7 @@ def k(x):
   const int64_t P = 32, F = 48;
   Tensor x = values({P, F});
   std::vector<float> xv = x.to_f32_vector();
-  auto r = run(src, {x});
+  auto r = run(src, {x}, "trn2");  // range_select exists on NeuronCore-v3 and later
   ASSERT_TRUE(r) << r.error().format();
   std::vector<float> rs = r->outputs[0].to_f32_vector(), sr = r->outputs[1].to_f32_vector(),
                      cp = r->outputs[2].to_f32_vector(), mx = r->outputs[3].to_f32_vector();
@@ -323,6 +324,69 @@ def k(table, ids, picks):
   EXPECT_EQ(r.error().loc.line, 14);
 }
 
+// local_gather against its definition: per 16-partition group, the group's uint16 indices read
+// partition first and cut to num_valid_indices; each index an element offset from which
+// num_elem_per_idx contiguous elements of every partition of the group are copied.
+TEST_F(NkiSelect, LocalGatherPerSixteenPartitionGroup) {
+  const char* legacy = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(src, index):
+    out = nl.ndarray((32, 20, 4), dtype=src.dtype, buffer=nl.shared_hbm)
+    g = nisa.local_gather(nl.load(src), nl.load(index), num_elem_per_idx=4, num_valid_indices=20)
+    nl.store(out, value=g)
+    return out
+)py";
+  const char* current = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(src, index):
+    out = nl.ndarray((32, 20, 4), dtype=src.dtype, buffer=nl.shared_hbm)
+    s = nl.ndarray(src.shape, dtype=src.dtype, buffer=nl.sbuf)
+    i = nl.ndarray(index.shape, dtype=index.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=s, src=src)
+    nisa.dma_copy(dst=i, src=index)
+    g = nl.ndarray((32, 20, 4), dtype=src.dtype, buffer=nl.sbuf)
+    nisa.local_gather(dst=g, src_buffer=s, index=i, num_elem_per_idx=4, num_valid_indices=20)
+    nisa.dma_copy(dst=out, src=g)
+    return out
+)py";
+  const int64_t P = 32, F = 9 * 4, C = 2, K = 4, N = 20;  // src [32, 9, 4]: 9 logical entries of 4
+  Tensor src = values({P, 9, 4}).astype(DType::kBFloat16);
+  std::vector<int64_t> index;
+  for (int64_t p = 0; p < P; ++p)
+    for (int64_t c = 0; c < C; ++c) index.push_back(((p * 5 + c * 3) % 9) * K);  // element offsets
+  const std::vector<float> sv = src.to_f32_vector();
+  for (const char* kernel : {legacy, current}) {
+    auto r = run(kernel, {src, Tensor::from_i64({P, C}, index, DType::kUInt16)});
+    ASSERT_TRUE(r) << r.error().format();
+    ASSERT_EQ(r->outputs[0].dtype(), DType::kBFloat16);
+    const std::vector<float> got = r->outputs[0].to_f32_vector();
+    ASSERT_EQ(got.size(), static_cast<size_t>(P * N * K));
+    for (int64_t p = 0; p < P; ++p) {
+      const int64_t g = p / 16;
+      for (int64_t j = 0; j < N; ++j) {
+        const int64_t at = index[static_cast<size_t>((g * 16 + j % 16) * C + j / 16)];
+        for (int64_t t = 0; t < K; ++t)
+          EXPECT_EQ(got[static_cast<size_t>((p * N + j) * K + t)], sv[static_cast<size_t>(p * F + at + t)])
+              << p << "," << j << "," << t;
+      }
+    }
+  }
+  // An offset whose elements run past the partition's end: undefined on the hardware, refused here.
+  index[3] = F - 2;
+  auto r = run(legacy, {src, Tensor::from_i64({P, C}, index, DType::kUInt16)});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "nkia_indirect_index_out_of_bounds") << r.error().format();
+  EXPECT_EQ(r.error().loc.line, 9);
+}
+
 TEST_F(NkiSelect, BadOperandsAreRejected) {
   struct Case {
     const char* body;
@@ -335,6 +399,12 @@ TEST_F(NkiSelect, BadOperandsAreRejected) {
       {"nisa.activation(dst=t, op=nl.exp, data=t, scale=t)", "err_activation_scale_scalar_or_vector"},
       {"nisa.select_reduce(dst=t, predicate=t, on_true=t, on_false=0.0)", "nkia_predicate_dtype"},
       {"nisa.tensor_partition_reduce(dst=t, op=nl.add, data=t)", "err_store_dst_shape_smaller_than_other_shape"},
+      {"nisa.activation(dst=t[16:32, :], op=nl.exp, data=t[0:16, :])", "nkia_partition_start_alignment"},
+      {"nisa.tensor_copy(dst=t[0:16, :], src=t[0:32:2, :])", "nkia_partition_not_contiguous"},
+      {"nisa.range_select(dst=t, on_true_tile=t, comp_op0=nl.less, comp_op1=nl.less, bound0=t[:, 0:1], "
+       "bound1=t[:, 0:1])",
+       "nkia_feature_not_on_target"},
+      {"nisa.local_gather(dst=d8, src_buffer=t, index=d8)", "nkia_local_gather_layout"},
   };
   for (const Case& c : cases) {
     std::string src = std::string(R"py(

@@ -27,6 +27,11 @@ struct LaunchContext {
     int64_t scope = 0;       // the running iteration's scope id
   };
   std::vector<Loop> loops;
+  // The PSUM tensors the running instance allocated, with the spans they are live over; checked
+  // against PSUM's capacity when the instance returns (check_psum_capacity).
+  std::vector<std::shared_ptr<LiveRange>> psum_ranges;
+  // The instruction number the next instruction gets: its position in the launch's trace.
+  int64_t instruction_clock() const { return static_cast<int64_t>(exec.trace.size()) + exec.trace.dropped(); }
   int64_t next_id = 1;  // loop and scope ids, unique within the launch
   // The scope a tensor created now belongs to: the innermost scoped loop's running iteration.
   int64_t current_scope() const {

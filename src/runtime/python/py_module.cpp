@@ -5,6 +5,8 @@
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+
 #include <frameobject.h>
 
 #include "nki/checks.h"
@@ -23,9 +25,13 @@ thread_local LaunchContext* t_launch = nullptr;
 
 // A failed instruction becomes the Python exception _nkia.errors.NkiError(code, message, hint); it
 // unwinds through the kernel's frames, so the runner reports it at the kernel's own line.
+// A Diagnostic that carries its own location (a rule about the kernel as a whole, found after it ran)
+// keeps it: the runner reports NkiError.loc instead of the raising line.
 [[noreturn]] void raise(const Diagnostic& d) {
   py::object cls = py::module_::import("_nkia.errors").attr("NkiError");
-  PyErr_SetObject(cls.ptr(), cls(d.code, d.message, d.hint).ptr());
+  py::object err = cls(d.code, d.message, d.hint);
+  if (d.loc.known()) err.attr("loc") = py::make_tuple(d.loc.file, d.loc.line);
+  PyErr_SetObject(cls.ptr(), err.ptr());
   throw py::error_already_set();
 }
 
@@ -337,15 +343,44 @@ const Access& checked_operand(const Access& a, const char* role) {
   return a;
 }
 
+// An instruction is about to access the tensor: it is live at least until then.
+void touch(const Access& a) {
+  if (a.tensor->live && t_launch) a.tensor->live->touch(t_launch->instruction_clock());
+}
+
+// Tracks a new PSUM tensor's live span for the launch's capacity check. Kernels that allocate PSUM
+// tiles without end keep the list short: now and then the spans are checked as they stand, and those
+// that can overlap nothing to come are dropped (their tensor is gone, and they ended before every
+// tensor still alive began).
+void track_psum(NkiTensor& t, int64_t partitions) {
+  if (!t_launch || t.buffer != Buffer::kPsum || partitions <= 0) return;
+  auto& ranges = t_launch->psum_ranges;
+  if (ranges.size() >= 4096) {
+    check(check_psum_capacity(t_launch->exec, ranges));
+    int64_t open_first = t_launch->instruction_clock();
+    for (const auto& r : ranges)
+      if (r.use_count() > 1 && r->first >= 0) open_first = std::min(open_first, r->first);
+    std::erase_if(ranges, [&](const std::shared_ptr<LiveRange>& r) {
+      return r.use_count() == 1 && r->last < open_first;
+    });
+  }
+  t.live = std::make_shared<LiveRange>();
+  t.live->bytes = t.data.nbytes() / partitions;
+  t.live->loc = caller_loc();
+  ranges.push_back(t.live);
+}
+
 Access to_access(py::handle h, const char* role) {
   if (py::isinstance<Access>(h)) {
     Access a = h.cast<Access>();
     checked_operand(a, role);
+    touch(a);
     return a;
   }
   if (py::isinstance<NkiTensor>(h)) {
     Access a = whole(h.cast<std::shared_ptr<NkiTensor>>());
     checked_operand(a, role);
+    touch(a);
     return a;
   }
   // A deferred result (a legacy matmul awaiting `psum += ...`) used as an operand: materialise it.
@@ -358,7 +393,8 @@ Access to_access(py::handle h, const char* role) {
 
 // `blocks`: leading block dimensions before the partition dimension (legacy nl.par_dim).
 std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const std::string& dtype,
-                                      const std::string& buffer, const std::string& name, int blocks) {
+                                      const std::string& buffer, const std::string& name, int blocks,
+                                      bool auto_allocated) {
   ExecContext& ctx = exec_or_raise("ndarray");
   const Buffer b = parse_buffer(buffer);
   for (int64_t d : shape)
@@ -406,6 +442,10 @@ std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const s
   // which may be returned, are poisoned as always.
   auto tensor = make_nki_tensor(shape, t, b, name, ctx.compute || !buffer_is_on_chip(b));
   tensor->scope = scope;
+  if (buffer_is_on_chip(b)) tensor->blocks = blocks;
+  // PSUM's capacity check counts auto-allocated tiles; block tensors (whose blocks the compiler
+  // may rotate through fewer buffers) and tensors the kernel placed itself are left out.
+  if (b == Buffer::kPsum && auto_allocated && blocks == 0) track_psum(*tensor, shape[0]);
   return tensor;
 }
 
@@ -478,7 +518,9 @@ py::object launch(py::function func, py::list args, py::dict kwargs, std::vector
       rem /= grid[d];
     }
     ctx.shared_next = 0;
+    ctx.psum_ranges.clear();
     py::object r = func(*args, **kwargs);
+    check(check_psum_capacity(ctx.exec, ctx.psum_ranges));
     if (i == 0) first = r;
   }
   return first;
@@ -597,7 +639,7 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
   m.def("loop_end", &loop_end);
   m.def("set_immutable", [](const std::shared_ptr<NkiTensor>& t, bool v) { t->immutable = v; });
   m.def("ndarray", &new_tensor, py::arg("shape"), py::arg("dtype"), py::arg("buffer"), py::arg("name") = "",
-        py::arg("blocks") = 0);
+        py::arg("blocks") = 0, py::arg("auto_allocated") = true);
   m.def("dma_copy", [](py::handle dst, py::handle src) {
     ExecContext& ctx = exec_or_raise("dma_copy");
     check(isa_dma_copy(ctx, to_access(dst, "dst"), to_access(src, "src"), caller_loc()));
@@ -677,6 +719,8 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
     check(check_matmul_inputs(ctx, s, mv));
     auto dst = make_nki_tensor({s.shape()[1], mv.shape()[1]}, DType::kFloat32, Buffer::kPsum, "");
     dst->scope = t_launch->current_scope();
+    track_psum(*dst, dst->data.shape()[0]);
+    touch(whole(dst));
     check(isa_nc_matmul(ctx, whole(dst), s, mv, Accumulate::kOverwrite, caller_loc()));
     return dst;
   });
@@ -816,6 +860,12 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
     ExecContext& ctx = exec_or_raise("gather_flattened");
     check(isa_gather_flattened(ctx, to_access(dst, "dst"), to_access(data, "data"), to_access(indices, "indices"),
                                caller_loc()));
+  });
+  m.def("local_gather", [](py::handle dst, py::handle src, py::handle index, int64_t num_elem_per_idx,
+                           std::optional<int64_t> num_valid_indices) {
+    ExecContext& ctx = exec_or_raise("local_gather");
+    check(isa_local_gather(ctx, to_access(dst, "dst"), to_access(src, "src_buffer"), to_access(index, "index"),
+                           num_elem_per_idx, num_valid_indices, caller_loc()));
   });
   m.def("dma_indirect", [](py::handle tile, py::handle rows, py::handle index, bool gather, bool skip_oob) {
     ExecContext& ctx = exec_or_raise("dma_copy");

@@ -4,7 +4,7 @@
 # entry: decay_kernel
 # inputs: x=float32[128,64]
 # expect-error: err_activation_bias_invalid_type line 19
-# status: known-failure the activation bias is checked for its [P, 1] shape, not for its dtype
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl

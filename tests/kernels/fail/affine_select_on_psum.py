@@ -4,8 +4,8 @@
 # entry: causal_scores_kernel
 # inputs: qT=float32[64,128] kT=float32[64,128]
 # expect-error: err_unsupported_memory line 21
-# status: known-failure GpSimd instructions (affine_select, iota, partition reductions) accept PSUM
-#   operands
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl

@@ -5,8 +5,8 @@
 # entry: even_columns_kernel
 # inputs: x=float32[128,128]
 # expect-error: err_cannot_assign_to_index line 18
-# status: known-failure index tiles have no item assignment: Python's TypeError is reported as
-#   nkia_python_exception
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

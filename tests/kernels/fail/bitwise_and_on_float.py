@@ -4,8 +4,8 @@
 # entry: abs_kernel
 # inputs: x=float32[128,256]
 # expect-error: nkia_bitvec_op_needs_integer line 17
-# status: known-failure the elementwise kernel refuses float operands, but with a C++
-#   std::invalid_argument (ops_elementwise.cpp) that surfaces as nkia_python_exception (ValueError)
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

@@ -4,7 +4,7 @@
 # entry: exp_kernel
 # inputs: x=float32[512,256]
 # expect-error: err_failed_to_infer_tile_from_local_tensor line 19
-# status: known-failure a block tensor given to a compute API is treated as a tile of 4 partitions
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

@@ -4,8 +4,8 @@
 # entry: top4_index_kernel
 # inputs: x=float32[128,256]
 # expect-error: nkia_max8_input_size line 20
-# status: known-failure vals that are not [P, 8] are reported as err_size_of_dimension_exceed_arch_limit
-#   (isa_select.cpp check_count), not as the catalogue's nkia_max8_input_size
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl

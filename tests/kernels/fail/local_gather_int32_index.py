@@ -4,7 +4,7 @@
 # entry: gather_kernel
 # inputs: src=float32[128,64] idx=int32[128,4]~uniform(0,64)
 # expect-error: nkia_local_gather_layout line 19
-# status: known-failure nisa.local_gather is not implemented (AttributeError, nkia_python_exception)
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl

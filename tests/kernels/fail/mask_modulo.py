@@ -4,7 +4,7 @@
 # entry: even_exp_kernel
 # inputs: x=float32[128,256]
 # expect-error: err_unsupported_expression_in_mask line 19
-# status: known-failure `jf % 2` on an index tile raises nkia_bad_index before the mask is looked at
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

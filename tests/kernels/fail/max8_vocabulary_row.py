@@ -4,9 +4,9 @@
 # entry: top8_kernel
 # inputs: logits=float32[32,32000]
 # expect-error: err_size_of_dimension_exceed_arch_limit line 20
-# status: known-failure more than 16384 elements per partition are reported as nkia_max8_input_size
-#   (isa_select.cpp), where the catalogue (nkia_max8_input_size's note) says
-#   err_size_of_dimension_exceed_arch_limit
+#
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl

@@ -4,7 +4,7 @@
 # entry: tail_exp_kernel
 # inputs: x=float32[128,64]
 # expect-error: nkia_partition_start_alignment line 16
-# status: known-failure operands' start partitions are not checked (0 / 0, 64 / 0, 32, 64, 96)
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

@@ -4,7 +4,7 @@
 # entry: matmul_kernel
 # inputs: lhsT=bfloat16[256,128] rhs=bfloat16[256,4608]
 # expect-error: nkia_psum_capacity_exceeded line 18
-# status: known-failure live PSUM tensors are not counted against PSUM's 16 KiB per partition
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

@@ -5,7 +5,7 @@
 # target: trn1
 # inputs: x=float32[128,256] lo=float32[128,1]~uniform(0,64) hi=float32[128,1]~uniform(128,256)
 # expect-error: nkia_feature_not_on_target line 26
-# status: known-failure instructions are not checked against the target's NeuronCore version
+#
 import nki
 import nki.isa as nisa
 import nki.language as nl

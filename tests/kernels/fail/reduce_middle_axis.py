@@ -5,7 +5,7 @@
 # entry: head_sum_kernel
 # inputs: x=float32[128,4,64]
 # expect-error: nkia_reduce_axes line 21
-# status: known-failure tensor_reduce accepts any free axes, not only trailing contiguous ones
+#
 import nki
 import nki.isa as nisa
 import nki.language as nl

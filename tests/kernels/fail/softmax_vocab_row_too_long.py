@@ -5,8 +5,8 @@
 # entry: softmax_kernel
 # inputs: x=bfloat16[32,66000]
 # expect-error: err_size_of_dimension_exceed_arch_limit line 18
-# status: known-failure the 64K (SBUF) / 4K (PSUM) elements-per-partition limit of Vector and Scalar
-#   engine instructions is not checked
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

@@ -5,8 +5,8 @@
 # entry: rsqrt_kernel
 # inputs: a=float32[1,128]~uniform(1,2)
 # expect-error: err_while_loop_requires_unconditional_entry line 24
-# status: known-failure a tile used as a Python condition is silently truthy, so the loop runs to
-#   MAX_ITERS
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

@@ -16,10 +16,10 @@ class _Allocator:
         self._buffer = buffer
 
     def mod_alloc(self, *args, **kwargs):
-        return self._buffer
+        return lang._DirectBuffer(self._buffer)
 
     def alloc(self, *args, **kwargs):
-        return self._buffer
+        return lang._DirectBuffer(self._buffer)
 
     def auto_alloc(self, *args, **kwargs):
         return self._buffer

@@ -100,6 +100,10 @@ class _Buffer(str):
     pass
 
 
+class _DirectBuffer(_Buffer):
+    """A buffer with a placement the kernel chose (ncc.sbuf.mod_alloc, ncc.psum.alloc(func), ...)."""
+
+
 sbuf = _Buffer("sbuf")
 psum = _Buffer("psum")
 hbm = _Buffer("hbm")
@@ -136,10 +140,13 @@ def _shape(shape):
 def ndarray(shape, dtype, buffer=None, name="", **kwargs):
     """A new tensor in `buffer` (SBUF by default). Its contents are undefined until written.
     Legacy block tensors, (blocks..., nl.par_dim(P), F...), are stored that way round: indexing
-    the block dimensions away gives [P, F...] tiles."""
+    the block dimensions away gives [P, F...] tiles. Tensors the kernel places itself (direct
+    allocation, `address=`) may share storage on the device, so they are left out of PSUM's
+    capacity check."""
     dims = [shape] if isinstance(shape, (int, np.integer)) else list(shape)
     blocks = next((i for i, d in enumerate(dims) if isinstance(d, _ParDim)), 0)
-    return core.ndarray(_shape(dims), dtype_name(dtype), str(buffer or sbuf), _name(name), blocks)
+    placed = isinstance(buffer, _DirectBuffer) or kwargs.get("address") is not None
+    return core.ndarray(_shape(dims), dtype_name(dtype), str(buffer or sbuf), _name(name), blocks, not placed)
 
 
 def empty_like(t, dtype=None, buffer=None, name="", **kwargs):
@@ -152,17 +159,17 @@ def full(shape, fill_value, dtype, buffer=None, name="", **kwargs):
         raise NkiError("err_hbm_tensor_with_init_value_not_supported",
                        f"nl.full/zeros/ones cannot create an initialised tensor in {buf}",
                        "allocate it with nl.ndarray and store values into it with nl.store")
-    t = ndarray(shape, dtype, buf, name)
+    t = ndarray(shape, dtype, buffer or sbuf, name, **kwargs)
     core.memset(t, float(fill_value), "vector")
     return t
 
 
 def zeros(shape, dtype, buffer=None, name="", **kwargs):
-    return full(shape, 0, dtype, buffer, name)
+    return full(shape, 0, dtype, buffer, name, **kwargs)
 
 
 def ones(shape, dtype, buffer=None, name="", **kwargs):
-    return full(shape, 1, dtype, buffer, name)
+    return full(shape, 1, dtype, buffer, name, **kwargs)
 
 
 def zeros_like(t, dtype=None, buffer=None, name="", **kwargs):
@@ -712,11 +719,25 @@ class IndexTile:
 
     __rmul__ = __mul__
 
-    def __floordiv__(self, other):
-        raise NkiError("nkia_bad_index", "index tiles cannot be divided: the index must stay affine",
-                       "use separate index tiles for the quotient and remainder axes")
+    def __setitem__(self, key, value):
+        raise NkiError("err_cannot_assign_to_index",
+                       "an index tile (nl.arange / nl.mgrid expression) is assigned into; index expressions are "
+                       "not data and cannot be written",
+                       "build a new index expression instead (e.g. j = 2 * i.x), or materialise the values into a "
+                       "tile with nisa.iota and write into that")
 
-    __mod__ = __truediv__ = __floordiv__
+    def __floordiv__(self, other):
+        return _NonAffineIndex("//")
+
+    def __mod__(self, other):
+        return _NonAffineIndex("%")
+
+    def __truediv__(self, other):
+        return _NonAffineIndex("/")
+
+    __rfloordiv__ = __floordiv__
+    __rmod__ = __mod__
+    __rtruediv__ = __truediv__
 
     def _compare(self, other, op):
         return Predicate(self - other, op)
@@ -753,6 +774,63 @@ class IndexTile:
         return self.const, [(a, c) for a, c in sorted(per_axis.items()) if c != 0]
 
 
+class _NonAffineIndex:
+    """An index tile divided or taken modulo (``jf % 2``): not an affine expression. Indexing with it
+    is nkia_bad_index; a mask built from it is err_unsupported_expression_in_mask (reported where the
+    mask is used, since only then is it known to be one)."""
+
+    def __init__(self, op):
+        self.op = op
+
+    def _same(self, *args):
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __neg__ = _same
+    __floordiv__ = __mod__ = __truediv__ = __rfloordiv__ = __rmod__ = __rtruediv__ = _same
+
+    def _compare(self, other):
+        return _NonAffinePredicate(self.op)
+
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _compare
+    __hash__ = object.__hash__
+
+    def affine(self):
+        raise NkiError("nkia_bad_index",
+                       f"an index expression uses '{self.op}', so it is no longer affine",
+                       "use separate index tiles for the quotient and remainder axes (view the tensor with one more "
+                       "axis), or index with a stride, e.g. x[i_p, 2 * i_f]")
+
+    def __bool__(self):
+        raise NkiError("err_control_flow_condition_depending_on_arange",
+                       "a condition depends on index tile values (nl.arange / nl.mgrid)",
+                       "express per-element conditions with mask= or nisa.affine_select, not Python if/and/or")
+
+
+class _NonAffinePredicate:
+    """A comparison involving a non-affine index expression (``jf % 2 == 0``)."""
+
+    def __init__(self, op):
+        self.op = op
+        self.expr = _NonAffineIndex(op)
+
+    def _mask_error(self):
+        return NkiError("err_unsupported_expression_in_mask",
+                        f"the mask uses '{self.op}' on an index tile; a mask must be an affine range condition "
+                        f"(comparisons of i * c + k with constants, combined with &)",
+                        "index the selected elements directly instead (e.g. x[i_p, 2 * j] for the even columns), "
+                        "or bound each axis with < / <= / > / >=")
+
+    def __and__(self, other):
+        raise self._mask_error()
+
+    __rand__ = __and__
+
+    def __bool__(self):
+        raise NkiError("err_control_flow_condition_depending_on_arange",
+                       "a condition depends on index tile values (nl.arange / nl.mgrid)",
+                       "express per-element conditions with mask= or nisa.affine_select, not Python if/and/or")
+
+
 class Predicate:
     """A comparison of an affine index expression with 0 (``iy < ix`` is ``iy - ix < 0``): the
     predicate of affine_select, evaluated per element by the engine."""
@@ -785,6 +863,8 @@ class _MaskAnd:
 
 
 def _mask_terms(m):
+    if isinstance(m, _NonAffinePredicate):
+        raise m._mask_error()
     if isinstance(m, Predicate):
         return [m]
     if isinstance(m, _MaskAnd):
@@ -977,6 +1057,8 @@ def _affine_key(self, key):
             dims.append((k.const, [(k.vars[v][0], c) for v, c in k.terms.items() if c != 0]))
         elif isinstance(k, (int, np.integer)):
             dims.append((int(k), []))
+        elif isinstance(k, _NonAffineIndex):
+            k.affine()
         else:
             raise NkiError("nkia_bad_index", f"cannot index with a {type(k).__name__}",
                            "index with integers, slices or index tiles")
@@ -1112,6 +1194,23 @@ def _iadd(self, other):
     return self
 
 
+def _in_while_condition(frame):
+    """Whether the frame is evaluating the condition of a `while` statement (read from the kernel's
+    source, which the runner keeps in linecache)."""
+    import ast
+    import linecache
+    lines = linecache.getlines(frame.f_code.co_filename)
+    if not lines:
+        return False
+    try:
+        tree = ast.parse("".join(lines))
+    except SyntaxError:
+        return False
+    line = frame.f_lineno
+    return builtins.any(isinstance(n, ast.While) and n.test.lineno <= line <= (n.test.end_lineno or n.test.lineno)
+                        for n in ast.walk(tree))
+
+
 def _truth(self):
     """A tile used where Python wants True or False. Its values exist only when the kernel runs,
     so the compiler refuses: `and` / `or` / `not` on tiles, or an if / while on tile values."""
@@ -1119,6 +1218,13 @@ def _truth(self):
     import sys
     frame = sys._getframe(1)
     op = next((i.opname for i in dis.get_instructions(frame.f_code) if i.offset == frame.f_lasti), "")
+    if _in_while_condition(frame):
+        raise NkiError("err_while_loop_requires_unconditional_entry",
+                       "a while loop's condition depends on a tile's values, so the loop may not run even once; "
+                       "loops on runtime values exist only in do-while form (the first entry is unconditional)",
+                       "run a fixed number of iterations (for i in nl.sequential_range(n)) and make the extra ones "
+                       "harmless with nl.where, or restructure as a do-while loop whose condition is computed at the "
+                       "end of the body")
     if op in ("JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP", "UNARY_NOT"):
         raise NkiError("err_ambiguous_tensor_truth_value",
                        "a tile is used with `and` / `or` / `not`, which need one truth value",

@@ -71,7 +71,17 @@ def nc_transpose(dst, data, engine=None, **kwargs):
 
 
 def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, **kwargs):
-    core.tensor_reduce(dst, lang.op_name(op), data, lang._axes(axis, len(data.shape)), bool(negate))
+    axes = lang._axes(axis, len(data.shape))
+    ndim = len(data.shape)
+    # The reduced axes must be free axes that run, contiguous, to the last one (nki-spec §3.4, §4.4);
+    # axis 0 and repeated axes are the instruction core's to report.
+    if axes and 0 not in axes and len(set(axes)) == len(axes) and sorted(axes) != list(range(ndim - len(axes), ndim)):
+        raise lang.NkiError("nkia_reduce_axes",
+                            f"tensor_reduce of a {ndim}-D tile over axes {sorted(axes)}: the reduced axes must be "
+                            f"the last free axes, contiguous ({list(range(ndim - len(axes), ndim))} here)",
+                            "lay the tile out so that the reduced axes come last (e.g. [P, D, H] to reduce H), or "
+                            "combine the slices with nisa.tensor_tensor")
+    core.tensor_reduce(dst, lang.op_name(op), data, axes, bool(negate))
 
 
 def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, reverse1=False, **kwargs):
@@ -142,3 +152,8 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res, revers
     """dst = data op0 operand0, and reduce_res[P, 1] = its free-axis reduction."""
     isa_common.tensor_scalar(dst, data, op0, operand0, reverse0)
     core.tensor_reduce(reduce_res, lang.op_name(reduce_op), dst, list(range(1, len(dst.shape))), False)
+
+
+def local_gather(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, **kwargs):
+    core.local_gather(dst, src_buffer, index, int(num_elem_per_idx),
+                      None if num_valid_indices is None else int(num_valid_indices))

@@ -1,5 +1,7 @@
 """neuronxcc.nki.isa (legacy dialect): instructions that return their result tile, as simulated
 by nki-agent. They lower onto the same instruction core as nki.isa."""
+import builtins
+
 import _nkia_core as core
 from _nkia import isa_common, lang
 from _nkia.isa_common import (dge_mode, engine, get_nc_version, gpsimd_engine, nc_version,  # noqa: F401
@@ -215,6 +217,28 @@ def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0=Fa
     isa_common.tensor_scalar(out, data, op0, operand0, reverse0)
     core.tensor_reduce(reduce_res, lang.op_name(reduce_op), out, list(range(1, len(out.shape))), False)
     return out
+
+
+def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, mask=None, **kwargs):
+    """Per 16-partition group, gathers num_elem_per_idx contiguous elements of every partition at each
+    of the group's indices (uint16 element offsets): a new [P, n, num_elem_per_idx] tile of
+    src_buffer's dtype, n = num_valid_indices (default: all the group's indices)."""
+    if mask is not None:
+        raise lang.NkiError("nkia_bad_operand", "local_gather with mask= is not simulated",
+                            "gather the whole tile and mask the operations that use the result")
+    k = int(num_elem_per_idx)
+    per_group = 16 * (index.shape[1] if len(index.shape) == 2 else _free_elements(index))
+    n = per_group if num_valid_indices is None else int(num_valid_indices)
+    out = lang.ndarray((src_buffer.shape[0], builtins.max(n, 1), k), src_buffer.dtype, lang.sbuf)
+    core.local_gather(out, src_buffer, index, k, None if num_valid_indices is None else n)
+    return out
+
+
+def _free_elements(t):
+    n = 1
+    for d in t.shape[1:]:
+        n *= int(d)
+    return n
 
 
 def dma_copy(dst, src, mask=None, dst_rmw_op=None, oob_mode=None, dge_mode=None, **kwargs):
