@@ -192,6 +192,25 @@ class Run {
     return s;
   }
 
+  // On the first pass with optimisation turns ahead: the profile of the passing kernel, run by the
+  // loop itself, so the model starts optimising from where the time goes.
+  std::string first_pass_profile(int turn) {
+    if (best_passed_.empty()) return {};
+    ToolCall implicit{"profile-" + std::to_string(turn), "profile", "{}"};
+    ToolResult tr = tools_.profile(best_passed_);
+    ++res_.tool_calls;
+    record_tool(turn, implicit, tr, true);
+    if (tr.is_error || !tr.compiled) return {};
+    std::string text = tr.content;
+    if (text.size() > 2500) {
+      size_t keep = 2500;
+      while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
+      text.resize(keep);
+      text += "\n[... call profile for the rest]";
+    }
+    return "\n\nSimulated profile of the passing kernel:\n" + text;
+  }
+
   void single_shot() {
     LlmClient& llm = current();
     auto resp = call_model(llm, 1, /*with_tools=*/false);
@@ -262,7 +281,7 @@ class Run {
           }
           std::string text = "Your reply ended without a tool call, so its last kernel was verified:\n" + tr.content;
           if (ok)
-            text += optimize_note(optimize_left);
+            text += optimize_note(optimize_left) + first_pass_profile(turn);
           else
             text += "\nFix it and call verify (or submit) with the corrected kernel.";
           turn_failed = !ok;
@@ -295,7 +314,7 @@ class Run {
         std::string content = tr.content;
         if (i + 1 == resp->tool_calls.size() && res_.passed && !done && opt_.optimize_turns > 0) {
           const int left = passed_before ? optimize_left : opt_.optimize_turns;
-          if (left > 0) content += optimize_note(left);
+          if (left > 0) content += optimize_note(left) + (passed_before ? std::string() : first_pass_profile(turn));
         }
         messages_.push_back(Message{Role::kTool, std::move(content), {}, call.id, call.name, tr.is_error});
       }

@@ -366,11 +366,14 @@ TEST_F(AgentLoop, OptimisationTurnsKeepTheFastestPassingKernel) {
   EXPECT_EQ(o.result.status, "passed");
   EXPECT_EQ(o.result.first_pass_turn, 1);
   EXPECT_EQ(o.result.turns, 4);
+  EXPECT_EQ(o.result.tool_calls, 5);  // four calls and the loop's own profile
   EXPECT_EQ(o.result.kernel, good);
   EXPECT_DOUBLE_EQ(o.result.speedup, 1.0);
   auto reqs = server.requests();
   ASSERT_EQ(reqs.size(), 4u);
   EXPECT_NE(reqs[1].body.dump().find("more turns to make it faster"), std::string::npos);
+  // The loop profiled the first passing kernel itself and showed it.
+  EXPECT_NE(reqs[1].body.dump().find("Simulated profile of the passing kernel"), std::string::npos);
   EXPECT_NE(reqs[2].body.dump().find("latency"), std::string::npos);  // the profile's text
 }
 

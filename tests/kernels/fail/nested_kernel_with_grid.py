@@ -5,8 +5,8 @@
 # entry: exp_kernel
 # inputs: x=float32[256,64]
 # expect-error: err_nested_kernel_with_spmd_grid line 24
-# status: known-failure the simulator refuses the launch, but as nkia_bad_launch (kernel.py), not
-#   the catalogue code
+#
+#
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

@@ -140,7 +140,11 @@ class Kernel:
         if ctx is not None:
             # Called from inside another kernel: a sub-kernel, inlined.
             if self.grid:
-                raise LaunchError("a kernel called from another kernel cannot have an SPMD grid")
+                raise NkiError("err_nested_kernel_with_spmd_grid",
+                               f"kernel '{self.func.__name__}' is launched with the SPMD grid {list(self.grid)} from "
+                               f"inside another kernel; a grid exists only for the top-level launch from the host",
+                               "call the inner kernel without a grid (it is inlined) and cover the grid with an "
+                               "nl.affine_range loop, or launch it from the host")
             return self.func(*args, **kwargs)
         names = list(self.func.__code__.co_varnames[: self.func.__code__.co_argcount])
         hbm_args = [_to_hbm(a, names[i] if i < len(names) else f"arg{i}") for i, a in enumerate(args)]
