@@ -54,7 +54,8 @@ class Run {
             {"single_shot", opt_.single_shot},
             {"escalate_after", opt_.escalate_after}}},
           {"system", system_},
-          {"user", prompt->user}});
+          {"user", prompt->user},
+          {"tools", tools_json()}});
     if (opt_.single_shot)
       single_shot();
     else
@@ -64,6 +65,14 @@ class Run {
   }
 
  private:
+  nlohmann::json tools_json() const {
+    auto a = nlohmann::json::array();
+    if (opt_.single_shot) return a;
+    for (const auto& t : tools_.specs())
+      a.push_back({{"name", t.name}, {"description", t.description}, {"parameters", t.parameters}});
+    return a;
+  }
+
   void progress(const std::string& line) {
     if (hooks_.progress) hooks_.progress(fmt::format("[{}] {}", task_.id.empty() ? task_.name : task_.id, line));
   }
@@ -149,7 +158,9 @@ class Run {
     return true;
   }
 
-  void record_tool(int turn, const ToolCall& call, const ToolResult& tr, bool implicit) {
+  // `sent`: what the model read, when the loop added to the tool's own content.
+  void record_tool(int turn, const ToolCall& call, const ToolResult& tr, bool implicit,
+                   const std::string* sent = nullptr) {
     res_.tool_seconds += tr.seconds;
     nlohmann::json args = nlohmann::json::object();
     auto parsed = call.parsed();
@@ -164,7 +175,7 @@ class Run {
           {"call_id", call.id},
           {"implicit", implicit},
           {"arguments", args},
-          {"content", tr.content},
+          {"content", sent ? *sent : tr.content},
           {"is_error", tr.is_error},
           {"result", tr.data},
           {"seconds", tr.seconds}});
@@ -310,12 +321,12 @@ class Run {
         any_pass = any_pass || ok;
         if (tr.is_error || (tr.verified && !tr.passed) || (!tr.compiled && call.name != "lookup")) turn_failed = true;
         if (tr.submitted && ok) done = true;
-        record_tool(turn, call, tr, false);
         std::string content = tr.content;
         if (i + 1 == resp->tool_calls.size() && res_.passed && !done && opt_.optimize_turns > 0) {
           const int left = passed_before ? optimize_left : opt_.optimize_turns;
           if (left > 0) content += optimize_note(left) + (passed_before ? std::string() : first_pass_profile(turn));
         }
+        record_tool(turn, call, tr, false, &content);
         messages_.push_back(Message{Role::kTool, std::move(content), {}, call.id, call.name, tr.is_error});
       }
       if (any_pass && !passed_before && opt_.optimize_turns == 0) done = true;

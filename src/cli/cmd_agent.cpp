@@ -1,5 +1,5 @@
-// `nki-agent solve`, `bench` and `prompt`: the agent on one task, over a benchmark, and the prompts
-// it sends.
+// `nki-agent solve`, `bench`, `prompt` and `export-sft`: the agent on one task, over a benchmark,
+// the prompts it sends, and its trajectories as SFT data.
 //
 //   solve --task T --model M [--single-shot] [--max-turns N] [--optimize-turns K]
 //         progress on stderr, the best kernel to --out, every turn to the trajectory (JSONL)
@@ -24,6 +24,7 @@
 #include "agent/bench.h"
 #include "agent/llm_config.h"
 #include "agent/loop.h"
+#include "agent/sft.h"
 #include "cli/cli.h"
 #include "tasks/speed_cost.h"
 
@@ -312,6 +313,34 @@ int run_prompt(const Context& ctx, const PromptFlags& f) {
   return kExitOk;
 }
 
+// ---- export-sft ----
+
+struct SftFlags {
+  std::vector<std::string> inputs;
+  std::string out;
+  bool passed_only = false, first_pass = false;
+};
+
+int run_export_sft(const Context& ctx, const SftFlags& f) {
+  SftOptions so;
+  so.passed_only = f.passed_only;
+  so.stop_at_first_pass = f.first_pass;
+  auto st = export_sft(f.inputs, f.out, so);
+  if (!st) return report(ctx, st.error());
+  if (ctx.json) {
+    emit_json(ctx, {{"out", f.out},
+                    {"files", st->files},
+                    {"written", st->written},
+                    {"skipped", st->skipped},
+                    {"notes", st->notes}});
+  } else {
+    std::printf("%d of %d trajectories written to %s (%d skipped)\n", st->written, st->trajectories, f.out.c_str(),
+                st->skipped);
+    for (const auto& n : st->notes) std::fprintf(stderr, "  skipped %s\n", n.c_str());
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_agent_commands(CLI::App& app, Context& ctx) {
@@ -359,6 +388,14 @@ void add_agent_commands(CLI::App& app, Context& ctx) {
   prompt->add_flag("--single-shot", p->single_shot, "The single-shot prompt (no tools)");
   prompt->add_option("--max-turns", p->max_turns, "Turns the prompt announces")->capture_default_str();
   prompt->callback([&ctx, p] { ctx.exit_code = run_prompt(ctx, *p); });
+
+  auto x = std::make_shared<SftFlags>();
+  auto* sft = app.add_subcommand("export-sft", "Agent trajectories (JSONL) as chat-format SFT records, one per line");
+  sft->add_option("trajectories", x->inputs, "Trajectory files or folders of them (searched recursively)")->required();
+  sft->add_option("--out,-o", x->out, "The JSONL file the records are appended to")->required();
+  sft->add_flag("--passed-only", x->passed_only, "Only trajectories whose kernel passed");
+  sft->add_flag("--first-pass", x->first_pass, "End each conversation at the turn that first passed");
+  sft->callback([&ctx, x] { ctx.exit_code = run_export_sft(ctx, *x); });
 }
 
 }  // namespace nki_agent::cli

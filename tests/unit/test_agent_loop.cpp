@@ -19,6 +19,7 @@
 
 #include "agent/bench.h"
 #include "agent/loop.h"
+#include "agent/sft.h"
 #include "agent/store.h"
 #include "agent/tools.h"
 #include "support/mock_llm.h"
@@ -217,6 +218,27 @@ TEST_F(AgentLoop, CompileErrorThenMismatchThenPass) {
       EXPECT_EQ(o.trajectory[7]["result"]["status"], "passed");
       EXPECT_EQ(o.trajectory[7]["kernel"], good);
       for (const auto& ev : o.trajectory) EXPECT_EQ(ev["run"], "e2e");
+
+      // As an SFT record: system, task, then each reply with its tool call and the result read.
+      auto sft = trajectory_to_sft(o.trajectory, SftOptions{});
+      ASSERT_TRUE(sft) << sft.error().format();
+      const auto& msgs = (*sft)["messages"];
+      ASSERT_EQ(msgs.size(), 7u);  // the last tool result has no reply after it: dropped
+      EXPECT_EQ(msgs[0]["role"], "system");
+      EXPECT_EQ(msgs[1]["role"], "user");
+      EXPECT_EQ(msgs[2]["role"], "assistant");
+      EXPECT_EQ(msgs[2]["tool_calls"][0]["function"]["name"], "compile");
+      EXPECT_EQ(msgs[2]["tool_calls"][0]["function"]["arguments"], args_with(bad_tile));
+      EXPECT_EQ(msgs[3]["role"], "tool");
+      EXPECT_EQ(msgs[3]["tool_call_id"], msgs[2]["tool_calls"][0]["id"]);
+      EXPECT_NE(msgs[3]["content"].get<std::string>().find("err_num_partition_exceed_arch_limit"), std::string::npos);
+      EXPECT_EQ(msgs[6]["tool_calls"][0]["function"]["arguments"], args_with(good));
+      EXPECT_EQ((*sft)["tools"].size(), 5u);
+      EXPECT_EQ((*sft)["metadata"]["passed"], true);
+      EXPECT_EQ((*sft)["metadata"]["task"], "L1_001_matmul_small_fp32");
+      // A cut-short trajectory is refused, and so is a failed one when only passes are wanted.
+      std::vector<nlohmann::json> cut(o.trajectory.begin(), o.trajectory.end() - 1);
+      EXPECT_FALSE(trajectory_to_sft(cut, SftOptions{}));
     }
   }
 }
@@ -494,6 +516,19 @@ TEST_F(AgentLoop, SolveCliWritesTheKernelAndTheTrajectory) {
   EXPECT_EQ(lines.front()["type"], "start");
   EXPECT_EQ(lines.back()["type"], "end");
   EXPECT_EQ(server.requests()[0].path, "/v1/messages");
+
+  // The trajectory as SFT data; a torn file (a killed run) is skipped with a note.
+  std::ofstream(dir_ / "torn.jsonl") << lines.front().dump() << "\n{\"type\": \"model_c";
+  const fs::path sft = dir_ / "sft.out";
+  auto x = cli("--json export-sft " + traj.string() + " " + (dir_ / "torn.jsonl").string() + " -o " + sft.string());
+  ASSERT_EQ(x.exit_code, 0) << x.out;
+  auto xj = nlohmann::json::parse(x.out, nullptr, false);
+  EXPECT_EQ(xj["written"], 1) << x.out;
+  EXPECT_EQ(xj["skipped"], 1) << x.out;
+  auto records = read_jsonl(sft);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0]["metadata"]["model"], "local");
+  EXPECT_EQ(records[0]["messages"].back()["role"], "assistant");
 
   // A model that cannot be configured is a clear error, not a crash.
   std::ofstream(config) << "[models.local]\napi_key = \"sk-secret\"\n";
