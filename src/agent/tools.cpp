@@ -197,9 +197,15 @@ ToolResult AgentTools::compile(const std::string& source) {
   }
   for (const auto& p : problems) text += "warning: " + p + "\n";
   if (problems.empty()) text += "The outputs match the task's shapes and dtypes. Next: verify.\n";
+  nlohmann::json warnings = nlohmann::json::array();
+  for (const Diagnostic& w : outcome->warnings) {  // the simulator's (nkia_sbuf_capacity_exceeded, ...)
+    text += fmt::format("warning: {}[{}] {}{}\n", w.loc.line > 0 ? fmt::format("line {}: ", w.loc.line) : "",
+                        w.code, w.message, w.hint.empty() ? "" : " Hint: " + w.hint);
+    warnings.push_back(w.to_json());
+  }
   if (!outcome->printed.empty()) text += "kernel printed:\n" + outcome->printed.substr(0, 1000) + "\n";
   r.content = cap(std::move(text));
-  r.data = {{"compiled", true}, {"summary", summary_to_json(s)}, {"problems", problems}};
+  r.data = {{"compiled", true}, {"summary", summary_to_json(s)}, {"problems", problems}, {"warnings", warnings}};
   return r;
 }
 

@@ -36,6 +36,10 @@ struct Context {
 int report(const Context& ctx, const Diagnostic& d);
 // Prints a JSON result (with "ok": true added) in --json mode; does nothing otherwise.
 void emit_json(const Context& ctx, nlohmann::json result);
+// A kernel run's warnings: without --json, printed to stderr like a compiler's; their JSON array,
+// for the result's "warnings".
+void print_warnings(const Context& ctx, const std::vector<Diagnostic>& warnings);
+nlohmann::json warnings_json(const std::vector<Diagnostic>& warnings);
 
 // Each adds one subcommand whose callback stores its exit code in ctx.exit_code.
 void add_info_command(CLI::App& app, Context& ctx);

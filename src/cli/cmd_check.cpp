@@ -1,8 +1,8 @@
 // `nki-agent check`: compile-check a kernel without computing anything. The kernel runs in a
 // sandboxed worker in timing-only mode (every instruction validated and traced, no numerics) on
 // zero inputs of the given shapes; the result is the first Diagnostic, printed like a compiler's,
-// or a summary of what the kernel issues: instructions per engine, DMA bytes, elements processed
-// and the output shapes — with --json, the whole trace too.
+// or a summary of what the kernel issues (instructions per engine, DMA bytes, elements processed
+// and the output shapes) and the run's warnings on stderr — with --json, the whole trace too.
 #include <fmt/format.h>
 
 #include "cli/cli.h"
@@ -102,12 +102,14 @@ int run_check(const Context& ctx, const CheckOptions& o) {
     nlohmann::json result = trace_document(about, outcome->trace);
     result["outputs"] = outs;
     result["printed"] = outcome->printed;
+    result["warnings"] = warnings_json(outcome->warnings);
     if (!o.trace.empty()) result["trace_file"] = o.trace;
     emit_json(ctx, result);
     return kExitOk;
   }
   print_summary(o, *outcome, summary);
   if (!o.trace.empty()) fmt::print("  trace         {}\n", o.trace);
+  print_warnings(ctx, outcome->warnings);
   if (!outcome->printed.empty()) fmt::print(stderr, "kernel printed:\n{}", outcome->printed);
   return kExitOk;
 }

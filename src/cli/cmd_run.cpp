@@ -104,7 +104,9 @@ int run_run(const Context& ctx, const RunOptions& o) {
     outs.push_back({{"path", path}, {"dtype", dtype_name(t.dtype())}, {"shape", t.shape()}});
     if (!ctx.json) fmt::print("{}: {}{}\n", path, dtype_name(t.dtype()), shape_str(t.shape()));
   }
-  nlohmann::json result = {{"outputs", outs}, {"printed", outcome->printed}};
+  print_warnings(ctx, outcome->warnings);
+  nlohmann::json result = {
+      {"outputs", outs}, {"printed", outcome->printed}, {"warnings", warnings_json(outcome->warnings)}};
   if (!o.trace.empty()) {
     nlohmann::json about = {
         {"kernel", o.kernel}, {"entry", o.entry}, {"target", target_trn1().name}, {"timing_only", false}};

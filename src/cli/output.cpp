@@ -21,4 +21,16 @@ void emit_json(const Context& ctx, nlohmann::json result) {
   std::printf("%s\n", j.dump(2).c_str());
 }
 
+void print_warnings(const Context& ctx, const std::vector<Diagnostic>& warnings) {
+  if (ctx.json || warnings.empty()) return;
+  std::fflush(stdout);  // after what was printed before them
+  for (const Diagnostic& w : warnings) std::fprintf(stderr, "%s\n", w.format().c_str());
+}
+
+nlohmann::json warnings_json(const std::vector<Diagnostic>& warnings) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const Diagnostic& w : warnings) a.push_back(w.to_json());
+  return a;
+}
+
 }  // namespace nki_agent::cli

@@ -95,6 +95,43 @@ Diagnostic Diagnostic::from_json(const nlohmann::json& j) {
   return d;
 }
 
+void WarningList::add(Diagnostic d, int64_t count) {
+  for (size_t i = 0; i < items_.size(); ++i) {
+    const Diagnostic& w = items_[i];
+    if (w.code == d.code && w.loc.file == d.loc.file && w.loc.line == d.loc.line) {
+      counts_[i] += count;
+      return;
+    }
+  }
+  if (items_.size() >= kMaxWarnings) {
+    ++left_out_;
+    return;
+  }
+  items_.push_back(std::move(d));
+  counts_.push_back(count);
+}
+
+void WarningList::merge(WarningList&& other) {
+  for (size_t i = 0; i < other.items_.size(); ++i) add(std::move(other.items_[i]), other.counts_[i]);
+  left_out_ += other.left_out_;
+  other.items_.clear();
+  other.counts_.clear();
+  other.left_out_ = 0;
+}
+
+std::vector<Diagnostic> WarningList::take() {
+  std::vector<Diagnostic> out = std::move(items_);
+  for (size_t i = 0; i < out.size(); ++i)
+    if (counts_[i] > 1) out[i].message += fmt::format(" (raised {} times)", counts_[i]);
+  if (left_out_ > 0 && !out.empty())
+    out.back().with_note(fmt::format("{} more distinct warning{} left out (at most {} are kept)", left_out_,
+                                     left_out_ == 1 ? " was" : "s were", kMaxWarnings));
+  items_.clear();
+  counts_.clear();
+  left_out_ = 0;
+  return out;
+}
+
 void internal_fail(const char* file, int line, const std::string& what) {
   throw InternalError(fmt::format("internal error at {}:{}: {}", file, line, what));
 }

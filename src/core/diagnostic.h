@@ -49,6 +49,30 @@ struct Diagnostic {
   static Diagnostic from_json(const nlohmann::json& j);
 };
 
+// The warnings of one run, as the user sees them: each distinct warning (code, file and line) once,
+// with how often it was raised, and at most kMaxWarnings of them.
+inline constexpr size_t kMaxWarnings = 64;
+
+class WarningList {
+ public:
+  // Adds `d`, raised `count` times; one already here with its code and location is counted instead.
+  // Past kMaxWarnings distinct ones, new ones are only counted as left out.
+  void add(Diagnostic d, int64_t count = 1);
+  // Moves every warning of `other` in, with its count.
+  void merge(WarningList&& other);
+  bool empty() const { return items_.empty() && left_out_ == 0; }
+  size_t size() const { return items_.size(); }
+  // The warnings, in the order first raised; one raised more than once says so at the end of its
+  // message ("(raised 5 times)"), and when some were left out the last one carries a note saying so.
+  // The list is empty afterwards.
+  std::vector<Diagnostic> take();
+
+ private:
+  std::vector<Diagnostic> items_;
+  std::vector<int64_t> counts_;
+  int64_t left_out_ = 0;  // distinct warnings past the cap
+};
+
 // The result type of anything that can fail because of its input.
 template <typename T>
 using Result = tl::expected<T, Diagnostic>;

@@ -1,5 +1,7 @@
 #include "nki/checks.h"
 
+#include "nki/error_catalogue.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -108,7 +110,7 @@ Result<void> check_same_partitions(const Access& a, const Access& b, const char*
                         ".broadcast_to or load it onto every partition"));
 }
 
-Result<void> check_psum_capacity(const ExecContext& ctx, const std::vector<std::shared_ptr<LiveRange>>& ranges) {
+LivePeak live_peak(const std::vector<std::shared_ptr<LiveRange>>& ranges, int64_t capacity) {
   // Sweep the spans in instruction order: at each instruction, the spans that end before it are
   // released first, then those that begin at it are added.
   struct Event {
@@ -126,7 +128,7 @@ Result<void> check_psum_capacity(const ExecContext& ctx, const std::vector<std::
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
     return a.at != b.at ? a.at < b.at : a.kind < b.kind;
   });
-  const int64_t capacity = ctx.target->psum_bytes_per_partition;
+  LivePeak p;
   int64_t live = 0, tensors = 0;
   for (const Event& e : events) {
     if (e.kind == 0) {
@@ -136,17 +138,60 @@ Result<void> check_psum_capacity(const ExecContext& ctx, const std::vector<std::
     }
     live += e.range->bytes;
     ++tensors;
-    if (live > capacity)
-      return fail(nki_error("nkia_psum_capacity_exceeded",
-                            fmt::format("{} PSUM tensors are live at once and need {} bytes per partition, more than "
-                                        "PSUM's {} ({} banks of {} bytes); this one ({} bytes per partition) goes over",
-                                        tensors, live, capacity, ctx.target->psum_banks, ctx.target->psum_bank_bytes,
-                                        e.range->bytes),
-                            "keep at most 8 accumulators of 2 KiB alive: evict each finished one to SBUF (nl.copy) "
-                            "and allocate PSUM tiles inside the loop that fills them, not all up front")
-                      .at(e.range->loc));
+    if (live > p.peak_bytes) {
+      p.peak_bytes = live;
+      p.peak_tensors = tensors;
+    }
+    if (live > capacity && !p.over) {
+      p.over = e.range;
+      p.over_bytes = live;
+      p.over_tensors = tensors;
+    }
   }
-  return {};
+  return p;
+}
+
+Result<void> check_psum_capacity(const ExecContext& ctx, const std::vector<std::shared_ptr<LiveRange>>& ranges) {
+  const int64_t capacity = ctx.target->psum_bytes_per_partition;
+  const LivePeak p = live_peak(ranges, capacity);
+  if (!p.over) return {};
+  return fail(nki_error("nkia_psum_capacity_exceeded",
+                        fmt::format("{} PSUM tensors are live at once and need {} bytes per partition, more than "
+                                    "PSUM's {} ({} banks of {} bytes); this one ({} bytes per partition) goes over",
+                                    p.over_tensors, p.over_bytes, capacity, ctx.target->psum_banks,
+                                    ctx.target->psum_bank_bytes, p.over->bytes),
+                        "keep at most 8 accumulators of 2 KiB alive: evict each finished one to SBUF (nl.copy) "
+                        "and allocate PSUM tiles inside the loop that fills them, not all up front")
+                  .at(p.over->loc));
+}
+
+void note_sbuf_use(SbufUse& use, const ExecContext& ctx, const std::vector<std::shared_ptr<LiveRange>>& ranges) {
+  const LivePeak p = live_peak(ranges, ctx.target->sbuf_bytes_per_partition);
+  if (p.peak_bytes > use.peak_bytes) {
+    use.peak_bytes = p.peak_bytes;
+    use.peak_tensors = p.peak_tensors;
+  }
+  if (p.over && !use.over) {
+    use.over = true;
+    use.over_loc = p.over->loc;
+    use.over_tile_bytes = p.over->bytes;
+  }
+}
+
+std::optional<Diagnostic> sbuf_capacity_warning(const ExecContext& ctx, const SbufUse& use) {
+  const int64_t capacity = ctx.target->sbuf_bytes_per_partition;
+  if (!use.over || capacity <= 0 || use.peak_bytes <= capacity) return std::nullopt;
+  Diagnostic d = make_error(
+      "nkia_sbuf_capacity_exceeded",
+      fmt::format("live SBUF tiles need {} bytes per partition at their busiest ({} tiles at once), more than the {} "
+                  "usable per partition on {} ({}); the tile allocated here ({} bytes per partition) first took them "
+                  "over. The compiler would spill tiles to HBM and reload them; nki-agent runs the kernel as if "
+                  "they fit",
+                  use.peak_bytes, use.peak_tensors, capacity, ctx.target->name, ctx.target->core,
+                  use.over_tile_bytes));
+  d.severity = Severity::kWarning;
+  d.at(use.over_loc);
+  return d;
 }
 
 InstructionRecord instruction_record(Engine e, std::string opcode, const SourceLoc& loc, const Access& dst,

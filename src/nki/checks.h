@@ -4,6 +4,7 @@
 
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,11 +36,39 @@ Result<void> check_tiles(const ExecContext& ctx, std::initializer_list<const Acc
 // err_num_partition_mismatch when two on-chip operands span different partition counts.
 Result<void> check_same_partitions(const Access& a, const Access& b, const char* instruction);
 
+// The busiest moment of a set of live spans (each from its first access to its last, bytes per
+// partition): the most bytes live at once, and the first span (in instruction order) whose start took
+// the total over `capacity`, null when it never went over.
+struct LivePeak {
+  int64_t peak_bytes = 0;
+  int64_t peak_tensors = 0;
+  const LiveRange* over = nullptr;
+  int64_t over_bytes = 0;    // bytes live once `over` began
+  int64_t over_tensors = 0;  // tensors live once `over` began, `over` included
+};
+LivePeak live_peak(const std::vector<std::shared_ptr<LiveRange>>& ranges, int64_t capacity);
+
 // nkia_psum_capacity_exceeded when, at some instruction, the PSUM tensors live across it (each from
 // its first access to its last: the least any allocation must give it) need more than the target's
 // PSUM bytes per partition. The Diagnostic is located where the tensor that goes over was allocated.
 // Bytes are counted exactly, not rounded to banks, so a kernel the compiler could fit is never refused.
 Result<void> check_psum_capacity(const ExecContext& ctx, const std::vector<std::shared_ptr<LiveRange>>& ranges);
+
+// SBUF use over a launch, gathered from its spans as they stand now and then (the spans of one SPMD
+// instance at a time; the launch drops spans that can overlap nothing to come).
+struct SbufUse {
+  int64_t peak_bytes = 0;
+  int64_t peak_tensors = 0;
+  bool over = false;          // some check went over the target's usable SBUF
+  SourceLoc over_loc;         // where the tile that first went over was allocated
+  int64_t over_tile_bytes = 0;
+};
+// Folds the spans' busiest moment into `use`.
+void note_sbuf_use(SbufUse& use, const ExecContext& ctx, const std::vector<std::shared_ptr<LiveRange>>& ranges);
+// The nkia_sbuf_capacity_exceeded warning for a launch whose live SBUF tiles needed more than the
+// target's usable SBUF per partition, located at the allocation that first went over; nothing when
+// they fit. A warning, not an error: the compiler spills rather than fails.
+std::optional<Diagnostic> sbuf_capacity_warning(const ExecContext& ctx, const SbufUse& use);
 
 // The trace record of an instruction writing dst from srcs; it processes dst's elements.
 InstructionRecord instruction_record(Engine e, std::string opcode, const SourceLoc& loc, const Access& dst,

@@ -1113,8 +1113,9 @@ s = nl.sum(nl.transpose(t), axis=[1])     # what was the partition axis is now f
         .title = "Live SBUF data exceeds a partition's usable capacity",
         .meaning = "Each SBUF partition has a fixed usable size: 180224 bytes on NeuronCore-v2, 212984 on v3 and "
                    "245752 on v4. When the tiles alive at one point need more than that per partition, the "
-                   "compiler spills some of them to HBM and reloads them later; nki-agent warns and charges the "
-                   "spill traffic to the kernel's time.",
+                   "compiler spills some of them to HBM and reloads them later. nki-agent warns, once per kernel "
+                   "launch, with the peak and the allocation that first went over, and runs the kernel as if the "
+                   "tiles fitted.",
         .hint = "Shrink what is alive at once: allocate per-iteration tiles inside the loop body, use smaller "
                 "free sizes, reuse buffers, and avoid keeping whole inputs resident in SBUF.",
         .example_bad = snippet(R"py(

@@ -30,6 +30,10 @@ struct ExecContext {
   // The innermost nl.affine_range loop running, and its iteration: (loop << 32 | iteration), 0
   // outside every affine loop. HBM writes are tagged with it (err_unexpected_output_dependencies).
   int64_t affine_tag = 0;
+  // What the checks found that does not stop the kernel (severity kWarning codes, e.g.
+  // nkia_sbuf_capacity_exceeded), located at the kernel's line like errors; the run collects them
+  // into KernelOutcome::warnings.
+  WarningList warnings;
 };
 
 // Copies src into dst through a DMA queue (any memories but PSUM to HBM); the element counts must

@@ -60,8 +60,9 @@ struct NkiTensor {
   // HBM outputs written inside affine_range loops: per element, the (loop << 32 | iteration) that
   // last wrote it (lazily sized), to catch two iterations writing one location.
   std::vector<int64_t> write_tags;
-  // PSUM tensors of a launch: the span the tensor is live over (shared with the launch, which checks
-  // the spans against PSUM's capacity when the kernel has run). Null for other tensors.
+  // Auto-allocated PSUM and SBUF tiles of a launch: the span the tensor is live over (shared with the
+  // launch, which checks the spans against PSUM's capacity, and SBUF's for a warning, when the kernel
+  // has run). Null for other tensors.
   std::shared_ptr<LiveRange> live;
 };
 

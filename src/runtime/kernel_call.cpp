@@ -419,8 +419,12 @@ Result<KernelCall> decode_call(std::string_view bytes) {
 std::string encode_outcome(const Result<KernelOutcome>& r) {
   if (!r) return pack({{"diagnostic", r.error().to_json()}}, {}, "outputs");
   auto [trace_header, trace_bytes] = encode_trace(r->trace);
-  nlohmann::json header = {
-      {"printed", r->printed}, {"trace", std::move(trace_header)}, {"output_specs", specs_to_json(r->output_specs)}};
+  nlohmann::json warnings = nlohmann::json::array();
+  for (size_t i = 0; i < r->warnings.size() && i < kMaxWarnings; ++i) warnings.push_back(r->warnings[i].to_json());
+  nlohmann::json header = {{"printed", r->printed},
+                           {"trace", std::move(trace_header)},
+                           {"output_specs", specs_to_json(r->output_specs)},
+                           {"warnings", std::move(warnings)}};
   return pack(header, r->outputs, "outputs", "trace", trace_bytes);
 }
 
@@ -443,6 +447,14 @@ Result<KernelOutcome> decode_outcome(std::string_view bytes) {
   auto specs = specs_from_json(u->header["output_specs"], kMaxI64, "output_specs");
   if (!specs) return fail(specs.error());
   o.output_specs = std::move(*specs);
+  auto w = u->header.find("warnings");
+  if (w == u->header.end() || !w->is_array()) return fail(bad_wire("no 'warnings' array"));
+  if (w->size() > kMaxWarnings) return fail(bad_wire("more warnings than the cap"));
+  for (const auto& j : *w) {
+    Diagnostic d = Diagnostic::from_json(j);
+    if (d.code.empty() || d.severity == Severity::kError) return fail(bad_wire("a warning without a code, or an error"));
+    o.warnings.push_back(std::move(d));
+  }
   o.outputs = std::move(u->arrays);
   if (!o.outputs.empty()) {
     bool agree = o.outputs.size() == o.output_specs.size();

@@ -13,6 +13,8 @@
 //   record:  engine u8, opcode, file, line, col, elements, operand count, operands...
 //   operand: tensor, buffer u8, dtype u8, is_write u8, ndim, shape[ndim], strides[ndim], offset,
 //            partitions, start_partition, bytes
+// An outcome's warnings travel in the header as "warnings": an array of Diagnostic JSON objects, at
+// most kMaxWarnings, each with a code and severity warning or note.
 // Decoding rejects unknown enums, indices outside the table, negative sizes, more than
 // kMaxTraceRecords records, counts that disagree with the bytes, and trailing bytes.
 #pragma once
@@ -73,6 +75,9 @@ struct KernelOutcome {
   Trace trace;                  // every instruction the run executed, in order (at most kMaxTraceRecords)
   // Every output's dtype and shape (named out0, out1, ...), whether its data came back or not.
   std::vector<TensorSpec> output_specs;
+  // What the run found that did not stop it (severity warning; at most kMaxWarnings, each distinct
+  // code and line once, its message saying how often it was raised), in the order first raised.
+  std::vector<Diagnostic> warnings;
 };
 
 // Most zero inputs and output specs a message may hold.

@@ -191,6 +191,7 @@ std::string VerifyResult::format() const {
   }
   for (const auto& c : cases)
     for (const auto& n : c.notes) s += fmt::format("  note ({} seed {}): {}\n", c.shape_set, c.seed, n);
+  for (const auto& w : warnings) s += "  " + w + "\n";
   if (speed.available) {
     s += fmt::format("  speed on {}: {:.3f} us simulated, baseline {:.3f} us, speedup {:.2f}x", speed.target,
                      speed.candidate_seconds * 1e6, speed.baseline_seconds * 1e6, speed.speedup);
@@ -264,6 +265,7 @@ class Verifier {
       r.message = fmt::format("the kernel failed {}: {}error[{}]: {}", where, loc, d.code, d.message);
       return r;
     }
+    keep_warnings(c, *outcome);
     const auto& outs = outcome->outputs;
     std::vector<TensorSpec> specs;
     for (const auto& o : outs) specs.push_back(TensorSpec{"", o.dtype(), o.shape()});
@@ -294,6 +296,17 @@ class Verifier {
       r.outputs.push_back(std::move(oc));
     }
     return r;
+  }
+
+  // The simulator's warnings of the prompt-shape case with the first seed (one case: no other thread
+  // writes them), for VerifyResult::warnings.
+  void keep_warnings(const Case& c, const KernelOutcome& outcome) {
+    if (c.set->name != "prompt" || c.seed != opt_.seed_base) return;
+    for (const Diagnostic& w : outcome.warnings) {
+      const std::string loc = w.loc.known() ? fmt::format("{}:{}: ", w.loc.file, w.loc.line) : "";
+      prompt_warnings_.push_back(fmt::format("{}warning[{}]: {}{}", loc, w.code, w.message,
+                                             w.hint.empty() ? "" : " (hint: " + w.hint + ")"));
+    }
   }
 
   // Output count, shapes and dtypes; true (with r's check and message set) when they are wrong.
@@ -350,6 +363,7 @@ class Verifier {
       r.message = fmt::format("the kernel failed {}: {}error[{}]: {}", where, loc, d.code, d.message);
       return r;
     }
+    keep_warnings(c, *outcome);
     if (structure_fails(outcome->output_specs, *c.set, where, r)) return r;
     auto [in_bytes, out_bytes] = set_bytes(task_, *c.set);
     r.passed = true;
@@ -452,6 +466,7 @@ class Verifier {
                         [&](int64_t i) { run_one(cases[static_cast<size_t>(i) + 1]); });
     }
     if (infra) return fail(infra->second);
+    res.warnings = prompt_warnings_;
 
     for (const auto& c : res.cases) {
       res.cases_run += c.ran;
@@ -561,6 +576,7 @@ class Verifier {
   KernelService& service_;
   const VerifyOptions& opt_;
   ReferenceRunner ref_;
+  std::vector<std::string> prompt_warnings_;
 };
 
 }  // namespace

@@ -88,6 +88,8 @@ struct VerifyResult {
   int cases_total = 0, cases_run = 0, cases_passed = 0;
   SpeedResult speed;
   ReferenceStats reference;
+  // The simulator's warnings of the candidate's prompt-shape run (first seed), one line each:
+  // "file:line: warning[code]: message (hint: ...)".
   std::vector<std::string> warnings;
   double seconds = 0;  // wall time of the whole verification
 

@@ -40,6 +40,8 @@ enum class BinaryOp : uint8_t {
   kPower,
   kMaximum,  // NaN-propagating, like np.maximum
   kMinimum,
+  kAbsMax,  // max(|a|, |b|), NaN-propagating (nl.abs_max)
+  kAbsMin,  // min(|a|, |b|), NaN-propagating (nl.abs_min)
   kEqual,  // comparisons give bool
   kNotEqual,
   kLess,

@@ -63,6 +63,10 @@ void binary_f32(BinaryOp op, const float* a, const float* b, float* o, int64_t n
       NKIA_LOOP((a[i] != a[i] || b[i] != b[i]) ? a[i] + b[i] : (a[i] > b[i] ? a[i] : b[i]));
     case BinaryOp::kMinimum:
       NKIA_LOOP((a[i] != a[i] || b[i] != b[i]) ? a[i] + b[i] : (a[i] < b[i] ? a[i] : b[i]));
+    case BinaryOp::kAbsMax:
+      NKIA_LOOP((a[i] != a[i] || b[i] != b[i]) ? std::fabs(a[i] + b[i]) : std::max(std::fabs(a[i]), std::fabs(b[i])));
+    case BinaryOp::kAbsMin:
+      NKIA_LOOP((a[i] != a[i] || b[i] != b[i]) ? std::fabs(a[i] + b[i]) : std::min(std::fabs(a[i]), std::fabs(b[i])));
     case BinaryOp::kEqual: NKIA_LOOP(a[i] == b[i] ? 1.0f : 0.0f);
     case BinaryOp::kNotEqual: NKIA_LOOP(a[i] != b[i] ? 1.0f : 0.0f);
     case BinaryOp::kLess: NKIA_LOOP(a[i] < b[i] ? 1.0f : 0.0f);
@@ -123,6 +127,8 @@ void binary_i64(BinaryOp op, const int64_t* a, const int64_t* b, int64_t* o, int
   auto wrap_mul = [](int64_t x, int64_t y) {
     return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
   };
+  // |INT64_MIN| wraps to itself, as NumPy's int64 abs does.
+  auto wrap_abs = [](int64_t x) { return x < 0 ? static_cast<int64_t>(0ULL - static_cast<uint64_t>(x)) : x; };
   switch (op) {
     case BinaryOp::kAdd: NKIA_LOOP(wrap_add(a[i], b[i]));
     case BinaryOp::kSubtract: NKIA_LOOP(wrap_sub(a[i], b[i]));
@@ -133,6 +139,8 @@ void binary_i64(BinaryOp op, const int64_t* a, const int64_t* b, int64_t* o, int
     case BinaryOp::kPower: NKIA_LOOP(ipow(a[i], b[i]));
     case BinaryOp::kMaximum: NKIA_LOOP(std::max(a[i], b[i]));
     case BinaryOp::kMinimum: NKIA_LOOP(std::min(a[i], b[i]));
+    case BinaryOp::kAbsMax: NKIA_LOOP(std::max(wrap_abs(a[i]), wrap_abs(b[i])));
+    case BinaryOp::kAbsMin: NKIA_LOOP(std::min(wrap_abs(a[i]), wrap_abs(b[i])));
     case BinaryOp::kEqual: NKIA_LOOP(a[i] == b[i]);
     case BinaryOp::kNotEqual: NKIA_LOOP(a[i] != b[i]);
     case BinaryOp::kLess: NKIA_LOOP(a[i] < b[i]);
@@ -302,7 +310,7 @@ float binary_op_f32(BinaryOp op, float a, float b) {
 std::string_view binary_op_name(BinaryOp op) {
   static constexpr std::string_view kNames[] = {
       "add",        "subtract",    "multiply",      "divide",      "floor_divide", "mod",
-      "fmod",       "power",       "maximum",       "minimum",     "equal",        "not_equal",
+      "fmod",       "power",       "maximum",       "minimum",     "abs_max",      "abs_min",     "equal",        "not_equal",
       "less",       "less_equal",  "greater",       "greater_equal", "logical_and", "logical_or",
       "logical_xor", "bitwise_and", "bitwise_or",   "bitwise_xor", "left_shift",   "right_shift"};
   return kNames[static_cast<int>(op)];

@@ -129,10 +129,22 @@ def to_rnd(r, rnd):
 
 # ---- operations ------------------------------------------------------------------------------
 
+def _abs_extreme(f, a, b):
+    """max/min of |a| and |b|. Integers take their magnitudes in int64 (|-128| is 128, as nki-agent's
+    integer kernel computes it) and wrap into the promoted type; NumPy's own abs would wrap first."""
+    a, b = np.asarray(a), np.asarray(b)
+    t = np.result_type(a, b)
+    if t.kind in "iu":
+        return f(np.abs(a.astype(np.int64)), np.abs(b.astype(np.int64))).astype(t)
+    return f(np.abs(a), np.abs(b))
+
+
 BINARY = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.true_divide,
     "floor_divide": np.floor_divide, "mod": np.remainder, "fmod": np.fmod, "power": np.power,
     "maximum": np.maximum, "minimum": np.minimum,
+    "abs_max": lambda a, b: _abs_extreme(np.maximum, a, b),
+    "abs_min": lambda a, b: _abs_extreme(np.minimum, a, b),
     "equal": np.equal, "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
     "greater": np.greater, "greater_equal": np.greater_equal,
     "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,

@@ -1,6 +1,7 @@
 // `nki-agent check` and `nki-agent run --trace`, end to end through the CLI and the sandboxed
 // worker: the summary counts what a kernel of our own issues, engine by engine; a must-fail kernel
-// gets its code at its line; the timing-only trace equals a computing run's; usage errors exit 2.
+// gets its code at its line; the timing-only trace equals a computing run's; usage errors exit 2; a
+// kernel that over-subscribes SBUF passes with one nkia_sbuf_capacity_exceeded warning.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -219,6 +220,66 @@ TEST_F(CliCheck, MustFailKernelGetsItsCodeAndLine) {
   EXPECT_EQ(cli("check " + dir_.file("bad.py") + " --entry k --shapes 'a=float32[256,512]'").out, "");
 }
 
+// 100 tiles of [128, 512] float32 alive at once: 200 KiB per partition, over trn1's usable SBUF.
+constexpr const char* kHogKernel = R"py(import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(a):
+    out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    tiles = []
+    for i in range(100):
+        t = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        tiles.append(t)
+    acc = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=acc, value=0.0)
+    for t in tiles:
+        nisa.tensor_tensor(dst=acc, data1=acc, data2=t, op=nl.add)
+    nisa.dma_copy(dst=out, src=acc)
+    return out
+)py";
+
+TEST_F(CliCheck, SbufOverSubscriptionIsAWarningNotAFailure) {
+  write_file(dir_.file("hog.py"), kHogKernel);
+  auto r = cli("--json check " + dir_.file("hog.py") + " --entry k --shapes 'a=float32[128,512]'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = json_of(r.out);
+  EXPECT_EQ(j["ok"], true);
+  ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"].dump();
+  const auto& w = j["warnings"][0];
+  EXPECT_EQ(w["code"], "nkia_sbuf_capacity_exceeded");
+  EXPECT_EQ(w["severity"], "warning");
+  EXPECT_EQ(w["location"]["file"], dir_.file("hog.py"));
+  EXPECT_EQ(w["location"]["line"], line_of(kHogKernel, "        t = nl.ndarray"));
+  // The 100 loaded tiles and the accumulator, 2 KiB each.
+  EXPECT_NE(w["message"].get<std::string>().find(std::to_string(101 * 2048) + " bytes per partition"),
+            std::string::npos)
+      << w["message"];
+  EXPECT_FALSE(w["hint"].get<std::string>().empty());
+
+  // Text: the warning on stderr, then the summary.
+  auto t = cli("check " + dir_.file("hog.py") + " --entry k --shapes 'a=float32[128,512]'", true);
+  EXPECT_EQ(t.exit_code, 0) << t.out;
+  const std::string where = dir_.file("hog.py") + ":" + std::to_string(line_of(kHogKernel, "        t = nl.ndarray")) +
+                            ":";
+  EXPECT_NE(t.out.find(where), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("warning[nkia_sbuf_capacity_exceeded]"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("passed the checks"), std::string::npos) << t.out;
+
+  // `run` computes it and reports the same warning; a kernel that fits gets none.
+  auto run = cli("--json run " + dir_.file("hog.py") + " --entry k --random 'a=float32[128,512]' --out " +
+                 dir_.file("out"));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  auto rj = json_of(run.out);
+  ASSERT_EQ(rj["warnings"].size(), 1u);
+  EXPECT_EQ(rj["warnings"][0]["code"], "nkia_sbuf_capacity_exceeded");
+  auto fits = json_of(cli("--json check " + dir_.file("k.py") + " --entry k " + kShapes).out);
+  ASSERT_TRUE(fits["warnings"].is_array());
+  EXPECT_TRUE(fits["warnings"].empty());
+}
+
 TEST_F(CliCheck, UsageAndInputErrors) {
   EXPECT_EQ(cli("check " + dir_.file("k.py")).exit_code, 2);  // --entry is required
   EXPECT_EQ(cli("check " + dir_.file("k.py") + " -e k " + kShapes + " --target trn9").exit_code, 2);
@@ -263,7 +324,8 @@ TEST_F(CliCheck, TimingOnlyTraceEqualsAComputingRun) {
   auto pj = json_of(plain.out);
   EXPECT_FALSE(pj.contains("trace_file"));
   EXPECT_FALSE(pj.contains("trace_summary"));
-  EXPECT_EQ(pj.size(), 3u);  // ok, outputs, printed
+  EXPECT_EQ(pj.size(), 4u);  // ok, outputs, printed, warnings
+  EXPECT_EQ(pj["warnings"], nlohmann::json::array());
 }
 
 }  // namespace

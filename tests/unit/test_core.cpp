@@ -78,6 +78,42 @@ TEST(Diagnostic, AssertThrowsInternalError) {
 }
 
 // FIPS 180-2 test vectors.
+TEST(WarningList, CountsRepeatsAndCapsDistinctOnes) {
+  auto warning = [](std::string code, int line) {
+    Diagnostic d = Diagnostic::error(std::move(code), "live tiles need more", "shrink them");
+    d.severity = Severity::kWarning;
+    d.at({"k.py", line, 0});
+    return d;
+  };
+  WarningList l;
+  EXPECT_TRUE(l.empty());
+  for (int i = 0; i < 3; ++i) l.add(warning("nkia_a", 7));
+  l.add(warning("nkia_a", 8));  // another line: another warning
+  l.add(warning("nkia_b", 7));  // another code
+  WarningList other;
+  other.add(warning("nkia_a", 7), 2);
+  other.add(warning("nkia_c", 1));
+  l.merge(std::move(other));
+  EXPECT_TRUE(other.empty());
+  auto w = l.take();
+  ASSERT_EQ(w.size(), 4u);
+  EXPECT_EQ(w[0].message, "live tiles need more (raised 5 times)");
+  EXPECT_EQ(w[1].message, "live tiles need more");
+  EXPECT_EQ(w[1].loc.line, 8);
+  EXPECT_EQ(w[2].code, "nkia_b");
+  EXPECT_EQ(w[3].code, "nkia_c");
+  EXPECT_TRUE(l.empty());
+  EXPECT_TRUE(l.take().empty());
+
+  for (int i = 0; i < static_cast<int>(kMaxWarnings) + 6; ++i) l.add(warning("nkia_a", i + 1));
+  l.add(warning("nkia_a", 1));  // still counted though the list is full
+  w = l.take();
+  ASSERT_EQ(w.size(), kMaxWarnings);
+  EXPECT_EQ(w[0].message, "live tiles need more (raised 2 times)");
+  ASSERT_EQ(w.back().notes.size(), 1u);
+  EXPECT_EQ(w.back().notes[0], "6 more distinct warnings were left out (at most 64 are kept)");
+}
+
 TEST(Hash, Sha256KnownAnswers) {
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");

@@ -1,7 +1,9 @@
 // The executed trace on its way to the host: python_run collects every launch's instructions, in
 // timing-only mode too (the same records, no numbers); the outcome's wire form carries the trace
 // exactly and refuses malformed ones (truncated, wrong types, huge counts, bad enums) with a
-// Diagnostic, never a crash; the trace's cap counts what it drops.
+// Diagnostic, never a crash; the trace's cap counts what it drops. The run's warnings
+// (nkia_sbuf_capacity_exceeded) reach the outcome and its wire form.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -204,6 +206,96 @@ def k(a):
   EXPECT_EQ(r.error().loc.line, 9);
 }
 
+// ---- warnings ------------------------------------------------------------------------------------
+
+// n loads of [128, 512] float32 (2 KiB per partition each) all live until the adds that follow: 100
+// of them need 200 KiB per partition, more than trn1's 176 KiB of usable SBUF (and trn2's 208 KiB).
+constexpr const char* kSbufHog = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(a, n=100):
+    out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    tiles = []
+    for i in range(n):
+        tiles.append(nl.load(a))
+    acc = nl.zeros(a.shape, nl.float32)
+    for t in tiles:
+        acc = nl.add(acc, t)
+    nl.store(out, value=acc)
+    return out
+
+def twice(a):
+    k(a)
+    return k(a)
+)py";
+
+TEST_F(KernelTrace, SbufOverSubscriptionIsOneWarningAndTheKernelStillRuns) {
+  const Tensor a = values({128, 512}, 0.25f);
+  for (bool compute : {true, false}) {
+    KernelCall c = call(kSbufHog, "k", {a});
+    c.compute = compute;
+    auto r = python_run(c);
+    ASSERT_TRUE(r) << r.error().format();
+    ASSERT_EQ(r->warnings.size(), 1u) << compute;
+    const Diagnostic& w = r->warnings[0];
+    EXPECT_EQ(w.code, "nkia_sbuf_capacity_exceeded");
+    EXPECT_EQ(w.severity, Severity::kWarning);
+    EXPECT_EQ(w.loc.file, "kernel.py");
+    EXPECT_EQ(w.loc.line, 10);  // the load whose tile first went over
+    EXPECT_NE(w.message.find("180224 usable per partition on trn1"), std::string::npos) << w.message;
+    EXPECT_NE(w.message.find("(2048 bytes per partition)"), std::string::npos) << w.message;
+    EXPECT_FALSE(w.hint.empty());
+    // The peak: the 100 loads, the zeros and the first sum are live at the first add.
+    EXPECT_NE(w.message.find(fmt::format("need {} bytes", 102 * 2048)), std::string::npos) << w.message;
+    if (compute) {
+      const auto got = r->outputs.at(0).to_f32_vector(), in = a.to_f32_vector();
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_FLOAT_EQ(got[i], 100 * in[i]) << i;
+    }
+  }
+  // 96 tiles (198 KiB at the peak) fit trn2's 208 KiB, not trn1's.
+  KernelCall c = call(kSbufHog, "k", {a});
+  c.kwargs["n"] = "96";
+  auto r1 = python_run(c);
+  ASSERT_TRUE(r1) << r1.error().format();
+  EXPECT_EQ(r1->warnings.size(), 1u);
+  c.target = "trn2";
+  auto r2 = python_run(c);
+  ASSERT_TRUE(r2) << r2.error().format();
+  EXPECT_TRUE(r2->warnings.empty()) << r2->warnings[0].format();
+  // Two launches of one run: one warning, counted twice.
+  auto twice = python_run(call(kSbufHog, "twice", {a}));
+  ASSERT_TRUE(twice) << twice.error().format();
+  ASSERT_EQ(twice->warnings.size(), 1u);
+  EXPECT_NE(twice->warnings[0].message.find("(raised 2 times)"), std::string::npos) << twice->warnings[0].message;
+}
+
+TEST_F(KernelTrace, KernelsThatFitGetNoWarnings) {
+  auto r = python_run(call(kKernel, "k", {values({128, 64}, 0.01f), values({128, 64}, 0.02f)}));
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_TRUE(r->warnings.empty()) << r->warnings[0].format();
+  // Tiles made one after another in a long loop are never live together: 1000 loads of 2 KiB each.
+  const char* src = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(a):
+    out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros(a.shape, nl.float32)
+    for i in nl.sequential_range(1000):
+        acc[...] = nl.add(acc, nl.load(a))
+    nl.store(out, value=acc)
+    return out
+)py";
+  KernelCall c = call(src, "k", {values({128, 512}, 0.25f)});
+  c.compute = false;
+  auto loop = python_run(c);
+  ASSERT_TRUE(loop) << loop.error().format();
+  EXPECT_TRUE(loop->warnings.empty()) << loop->warnings[0].format();
+}
+
 // ---- the wire form -------------------------------------------------------------------------------
 
 OperandRecord operand(std::string name, Buffer b, DType t, Shape shape, Strides strides, int64_t offset, bool write) {
@@ -314,6 +406,20 @@ TEST(TraceWire, RoundTripsATrace) {
   EXPECT_EQ(w.header["trace"]["strings"].size(), 8u);  // 2 opcodes + iota, 2 files (one empty), 4 tensor names
   EXPECT_LT(w.section().size() * 4, o.trace.to_json().dump().size());
 
+  // Warnings travel with their code, severity, location, hint and notes.
+  KernelOutcome ow = sample_outcome();
+  Diagnostic wd = Diagnostic::error("nkia_sbuf_capacity_exceeded", "too much", "less");
+  wd.severity = Severity::kWarning;
+  wd.at({"/k/kernel.py", 9, 4}).with_note("a note");
+  ow.warnings = {wd, wd};
+  ow.warnings[1].code = "nkia_uninitialized_read";
+  auto wb = decode_outcome(encode_outcome(ow));
+  ASSERT_TRUE(wb) << wb.error().format();
+  ASSERT_EQ(wb->warnings.size(), 2u);
+  EXPECT_EQ(wb->warnings[0].to_json(), wd.to_json());
+  EXPECT_EQ(wb->warnings[1].code, "nkia_uninitialized_read");
+  EXPECT_TRUE(decode_outcome(encode_outcome(o))->warnings.empty());
+
   // An empty trace, and a call's new fields.
   auto empty = decode_outcome(encode_outcome(KernelOutcome{}));
   ASSERT_TRUE(empty) << empty.error().format();
@@ -376,6 +482,35 @@ TEST(TraceWire, RejectsMalformedSpecs) {
   bad_call("want_outputs a string", [](auto& h) { h["want_outputs"] = "yes"; });
   bad_call("compute a number", [](auto& h) { h["compute"] = 0; });
   bad_call("an unknown target", [](auto& h) { h["target"] = "trn9"; });
+}
+
+TEST(TraceWire, RejectsMalformedWarnings) {
+  const Wire good = Wire::split(encode_outcome(sample_outcome()));
+  nlohmann::json warning = {{"code", "nkia_sbuf_capacity_exceeded"}, {"severity", "warning"}, {"message", "m"}};
+  Wire w = good;
+  w.header["warnings"] = nlohmann::json::array({warning});
+  ASSERT_TRUE(decode_outcome(w.join()));
+  w.header.erase("warnings");
+  expect_rejected(w.join(), "no warnings");
+  w.header["warnings"] = "x";
+  expect_rejected(w.join(), "warnings not an array");
+  w.header["warnings"] = nlohmann::json::array();
+  for (size_t i = 0; i <= kMaxWarnings; ++i) w.header["warnings"].push_back(warning);
+  expect_rejected(w.join(), "more than the cap");
+  nlohmann::json error = warning;
+  error["severity"] = "error";
+  w.header["warnings"] = nlohmann::json::array({error});
+  expect_rejected(w.join(), "an error among the warnings");
+  w.header["warnings"] = nlohmann::json::array({{{"severity", "warning"}, {"message", "m"}}});
+  expect_rejected(w.join(), "a warning without a code");
+  // The encoder keeps at most the cap.
+  KernelOutcome many;
+  Diagnostic d = Diagnostic::error("nkia_x", "m");
+  d.severity = Severity::kWarning;
+  many.warnings.assign(kMaxWarnings + 3, d);
+  auto back = decode_outcome(encode_outcome(many));
+  ASSERT_TRUE(back) << back.error().format();
+  EXPECT_EQ(back->warnings.size(), kMaxWarnings);
 }
 
 TEST(TraceWire, RejectsMalformedTraces) {

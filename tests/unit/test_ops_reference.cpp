@@ -2125,7 +2125,6 @@ const std::vector<KnownFailure> kKnownFailures = {
      "int8 / uint8 arithmetic wraps (int64 math, two's complement); NKI computes non-int32 integer tiles in "
      "float32 and converts into dst, which by docs/dtypes.md's float-to-int rule saturates (127, 0). The "
      "hardware's conversion is undocumented: confirm before changing"},
-    {"^tensor_tensor_abs_(max|min)_", "nl.abs_max / nl.abs_min (ALU operators of the current API) are missing"},
 };
 
 std::vector<OpCase> build_cases() {

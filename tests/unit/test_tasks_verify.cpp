@@ -237,6 +237,55 @@ TEST_F(TasksVerify, CandidateRunsBeforeTheReference) {
   fs::remove_all(cache);
 }
 
+// A correct kernel that keeps 100 tiles of x alive at the prompt's shapes (200 KiB per partition):
+// it passes, and the result carries the prompt run's SBUF warning, once.
+TEST_F(TasksVerify, SimulatorWarningsOfThePromptRunReachTheResult) {
+  fs::path dir = fs::temp_directory_path() / ("nkia-verify-warn-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "hog.py") << R"py(import math
+
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def kernel(x, y):
+    rows, cols = x.shape
+    out = nl.ndarray((rows, cols), dtype=x.dtype, buffer=nl.shared_hbm)
+    keep = []
+    for k in range(100):
+        keep.append(nl.load(x[0:128, :]))
+    acc = keep[0]
+    for t in keep[1:]:
+        acc = nl.maximum(acc, t)
+    nl.store(out[0:128, :], value=acc)
+    ip = nl.arange(128)[:, None]
+    jf = nl.arange(512)[None, :]
+    for r in nl.affine_range(math.ceil(rows / 128)):
+        for c in nl.affine_range(math.ceil(cols / 512)):
+            i = r * 128 + ip
+            j = c * 512 + jf
+            valid = (i < rows) & (j < cols)
+            a = nl.load(x[i, j], mask=valid)
+            b = nl.load(y[i, j], mask=valid)
+            nl.store(out[i, j], value=nl.add(a, b), mask=valid)
+    return out
+)py";
+  auto r = verify((kTasks / "add_fp32").string(), (dir / "hog.py").string());
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_TRUE(r->passed) << r->format();
+  ASSERT_EQ(r->warnings.size(), 1u) << r->format();
+  EXPECT_EQ(r->warnings[0].rfind((dir / "hog.py").string() + ":13: warning[nkia_sbuf_capacity_exceeded]: ", 0), 0u)
+      << r->warnings[0];
+  EXPECT_NE(r->format().find("warning[nkia_sbuf_capacity_exceeded]"), std::string::npos);
+  EXPECT_EQ(r->to_json()["warnings"].size(), 1u);
+  // The baseline fits: no warnings.
+  auto base = verify((kTasks / "add_fp32").string(), (kTasks / "add_fp32" / "baseline.py").string());
+  ASSERT_TRUE(base) << base.error().format();
+  EXPECT_TRUE(base->warnings.empty());
+  fs::remove_all(dir);
+}
+
 TEST_F(TasksVerify, BrokenKernelsGetDiagnostics) {
   fs::path dir = fs::temp_directory_path() / ("nkia-verify-broken-" + std::to_string(::getpid()));
   fs::create_directories(dir);

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "nki/checks.h"
 #include "nki/isa.h"
 
 namespace nki_agent {
@@ -30,6 +31,11 @@ struct LaunchContext {
   // The PSUM tensors the running instance allocated, with the spans they are live over; checked
   // against PSUM's capacity when the instance returns (check_psum_capacity).
   std::vector<std::shared_ptr<LiveRange>> psum_ranges;
+  // Likewise the auto-allocated SBUF tiles, whose peak over all instances is one warning for the
+  // launch (nkia_sbuf_capacity_exceeded); the list is pruned when it reaches sbuf_prune_at.
+  std::vector<std::shared_ptr<LiveRange>> sbuf_ranges;
+  size_t sbuf_prune_at = 4096;
+  SbufUse sbuf;
   // The instruction number the next instruction gets: its position in the launch's trace.
   int64_t instruction_clock() const { return static_cast<int64_t>(exec.trace.size()) + exec.trace.dropped(); }
   int64_t next_id = 1;  // loop and scope ids, unique within the launch
@@ -58,6 +64,7 @@ struct RunScope {
   bool compute = true;        // false: timing-only (ExecContext::compute)
   bool collect_trace = true;  // false: launches' traces are dropped
   Trace trace;
+  WarningList warnings;  // every launch's warnings, handed over when it ends
 };
 
 // The run on this thread (python_run sets it), or null: launches then keep ExecContext's defaults.

@@ -149,7 +149,9 @@ void begin_launch(LaunchContext& launch) {
 }
 
 void end_launch(LaunchContext& launch) noexcept {
-  if (t_run && t_run->collect_trace) t_run->trace.append(std::move(launch.exec.trace));
+  if (!t_run) return;
+  if (t_run->collect_trace) t_run->trace.append(std::move(launch.exec.trace));
+  t_run->warnings.merge(std::move(launch.exec.warnings));
 }
 
 Result<KernelOutcome> python_run(const KernelCall& call) {
@@ -211,6 +213,10 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
         rec.loc.file = it->second;
       }
     }
+    out.warnings = scope.warnings.take();
+    if (!call.src.root.empty())
+      for (Diagnostic& w : out.warnings)
+        if (!w.loc.file.empty()) w.loc.file = (fs::path(call.src.root) / w.loc.file).string();
     return out;
   } catch (const py::error_already_set& e) {
     return fail(python_error("running the kernel failed inside the host", e));

@@ -348,25 +348,49 @@ void touch(const Access& a) {
   if (a.tensor->live && t_launch) a.tensor->live->touch(t_launch->instruction_clock());
 }
 
+// Drops the spans that can overlap nothing to come: their tensor is gone (the list holds the last
+// reference) and they ended before every tensor still alive began.
+void prune_ranges(std::vector<std::shared_ptr<LiveRange>>& ranges, int64_t now) {
+  int64_t open_first = now;
+  for (const auto& r : ranges)
+    if (r.use_count() > 1 && r->first >= 0) open_first = std::min(open_first, r->first);
+  std::erase_if(ranges, [&](const std::shared_ptr<LiveRange>& r) { return r.use_count() == 1 && r->last < open_first; });
+}
+
+std::shared_ptr<LiveRange> new_range(const NkiTensor& t, int64_t partitions) {
+  auto r = std::make_shared<LiveRange>();
+  r->bytes = t.data.nbytes() / partitions;
+  r->loc = caller_loc();
+  return r;
+}
+
 // Tracks a new PSUM tensor's live span for the launch's capacity check. Kernels that allocate PSUM
 // tiles without end keep the list short: now and then the spans are checked as they stand, and those
-// that can overlap nothing to come are dropped (their tensor is gone, and they ended before every
-// tensor still alive began).
+// that can overlap nothing to come are dropped.
 void track_psum(NkiTensor& t, int64_t partitions) {
   if (!t_launch || t.buffer != Buffer::kPsum || partitions <= 0) return;
   auto& ranges = t_launch->psum_ranges;
   if (ranges.size() >= 4096) {
     check(check_psum_capacity(t_launch->exec, ranges));
-    int64_t open_first = t_launch->instruction_clock();
-    for (const auto& r : ranges)
-      if (r.use_count() > 1 && r->first >= 0) open_first = std::min(open_first, r->first);
-    std::erase_if(ranges, [&](const std::shared_ptr<LiveRange>& r) {
-      return r.use_count() == 1 && r->last < open_first;
-    });
+    prune_ranges(ranges, t_launch->instruction_clock());
   }
-  t.live = std::make_shared<LiveRange>();
-  t.live->bytes = t.data.nbytes() / partitions;
-  t.live->loc = caller_loc();
+  t.live = new_range(t, partitions);
+  ranges.push_back(t.live);
+}
+
+// Tracks a new SBUF tile's live span for the launch's capacity warning, the same way. Every nl call
+// makes a tile, so the list is folded into the launch's SbufUse and pruned whenever it has doubled
+// since the last time (tiles a kernel keeps alive stay in it).
+void track_sbuf(NkiTensor& t, int64_t partitions) {
+  if (!t_launch || t.buffer != Buffer::kSbuf || partitions <= 0) return;
+  LaunchContext& launch = *t_launch;
+  auto& ranges = launch.sbuf_ranges;
+  if (ranges.size() >= launch.sbuf_prune_at) {
+    note_sbuf_use(launch.sbuf, launch.exec, ranges);
+    prune_ranges(ranges, launch.instruction_clock());
+    launch.sbuf_prune_at = std::max<size_t>(4096, 2 * ranges.size());
+  }
+  t.live = new_range(t, partitions);
   ranges.push_back(t.live);
 }
 
@@ -445,7 +469,9 @@ std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const s
   if (buffer_is_on_chip(b)) tensor->blocks = blocks;
   // PSUM's capacity check counts auto-allocated tiles; block tensors (whose blocks the compiler
   // may rotate through fewer buffers) and tensors the kernel placed itself are left out.
+  // SBUF's capacity warning counts the same tiles.
   if (b == Buffer::kPsum && auto_allocated && blocks == 0) track_psum(*tensor, shape[0]);
+  if (b == Buffer::kSbuf && auto_allocated && blocks == 0) track_sbuf(*tensor, shape[0]);
   return tensor;
 }
 
@@ -519,10 +545,14 @@ py::object launch(py::function func, py::list args, py::dict kwargs, std::vector
     }
     ctx.shared_next = 0;
     ctx.psum_ranges.clear();
+    ctx.sbuf_ranges.clear();
+    ctx.sbuf_prune_at = 4096;
     py::object r = func(*args, **kwargs);
     check(check_psum_capacity(ctx.exec, ctx.psum_ranges));
+    note_sbuf_use(ctx.sbuf, ctx.exec, ctx.sbuf_ranges);
     if (i == 0) first = r;
   }
+  if (auto w = sbuf_capacity_warning(ctx.exec, ctx.sbuf)) ctx.exec.warnings.add(std::move(*w));
   return first;
 }
 
