@@ -199,8 +199,8 @@ ToolResult AgentTools::compile(const std::string& source) {
   if (problems.empty()) text += "The outputs match the task's shapes and dtypes. Next: verify.\n";
   nlohmann::json warnings = nlohmann::json::array();
   for (const Diagnostic& w : outcome->warnings) {  // the simulator's (nkia_sbuf_capacity_exceeded, ...)
-    text += fmt::format("warning: {}[{}] {}{}\n", w.loc.line > 0 ? fmt::format("line {}: ", w.loc.line) : "",
-                        w.code, w.message, w.hint.empty() ? "" : " Hint: " + w.hint);
+    text += fmt::format("warning: {}[{}] {}{}\n", w.loc.line > 0 ? fmt::format("line {}: ", w.loc.line) : "", w.code,
+                        w.message, w.hint.empty() ? "" : " Hint: " + w.hint);
     warnings.push_back(w.to_json());
   }
   if (!outcome->printed.empty()) text += "kernel printed:\n" + outcome->printed.substr(0, 1000) + "\n";
