@@ -337,6 +337,9 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
         i = next++;
       }
       TaskRow row = run_one(todo[i]);
+      // Interrupted: the task's model calls were cancelled, so its row would record the
+      // interruption, not the task. Nothing is stored; --resume runs it again.
+      if (o.cancel && o.cancel->load()) return;
       auto added = (*store)->add_result(row);
       std::lock_guard<std::mutex> lock(mu);
       if (!added) summary.errors.push_back(added.error().message);

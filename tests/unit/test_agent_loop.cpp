@@ -4,6 +4,7 @@
 // truncated stream; a refusal; an endpoint that keeps failing; single-shot; the router; the
 // optimisation turns; trajectories. Then `nki-agent bench`: the baseline run, the summary, and
 // --resume after a kill.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -538,61 +539,70 @@ TEST_F(AgentLoop, SolveCliWritesTheKernelAndTheTrajectory) {
   EXPECT_EQ(bad.out.find("sk-secret"), std::string::npos) << bad.out;
 }
 
+// SIGKILL loses the task in flight; SIGINT cancels it and stores nothing for it (exit 1). Either
+// way --resume runs only the unfinished task.
 TEST_F(AgentLoop, BenchResumesAfterAKill) {
-  MockLlmServer server;
-  // T_001 (add) is answered at once; every call after it (T_002, layernorm) is slow, so the
-  // benchmark is killed while T_002 is in flight.
-  server.push(say("```python\n" + read_text(kAdd / "baseline.py") + "```"));
-  const std::string layernorm = read_text(kSource / "tests" / "tasks" / "layernorm_affine" / "baseline.py");
-  for (int i = 0; i < 4; ++i) {
-    MockReply slow = say("```python\n" + layernorm + "```");
-    slow.delay_s = 3.0;
-    server.push(slow);
+  for (int sig : {SIGKILL, SIGINT}) {
+    SCOPED_TRACE(sig == SIGKILL ? "SIGKILL" : "SIGINT");
+    MockLlmServer server;
+    // T_001 (add) is answered at once; every call after it (T_002, layernorm) is slow, so the
+    // benchmark is killed while T_002 is in flight.
+    server.push(say("```python\n" + read_text(kAdd / "baseline.py") + "```"));
+    const std::string layernorm = read_text(kSource / "tests" / "tasks" / "layernorm_affine" / "baseline.py");
+    for (int i = 0; i < 4; ++i) {
+      MockReply slow = say("```python\n" + layernorm + "```");
+      slow.delay_s = 3.0;
+      server.push(slow);
+    }
+    const std::string db = (dir_ / fmt::format("k{}.sqlite", sig)).string();
+    const fs::path config = dir_ / "empty.toml";
+    std::ofstream(config) << "# no models\n";
+    const std::string args = "bench --tasks " + (kSource / "tests" / "tasks").string() + " --only T_001 --only T_002 " +
+                             "--model mock --provider openai --base-url " + server.base_url() + " --config " +
+                             config.string() + " --single-shot --jobs 1 --workers 2 --db " + db + " --out " +
+                             dir_.string() + " --cache " + shared_cache();
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::string cmd = "exec " + std::string(NKIA_CLI) + " --json " + args + " --run killed >/dev/null 2>&1";
+      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Wait for the first task's row, then kill the benchmark while the second is in flight.
+    bool first_done = false;
+    for (int i = 0; i < 600 && !first_done; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!fs::exists(db)) continue;
+      auto s = ResultStore::open(db);
+      if (!s) continue;
+      auto fin = (*s)->finished_tasks("killed");
+      first_done = fin && !fin->empty();
+    }
+    ASSERT_TRUE(first_done) << "the first task never finished";
+    ::kill(pid, sig);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (sig == SIGINT) {
+      ASSERT_TRUE(WIFEXITED(status));
+      EXPECT_EQ(WEXITSTATUS(status), 1);  // interrupted: finished tasks kept, resumable
+    }
+    {
+      auto s = ResultStore::open(db);
+      ASSERT_TRUE(s);
+      auto fin = (*s)->finished_tasks("killed");
+      ASSERT_TRUE(fin);
+      EXPECT_EQ(*fin, (std::set<std::string>{"T_001"}));
+    }
+    // Resume: the run is found by its settings and only the unfinished task runs.
+    auto r = cli("--json " + args + " --resume");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out;
+    EXPECT_EQ(j["run_id"], "killed");
+    EXPECT_EQ(j["skipped"], 1);
+    EXPECT_EQ(j["total"]["tasks"], 2);
+    EXPECT_EQ(j["total"]["passed"], 2) << r.out;
   }
-  const std::string db = (dir_ / "k.sqlite").string();
-  const fs::path config = dir_ / "empty.toml";
-  std::ofstream(config) << "# no models\n";
-  const std::string args = "bench --tasks " + (kSource / "tests" / "tasks").string() + " --only T_001 --only T_002 " +
-                           "--model mock --provider openai --base-url " + server.base_url() + " --config " +
-                           config.string() + " --single-shot --jobs 1 --workers 2 --db " + db + " --out " +
-                           dir_.string() + " --cache " + shared_cache();
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    std::string cmd = "exec " + std::string(NKIA_CLI) + " --json " + args + " --run killed >/dev/null 2>&1";
-    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  // Wait for the first task's row, then kill the benchmark while the second is in flight.
-  bool first_done = false;
-  for (int i = 0; i < 600 && !first_done; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (!fs::exists(db)) continue;
-    auto s = ResultStore::open(db);
-    if (!s) continue;
-    auto fin = (*s)->finished_tasks("killed");
-    first_done = fin && !fin->empty();
-  }
-  ASSERT_TRUE(first_done) << "the first task never finished";
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  {
-    auto s = ResultStore::open(db);
-    ASSERT_TRUE(s);
-    auto fin = (*s)->finished_tasks("killed");
-    ASSERT_TRUE(fin);
-    EXPECT_EQ(*fin, (std::set<std::string>{"T_001"}));
-  }
-  // Resume: the run is found by its settings and only the unfinished task runs.
-  auto r = cli("--json " + args + " --resume");
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  auto j = nlohmann::json::parse(r.out, nullptr, false);
-  ASSERT_FALSE(j.is_discarded()) << r.out;
-  EXPECT_EQ(j["run_id"], "killed");
-  EXPECT_EQ(j["skipped"], 1);
-  EXPECT_EQ(j["total"]["tasks"], 2);
-  EXPECT_EQ(j["total"]["passed"], 2) << r.out;
 }
 
 }  // namespace
