@@ -6,16 +6,14 @@
 
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 #include "agent/tools.h"
 #include "agent/trajectory.h"
+#include "core/clock.h"
 #include "core/hash.h"
 #include "core/version.h"
 #include "tasks/speed_cost.h"
@@ -27,26 +25,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The current UTC time, compact ("20261129T231500Z") or ISO 8601 ("2026-11-29T23:15:00Z").
-std::string utc_now(bool iso) {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  if (iso)
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  else
-    std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 bool selected(const std::string& dir_name, const std::string& id, const std::vector<std::string>& filter) {
   if (filter.empty()) return true;
@@ -204,12 +182,12 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
     }
   }
   if (run.run_id.empty()) {
-    run.run_id = !o.run_id.empty() ? o.run_id : fmt::format("{}-{}", utc_now(false), key.substr(0, 8));
+    run.run_id = !o.run_id.empty() ? o.run_id : fmt::format("{}-{}", utc_timestamp(false), key.substr(0, 8));
     run.key = key;
     run.model = model_name;
     run.tasks_root = root;
     run.options = options;
-    run.created = utc_now(true);
+    run.created = utc_timestamp(true);
     if (auto a = (*store)->add_run(run); !a) return fail(a.error());
   }
 
@@ -271,7 +249,13 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
     SolveResult res;
     if (!o.model) {
       // The baseline through the same pipeline.
-      const std::string src = read_file(task->baseline_path());
+      auto base = load_kernel_files(task->baseline_path());
+      if (!base) {
+        row.status = "error";
+        row.error = base.error().format();
+        return row;
+      }
+      const std::string src = base->files[base->main_path];
       ToolResult tr = tools.verify(src);
       res.task = task->label();
       res.compiled = tr.compiled;

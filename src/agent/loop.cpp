@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "core/clock.h"
 #include "core/hash.h"
 #include "core/version.h"
 
@@ -13,10 +14,6 @@ namespace nki_agent {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 nlohmann::json usage_json(const Usage& u) {
   return {{"input_tokens", u.input_tokens}, {"output_tokens", u.output_tokens}};
@@ -213,12 +210,7 @@ class Run {
     record_tool(turn, implicit, tr, true);
     if (tr.is_error || !tr.compiled) return {};
     std::string text = tr.content;
-    if (text.size() > 2500) {
-      size_t keep = 2500;
-      while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
-      text.resize(keep);
-      text += "\n[... call profile for the rest]";
-    }
+    if (truncate_utf8(text, 2500)) text += "\n[... call profile for the rest]";
     return "\n\nSimulated profile of the passing kernel:\n" + text;
   }
 

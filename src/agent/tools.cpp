@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "agent/docs_db.h"
+#include "core/clock.h"
 #include "cost/cost.h"
 #include "nki/target.h"
 #include "nki/trace.h"
@@ -13,10 +14,6 @@
 namespace nki_agent {
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 nlohmann::json kernel_schema(bool required) {
   nlohmann::json s = {
@@ -77,29 +74,26 @@ std::vector<ToolSpec> AgentTools::specs(bool with_submit) const {
   return v;
 }
 
-std::string AgentTools::cap(std::string text) const {
-  if (text.size() <= max_chars_) return text;
-  size_t keep = max_chars_ > 64 ? max_chars_ - 64 : max_chars_;
-  // Cut at a UTF-8 boundary.
+bool truncate_utf8(std::string& text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return false;
+  size_t keep = max_bytes;
   while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
   text.resize(keep);
-  text += fmt::format("\n[... truncated to {} characters]", keep);
+  return true;
+}
+
+std::string AgentTools::cap(std::string text) const {
+  if (text.size() <= max_chars_) return text;
+  truncate_utf8(text, max_chars_ > 64 ? max_chars_ - 64 : max_chars_);
+  text += fmt::format("\n[... truncated to {} characters]", text.size());
   return text;
 }
 
-KernelCall AgentTools::timing_call(const std::string& source, bool trace) const {
-  KernelCall call;
-  call.src = kernel_files_from_source(source, "kernel.py");
-  call.entry = task_.entry;
-  call.target = task_.target;
-  call.compute = false;
-  call.collect_trace = trace;
-  call.want_outputs = false;
-  for (const auto& a : task_.args) {
-    call.input_names.push_back(a.name);
-    call.zero_inputs.push_back(TensorSpec{a.name, a.dtype, a.shape});
-  }
-  return call;
+Result<KernelOutcome> AgentTools::timing_run(const std::string& source, ToolResult& r) {
+  r.kernel = source;
+  last_kernel_ = source;
+  return service_.run(prompt_timing_call(task_, kernel_files_from_source(source, "kernel.py")),
+                      verify_limits(verify_options_.kernel_seconds, verify_options_.kernel_memory_mib, true));
 }
 
 ToolResult AgentTools::call(const ToolCall& c) {
@@ -160,10 +154,7 @@ ToolResult AgentTools::call(const ToolCall& c) {
 ToolResult AgentTools::compile(const std::string& source) {
   const auto t0 = std::chrono::steady_clock::now();
   ToolResult r;
-  r.kernel = source;
-  last_kernel_ = source;
-  auto outcome = service_.run(timing_call(source, true),
-                              verify_limits(verify_options_.kernel_seconds, verify_options_.kernel_memory_mib, true));
+  auto outcome = timing_run(source, r);
   r.seconds = seconds_since(t0);
   if (!outcome) {
     r.content = cap("COMPILE FAILED\n" + diagnostic_text(outcome.error()));
@@ -260,10 +251,7 @@ ToolResult AgentTools::verify(const std::string& source) {
 ToolResult AgentTools::profile(const std::string& source) {
   const auto t0 = std::chrono::steady_clock::now();
   ToolResult r;
-  r.kernel = source;
-  last_kernel_ = source;
-  auto outcome = service_.run(timing_call(source, true),
-                              verify_limits(verify_options_.kernel_seconds, verify_options_.kernel_memory_mib, true));
+  auto outcome = timing_run(source, r);
   if (!outcome) {
     r.seconds = seconds_since(t0);
     r.content = cap("COMPILE FAILED (nothing to profile)\n" + diagnostic_text(outcome.error()));

@@ -65,7 +65,9 @@ class AgentTools {
   const std::string& last_kernel() const { return last_kernel_; }
 
  private:
-  KernelCall timing_call(const std::string& source, bool trace) const;
+  // The timing-only run at the prompt's shapes that compile and profile share; records the kernel
+  // in `r` and as the last one sent.
+  Result<KernelOutcome> timing_run(const std::string& source, ToolResult& r);
   std::string cap(std::string text) const;
 
   const Task& task_;
@@ -77,6 +79,10 @@ class AgentTools {
   std::string verified_source_;
   std::optional<VerifyResult> verified_result_;
 };
+
+// Shortens `text` to at most `max_bytes`, cutting at a UTF-8 character boundary; false when it
+// already fitted. Tool results and the loop's excerpts are capped with it.
+bool truncate_utf8(std::string& text, size_t max_bytes);
 
 // The last ```python fenced block of a reply that defines `entry` (or, failing that, the last
 // python block); empty when there is none. Single-shot replies and replies that end the turn with

@@ -16,7 +16,6 @@
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -26,6 +25,7 @@
 #include "agent/loop.h"
 #include "agent/sft.h"
 #include "cli/cli.h"
+#include "core/clock.h"
 #include "tasks/speed_cost.h"
 
 namespace nki_agent::cli {
@@ -51,15 +51,6 @@ std::optional<std::string> env_lookup(const std::string& name) {
   const char* v = std::getenv(name.c_str());
   if (!v) return std::nullopt;
   return std::string(v);
-}
-
-std::string utc_stamp() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
 }
 
 struct ModelFlags {
@@ -183,11 +174,11 @@ int run_solve(const Context& ctx, const SolveFlags& f) {
   const std::string traj_path =
       !f.trajectory.empty()
           ? f.trajectory
-          : (fs::path("nki-agent-runs") / ("solve-" + task->label() + "-" + utc_stamp() + ".jsonl")).string();
+          : (fs::path("nki-agent-runs") / ("solve-" + task->label() + "-" + utc_timestamp(false) + ".jsonl")).string();
   auto traj = TrajectoryWriter::open(traj_path);
   if (!traj) return report(ctx, traj.error());
   SolveOptions so = solve_options(f.run, f.model);
-  so.run_id = "solve-" + utc_stamp();
+  so.run_id = "solve-" + utc_timestamp(false);
   SolveHooks hooks;
   hooks.trajectory = traj->get();
   install_sigint();

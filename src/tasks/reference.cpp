@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/clock.h"
 #include "core/hash.h"
 #include "tasks/helpers.h"
 #include "tasks/inputs.h"
@@ -48,10 +49,6 @@ std::vector<std::string> tail_lines(const std::string& text, size_t n) {
 // One request line; text that is not UTF-8 (never in our own requests) is replaced, not thrown on.
 std::string dump_line(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "core/clock.h"
 #include "core/hash.h"
 #include "core/thread_pool.h"
 #include "tasks/inputs.h"
@@ -24,10 +25,6 @@ std::string kernel_files_digest(const KernelFiles& f) {
   std::string d = f.main_path + '\0';
   for (const auto& [path, src] : f.files) d += path + '\0' + src + '\0';
   return d;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // Failures of the machinery rather than of the kernel: they end the verification as a Result error.
@@ -69,6 +66,21 @@ std::string narrower_note(DType got, DType want) {
 }
 
 }  // namespace
+
+KernelCall prompt_timing_call(const Task& task, KernelFiles files) {
+  KernelCall call;
+  call.src = std::move(files);
+  call.entry = task.entry;
+  call.target = task.target;
+  call.compute = false;
+  call.collect_trace = true;
+  call.want_outputs = false;
+  for (const auto& a : task.args) {
+    call.input_names.push_back(a.name);
+    call.zero_inputs.push_back(TensorSpec{a.name, a.dtype, a.shape});
+  }
+  return call;
+}
 
 SandboxLimits verify_limits(double seconds, int64_t memory_mib, bool with_trace) {
   SandboxLimits limits;
@@ -304,8 +316,8 @@ class Verifier {
     if (c.set->name != "prompt" || c.seed != opt_.seed_base) return;
     for (const Diagnostic& w : outcome.warnings) {
       const std::string loc = w.loc.known() ? fmt::format("{}:{}: ", w.loc.file, w.loc.line) : "";
-      prompt_warnings_.push_back(fmt::format("{}warning[{}]: {}{}", loc, w.code, w.message,
-                                             w.hint.empty() ? "" : " (hint: " + w.hint + ")"));
+      prompt_warnings_.push_back(
+          fmt::format("{}warning[{}]: {}{}", loc, w.code, w.message, w.hint.empty() ? "" : " (hint: " + w.hint + ")"));
     }
   }
 
@@ -500,18 +512,8 @@ class Verifier {
  private:
   // Simulated time of a timing-only run at the prompt's shapes.
   Result<double> simulated_seconds(const KernelFiles& files) {
-    KernelCall call;
-    call.src = files;
-    call.entry = task_.entry;
-    call.target = task_.target;
-    call.compute = false;
-    call.collect_trace = true;
-    call.want_outputs = false;
-    for (const auto& a : task_.args) {
-      call.input_names.push_back(a.name);
-      call.zero_inputs.push_back(TensorSpec{a.name, a.dtype, a.shape});
-    }
-    auto outcome = service_.run(call, verify_limits(opt_.kernel_seconds, opt_.kernel_memory_mib, true));
+    auto outcome = service_.run(prompt_timing_call(task_, files),
+                                verify_limits(opt_.kernel_seconds, opt_.kernel_memory_mib, true));
     if (!outcome) return fail(outcome.error());
     return opt_.speed.simulate(outcome->trace, task_.target);
   }
@@ -563,7 +565,8 @@ class Verifier {
     s.baseline_seconds = *base;
     s.speedup = *base / *cand;
     if (opt_.speed.roofline && (task_.flops > 0 || task_.bytes > 0)) {
-      if (auto roof = opt_.speed.roofline(task_.flops, task_.bytes, task_.target, !task_.strict_precision); roof && *roof > 0) {
+      if (auto roof = opt_.speed.roofline(task_.flops, task_.bytes, task_.target, !task_.strict_precision);
+          roof && *roof > 0) {
         s.roofline_seconds = *roof;
         s.roofline_fraction = *roof / *cand;
       }

@@ -111,6 +111,11 @@ struct CaseInputs {
 CaseInputs make_case_inputs(const Task& task, const ShapeSet& set, uint64_t seed, InputProfile profile,
                             const std::vector<Tensor>& params);
 
+// A timing-only run of `files` at the task's prompt shapes on its target (zero inputs made in the
+// worker, the trace collected, no outputs back): what speed and the agent's compile and profile
+// tools run.
+KernelCall prompt_timing_call(const Task& task, KernelFiles files);
+
 // Sandbox limits for one verification run (the outputs come back; a trace only when asked).
 SandboxLimits verify_limits(double seconds, int64_t memory_mib, bool with_trace);
 
