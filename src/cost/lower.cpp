@@ -102,6 +102,11 @@ bool opcode_matches(std::string_view pattern, std::string_view opcode) {
   return pattern == opcode;
 }
 
+// nc_matmul in the ordinary mode, or in double-row mode (nki/isa_matmul_modes.h).
+bool is_matmul_opcode(std::string_view opcode) {
+  return opcode == "nc_matmul" || opcode == "nc_matmul:double_row";
+}
+
 bool same_operand(const OperandRecord& a, const OperandRecord& b) {
   return a.buffer == b.buffer && a.tensor == b.tensor && a.dtype == b.dtype && a.shape == b.shape &&
          a.strides == b.strides && a.offset == b.offset && a.start_partition == b.start_partition;
@@ -154,7 +159,7 @@ class Lowerer {
         const Footprint fo = footprint(o);
         if (!footprints_overlap(fo, fz)) continue;
         // The first use: a matmul that writes the whole zeroed tile.
-        return n.opcode == "nc_matmul" && k == 0 && footprint_covers(fo, fz);
+        return is_matmul_opcode(n.opcode) && k == 0 && footprint_covers(fo, fz);
       }
     }
     return false;
@@ -173,7 +178,7 @@ class Lowerer {
     if (buffer_is_hbm(dst.buffer)) return false;
     // A DMA can only deliver into SBUF; a matmul only into PSUM.
     if (p.engine == Engine::kDma && dst.buffer != Buffer::kSbuf) return false;
-    if (p.opcode == "nc_matmul" || p.opcode == "nc_transpose") return false;
+    if (is_matmul_opcode(p.opcode) || p.opcode == "nc_transpose") return false;
     // The producer must not read its own temporary (then it was not fresh).
     for (size_t k = 1; k < p.operands.size(); ++k)
       if (same_operand(p.operands[k], tmp)) return false;
@@ -350,14 +355,17 @@ class Lowerer {
     for (const OperandRecord& o : r.operands) ops.push_back(&o);
     if (dst_override) ops[0] = dst_override;
     const OperandRecord& dst = *ops[0];
-    op.matmul = r.engine == Engine::kTensor && r.opcode == "nc_matmul" && ops.size() >= 3;
+    op.matmul = r.engine == Engine::kTensor && is_matmul_opcode(r.opcode) && ops.size() >= 3;
     op.transpose = r.engine == Engine::kTensor && r.opcode == "nc_transpose" && ops.size() >= 2;
     if (op.matmul) {
       const OperandRecord& st = *ops[1];
       const OperandRecord& mv = *ops[2];
-      op.contraction = st.shape.empty() ? 1 : st.shape[0];
-      op.stationary_free = per_partition(st);
-      op.moving_free = per_partition(mv);
+      // Double row: [128, 2, M] x [128, 2, N] streams two rows of K per partition, K = 256.
+      const int64_t rows =
+          r.opcode == "nc_matmul:double_row" && st.shape.size() == 3 ? std::max<int64_t>(st.shape[1], 1) : 1;
+      op.contraction = (st.shape.empty() ? 1 : st.shape[0]) * rows;
+      op.stationary_free = per_partition(st) / rows;
+      op.moving_free = per_partition(mv) / rows;
       op.fp32_matmul = st.dtype == DType::kFloat32 || mv.dtype == DType::kFloat32;
       op.flops = 2.0 * static_cast<double>(op.contraction) * static_cast<double>(op.stationary_free) *
                  static_cast<double>(op.moving_free);

@@ -1,10 +1,13 @@
 #include "nki/checks.h"
 
 #include "nki/error_catalogue.h"
+#include "nki/written.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 
 namespace nki_agent {
 
@@ -22,11 +25,11 @@ Result<void> check_on_chip(const Access& a, const char* instruction) {
 
 Result<void> check_partition_limit(const ExecContext& ctx, const Access& a, const char* instruction) {
   if (!buffer_is_on_chip(a.buffer()) || a.partitions() <= ctx.target->partitions) return {};
-  return fail(nki_error("err_num_partition_exceed_arch_limit",
-                        fmt::format("number of partitions {} of {} in '{}' exceeds the architecture limit of {}",
-                                    a.partitions(), a.describe(), instruction, ctx.target->partitions),
-                        fmt::format("tile the partition dimension in blocks of at most {} (nl.tile_size.pmax)",
-                                    ctx.target->partitions)));
+  return fail(nki_error(
+      "err_num_partition_exceed_arch_limit",
+      fmt::format("number of partitions {} of {} in '{}' exceeds the architecture limit of {}", a.partitions(),
+                  a.describe(), instruction, ctx.target->partitions),
+      fmt::format("tile the partition dimension in blocks of at most {} (nl.tile_size.pmax)", ctx.target->partitions)));
 }
 
 Result<void> check_partition_access(const Access& a, const char* instruction) {
@@ -37,7 +40,8 @@ Result<void> check_partition_access(const Access& a, const char* instruction) {
   // by the front end, not addressed as such; nothing to check.
   if (n <= 0 || (n > 1 && stride == 0)) return {};
   const int64_t pstride = a.partition_stride();
-  const int64_t block = a.tensor->blocks > 0 ? pstride * a.tensor->data.shape()[static_cast<size_t>(a.tensor->blocks)] : 0;
+  const int64_t block =
+      a.tensor->blocks > 0 ? pstride * a.tensor->data.shape()[static_cast<size_t>(a.tensor->blocks)] : 0;
   if (n > 1 && block > 0 && stride % block == 0)
     return fail(nki_error("err_failed_to_infer_tile_from_local_tensor",
                           fmt::format("failed to infer a tile from {} in '{}': its first axis is a block axis of a "
@@ -125,9 +129,8 @@ LivePeak live_peak(const std::vector<std::shared_ptr<LiveRange>>& ranges, int64_
     events.push_back({r->first, 1, r.get()});
     events.push_back({r->last + 1, 0, r.get()});
   }
-  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    return a.at != b.at ? a.at < b.at : a.kind < b.kind;
-  });
+  std::stable_sort(events.begin(), events.end(),
+                   [](const Event& a, const Event& b) { return a.at != b.at ? a.at < b.at : a.kind < b.kind; });
   LivePeak p;
   int64_t live = 0, tensors = 0;
   for (const Event& e : events) {
@@ -187,15 +190,14 @@ std::optional<Diagnostic> sbuf_capacity_warning(const ExecContext& ctx, const Sb
                   "usable per partition on {} ({}); the tile allocated here ({} bytes per partition) first took them "
                   "over. The compiler would spill tiles to HBM and reload them; nki-agent runs the kernel as if "
                   "they fit",
-                  use.peak_bytes, use.peak_tensors, capacity, ctx.target->name, ctx.target->core,
-                  use.over_tile_bytes));
+                  use.peak_bytes, use.peak_tensors, capacity, ctx.target->name, ctx.target->core, use.over_tile_bytes));
   d.severity = Severity::kWarning;
   d.at(use.over_loc);
   return d;
 }
 
 InstructionRecord instruction_record(Engine e, std::string opcode, const SourceLoc& loc, const Access& dst,
-                                     std::initializer_list<const Access*> srcs) {
+                                     std::span<const Access* const> srcs) {
   InstructionRecord r;
   r.engine = e;
   r.opcode = std::move(opcode);
@@ -204,6 +206,140 @@ InstructionRecord instruction_record(Engine e, std::string opcode, const SourceL
   r.operands.push_back(record_operand(dst, true));
   for (const Access* s : srcs) r.operands.push_back(record_operand(*s, false));
   return r;
+}
+
+void warn_unwritten_read(ExecContext& ctx, std::string_view opcode, const SourceLoc& loc, const Access& src) {
+  NkiTensor& t = *src.tensor;
+  if (t.all_written || t.unwritten_read_reported) return;
+  const auto pos = first_unwritten(src);
+  if (!pos) return;
+  t.unwritten_read_reported = true;
+  const std::string alloc =
+      t.live && t.live->loc.line > 0 ? fmt::format(" (allocated at line {})", t.live->loc.line) : std::string();
+  const std::string holds = dtype_is_float(t.data.dtype()) ? "NaN" : fmt::format("{}", kPoisonInt);
+  Diagnostic d = make_error(
+      "nkia_uninitialized_read",
+      t.written ? fmt::format("'{}' combines elements of {}{} that were never written (the first at [{}] of the "
+                              "operand) into its results; they hold {} here, stale data on hardware",
+                              opcode, src.describe(), alloc, fmt::join(*pos, ", "), holds)
+                : fmt::format("'{}' reads {}{}, which nothing has written yet; it holds {} here, stale data on "
+                              "hardware",
+                              opcode, src.describe(), alloc, holds));
+  d.severity = Severity::kWarning;
+  d.at(loc);
+  ctx.warnings.add(std::move(d));
+}
+
+void note_stale(const Access& dst, std::string_view opcode, const SourceLoc& loc, const Access& src) {
+  NkiTensor& t = *dst.tensor;
+  if (t.stale_origin.known()) return;
+  t.stale_origin = loc;
+  t.stale_what = fmt::format("'{}' combined unwritten elements of {} with written ones", opcode, src.describe());
+}
+
+void inherit_stale(const Access& dst, std::span<const Access* const> srcs) {
+  NkiTensor& t = *dst.tensor;
+  if (t.stale_origin.known()) return;
+  for (const Access* s : srcs)
+    if (s->tensor->stale_origin.known() && s->tensor.get() != &t) {
+      t.stale_origin = s->tensor->stale_origin;
+      t.stale_what = s->tensor->stale_what;
+      return;
+    }
+}
+
+namespace {
+
+// One flag per partition of a's elements (all written: 1, none: 0, some: 0 and noted stale on dst),
+// broadcast along `shape` ([P, F...]); nullopt when the partition counts differ.
+std::optional<Tensor> partition_flags(const Access& a, const Shape& shape, const Access& dst, std::string_view opcode,
+                                      const SourceLoc& loc) {
+  const Tensor raw = written_flags(a);
+  if (!raw.defined()) return Tensor();
+  if (shape.empty() || raw.ndim() == 0 || raw.shape()[0] != shape[0]) return std::nullopt;
+  std::vector<int> free_axes;
+  for (int ax = 1; ax < raw.ndim(); ++ax) free_axes.push_back(ax);
+  bool mixed = false;
+  const Tensor per = free_axes.empty() ? raw : reduce_flags(raw, free_axes, mixed);
+  if (mixed) note_stale(dst, opcode, loc, a);
+  Shape col(shape.size(), 1);
+  col[0] = shape[0];
+  return per.reshape(col).broadcast_to(shape).copy();
+}
+
+}  // namespace
+
+InstructionRecord issue_instruction(ExecContext& ctx, Engine e, std::string opcode, const SourceLoc& loc,
+                                    const Access& dst, std::span<const Access* const> srcs, DataFlow flow) {
+  bool every_written = true;
+  for (const Access* s : srcs) {
+    if (!s->tensor->written) warn_unwritten_read(ctx, opcode, loc, *s);  // nothing at all written: a bug
+    every_written = every_written && s->tensor->all_written;
+  }
+  if (flow == DataFlow::kCustom) {
+  } else if (every_written) {
+    mark_written(dst);
+  } else if (flow == DataFlow::kCombined) {
+    for (const Access* s : srcs) warn_unwritten_read(ctx, opcode, loc, *s);
+    mark_written(dst);
+  } else {
+    Tensor flags;
+    for (const Access* s : srcs) {
+      const std::optional<Tensor> f = flow == DataFlow::kElementwise
+                                          ? aligned_flags(*s, dst.shape())
+                                          : partition_flags(*s, dst.shape(), dst, opcode, loc);
+      if (!f) {  // no elementwise correspondence: report as a combining read
+        warn_unwritten_read(ctx, opcode, loc, *s);
+        continue;
+      }
+      flags = and_flags(flags, *f);
+    }
+    set_written(dst, flags);
+    if (flags.defined()) inherit_stale(dst, srcs);
+  }
+  return instruction_record(e, std::move(opcode), loc, dst, srcs);
+}
+
+void follow_scan(ExecContext& ctx, std::string_view opcode, const SourceLoc& loc, const Access& dst,
+                 std::initializer_list<const Access*> data, const Access* initial) {
+  std::vector<const Access*> reads(data);
+  if (initial) reads.push_back(initial);
+  Tensor flags;
+  for (const Access* a : reads) {
+    const auto f = aligned_flags(*a, dst.shape());
+    if (!f) {
+      warn_unwritten_read(ctx, opcode, loc, *a);
+      continue;
+    }
+    flags = and_flags(flags, *f);
+  }
+  if (!flags.defined()) return mark_written(dst);
+  // The running value is stale from a partition's first unwritten input on.
+  const int64_t p = dst.partitions(), n = p > 0 ? flags.numel() / p : 0;
+  uint8_t* f = flags.data_as<uint8_t>();
+  bool mixed = false;
+  for (int64_t row = 0; row < p; ++row) {
+    bool stale = false;
+    for (int64_t i = 0; i < n; ++i) {
+      uint8_t& w = f[row * n + i];
+      mixed = mixed || (stale && w);
+      stale = stale || !w;
+      if (stale) w = 0;
+    }
+  }
+  set_written(dst, flags);
+  inherit_stale(dst, reads);
+  if (mixed)
+    for (const Access* a : reads)
+      if (!all_written(*a)) note_stale(dst, opcode, loc, *a);
+}
+
+void follow_reduction(ExecContext& ctx, std::string_view opcode, const SourceLoc& loc, const Access& from,
+                      const Access& res) {
+  (void)ctx;
+  const auto f = partition_flags(from, res.shape(), res, opcode, loc);
+  set_written(res, f ? *f : Tensor());
+  if (f && f->defined()) inherit_stale(res, std::span<const Access* const>(std::array{&from}));
 }
 
 }  // namespace nki_agent

@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,8 +60,8 @@ Result<void> check_psum_capacity(const ExecContext& ctx, const std::vector<std::
 struct SbufUse {
   int64_t peak_bytes = 0;
   int64_t peak_tensors = 0;
-  bool over = false;          // some check went over the target's usable SBUF
-  SourceLoc over_loc;         // where the tile that first went over was allocated
+  bool over = false;   // some check went over the target's usable SBUF
+  SourceLoc over_loc;  // where the tile that first went over was allocated
   int64_t over_tile_bytes = 0;
 };
 // Folds the spans' busiest moment into `use`.
@@ -72,6 +73,50 @@ std::optional<Diagnostic> sbuf_capacity_warning(const ExecContext& ctx, const Sb
 
 // The trace record of an instruction writing dst from srcs; it processes dst's elements.
 InstructionRecord instruction_record(Engine e, std::string opcode, const SourceLoc& loc, const Access& dst,
-                                     std::initializer_list<const Access*> srcs);
+                                     std::span<const Access* const> srcs);
+
+// The nkia_uninitialized_read warning (once per tensor) when `src` selects elements that nothing has
+// written: a tensor nothing wrote at all, or an instruction whose results cannot be followed element
+// by element (a gather, a shuffle) reading unwritten elements (nki/written.h).
+void warn_unwritten_read(ExecContext& ctx, std::string_view opcode, const SourceLoc& loc, const Access& src);
+
+// How an instruction's results depend on its operands, for the flow of unwritten data (nki/written.h).
+enum class DataFlow : uint8_t {
+  kElementwise,   // each result from the operands' elements at its position ([P, 1] operands broadcast)
+  kPerPartition,  // each partition's results from all of the operands' elements in that partition
+  kCombined,      // any result may take any operand element: unwritten ones are reported at once
+  kCustom,        // the instruction sets its destination's flags itself (set_written)
+};
+
+// An instruction whose checks passed, as it issues: follows unwritten data from srcs into dst (and
+// warns where it mixes into results) as `flow` says, and gives the trace record. Every instruction
+// goes through here.
+InstructionRecord issue_instruction(ExecContext& ctx, Engine e, std::string opcode, const SourceLoc& loc,
+                                    const Access& dst, std::span<const Access* const> srcs,
+                                    DataFlow flow = DataFlow::kCombined);
+inline InstructionRecord issue_instruction(ExecContext& ctx, Engine e, std::string opcode, const SourceLoc& loc,
+                                           const Access& dst, std::initializer_list<const Access*> srcs,
+                                           DataFlow flow = DataFlow::kCombined) {
+  return issue_instruction(ctx, e, std::move(opcode), loc, dst,
+                           std::span<const Access* const>(srcs.begin(), srcs.size()), flow);
+}
+
+// Stale data entered dst's values here: `opcode` combined unwritten elements of src with written
+// ones into results now counted unwritten. The first such place is kept on dst's tensor and named
+// when the values reach an output (nkia_uninitialized_read there).
+void note_stale(const Access& dst, std::string_view opcode, const SourceLoc& loc, const Access& src);
+// Values computed from stale ones are stale from the same place: dst takes the first origin of srcs.
+void inherit_stale(const Access& dst, std::span<const Access* const> srcs);
+
+// The flags of a scan (tensor_tensor_scan) writing dst from the elements of `data` and a per-partition
+// `initial` tile (or none): each result carries its own inputs' flags, and a written input that
+// follows an unwritten one in its partition mixes stale data into the running value (the warning).
+void follow_scan(ExecContext& ctx, std::string_view opcode, const SourceLoc& loc, const Access& dst,
+                 std::initializer_list<const Access*> data, const Access* initial);
+
+// The flags of a per-partition reduction of `from`'s elements into `res` ([P, 1]: activation's and
+// the select instructions' reduce_res), warning where it mixes unwritten elements with written ones.
+void follow_reduction(ExecContext& ctx, std::string_view opcode, const SourceLoc& loc, const Access& from,
+                      const Access& res);
 
 }  // namespace nki_agent

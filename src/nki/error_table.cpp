@@ -716,6 +716,76 @@ for i in nl.sequential_range(1, 4):
         .spec = "§5.3 Control flow; §3.7",
     },
     {
+        .code = "nkia_allocation_misaligned",
+        .origin = kConstraint,
+        .title = "A tensor the kernel places is not aligned in PSUM",
+        .meaning = "PSUM is addressed in 4-byte words: a tile placed with `ncc.psum.mod_alloc` / `ncc.psum.alloc` "
+                   "must start at a byte address within its bank that is a multiple of 4 "
+                   "(`nl.tile_size.psum_min_align`). In the current dialect a PSUM tensor placed with "
+                   "`address=(partition, byte)` must start on a bank boundary, a multiple of 2048 bytes.",
+        .hint = "Place PSUM tiles at byte 0 of their bank (`ncc.psum.mod_alloc(base_bank=b)`, "
+                "`address=(0, b * 2048)`) and give every accumulator a bank of its own.",
+        .example_bad = snippet(R"py(
+acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=ncc.psum.mod_alloc(base_bank=0, base_addr=2)))py"),
+        .example_fix = snippet(R"py(
+acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=ncc.psum.mod_alloc(base_bank=0, base_addr=0)))py"),
+        .note = "SBUF's minimum alignment is not settled (1 or 16 bytes by source), so SBUF addresses are not "
+                "checked for alignment.",
+        .spec = "§2.4 psum_min_align; §2.1; §2.2",
+    },
+    {
+        .code = "nkia_allocation_out_of_range",
+        .origin = kConstraint,
+        .title = "A tensor the kernel places lies outside SBUF or PSUM",
+        .meaning = "With direct allocation (`ncc.sbuf.mod_alloc`, `ncc.psum.mod_alloc`, the `alloc(func)` forms) "
+                   "or `address=`, every physical tile must fit the memory: its partitions within the 128, its "
+                   "bytes within a partition's usable SBUF (180224 on NeuronCore-v2, 212984 on v3), and a PSUM tile "
+                   "within one of the eight 2 KiB banks. The compiler keeps the rest of SBUF for itself, and a PSUM "
+                   "tile cannot cross a bank boundary.",
+        .hint = "Compute the addresses so that base_addr + tile bytes x num_free_tiles stays within the usable "
+                "bytes (`nl.tile_size.total_available_sbuf_size`); keep PSUM tiles at most 2 KiB (512 float32) per "
+                "partition, in banks 0 to 7; reuse the bytes of tiles that are no longer live.",
+        .example_bad = snippet(R"py(
+t = nl.ndarray((128, 2048), dtype=nl.float32,
+               buffer=ncc.sbuf.mod_alloc(base_addr=176 * 1024))   # 8 KiB from 176 KiB: past 180224)py"),
+        .example_fix = snippet(R"py(
+t = nl.ndarray((128, 2048), dtype=nl.float32,
+               buffer=ncc.sbuf.mod_alloc(base_addr=160 * 1024)))py"),
+        .note = "A start partition the engines cannot address (more than 64 partitions not at 0, 33-64 not at 0 "
+                "or 64) is nkia_partition_start_alignment. In the legacy dialect a placement is checked in the "
+                "first iteration of the enclosing loops: the tracer sees a loop body once.",
+        .spec = "§2.1; §2.2; §2.3 TC#2; §2.4",
+    },
+    {
+        .code = "nkia_allocation_overlap",
+        .origin = kConstraint,
+        .title = "Two tiles the kernel placed over the same bytes are live at once",
+        .meaning = "A tensor placed by the kernel owns its bytes only while it holds data, from its first access "
+                   "to its last. When another tile placed over some of the same bytes (another tensor, or another "
+                   "block of a modulo allocation with too few physical tiles) is used in between, one overwrites "
+                   "the other on the device. nki-agent keeps every tensor in storage of its own, so it reports the "
+                   "conflict at the access that would read clobbered data instead of computing a wrong result.",
+        .hint = "Give tiles that are live at the same time disjoint byte ranges (an allocation covers base_addr up "
+                "to base_addr + tile bytes x num_free_tiles); give a rotating allocation at least as many physical "
+                "tiles (num_free_tiles, num_bank_tiles) as blocks it keeps live; or finish with a tile before "
+                "reusing its bytes.",
+        .example_bad = snippet(R"py(
+a = nl.ndarray((128, 512), dtype=nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=0))
+b = nl.ndarray((128, 512), dtype=nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=1024))   # a's upper half
+a[...] = nl.load(x)
+b[...] = nl.load(y)
+c[...] = nl.add(a, b))py"),
+        .example_fix = snippet(R"py(
+a = nl.ndarray((128, 512), dtype=nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=0))
+b = nl.ndarray((128, 512), dtype=nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=2048))
+a[...] = nl.load(x)
+b[...] = nl.load(y)
+c[...] = nl.add(a, b))py"),
+        .note = "The compiler's own lifetime checks are incomplete; on hardware such kernels compute wrong "
+                "numbers rather than fail.",
+        .spec = "§2.1; §2.2",
+    },
+    {
         .code = "nkia_bitvec_op_needs_integer",
         .origin = kConstraint,
         .title = "A bitwise or shift operator is applied to floating-point data",
@@ -763,6 +833,69 @@ c = nisa.tensor_tensor(acc1, acc2, op=nl.add)   # acc1, acc2 in PSUM)py"),
 a = nl.copy(acc1)                         # PSUM -> SBUF
 c = nisa.tensor_tensor(a, acc2, op=nl.add))py"),
         .spec = "§5.3 Memory placement; §4.4",
+    },
+    {
+        .code = "nkia_direct_allocation_internal_hbm",
+        .origin = kConstraint,
+        .title = "A direct-allocation kernel creates an internal HBM tensor",
+        .meaning = "In a kernel that places its on-chip tensors itself, HBM tensors can only be the kernel's "
+                   "inputs, its outputs (`nl.shared_hbm`) and constants (`nl.shared_constant`). A scratch tensor in "
+                   "`nl.hbm` / `nl.private_hbm` has no place the compiler can map (NKI005: DRAM location of kind "
+                   "Internal).",
+        .hint = "Keep intermediate data on chip in placed SBUF tiles, or make the HBM tensor an output "
+                "(`buffer=nl.shared_hbm`, returned by the kernel).",
+        .example_bad = snippet(R"py(
+t = nl.ndarray((128, 512), dtype=nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=0))
+spill = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.hbm))py"),
+        .example_fix = snippet(R"py(
+t = nl.ndarray((128, 512), dtype=nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=0))
+keep = nl.ndarray((128, 512), dtype=nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=2048)))py"),
+        .spec = "§5.2 NKI005; §2.2",
+    },
+    {
+        .code = "nkia_direct_allocation_mixed",
+        .origin = kConstraint,
+        .title = "A direct-allocation kernel also has tensors the compiler allocates",
+        .meaning = "Once a kernel places an on-chip tensor with `ncc.sbuf.mod_alloc` / `ncc.psum.mod_alloc` (or "
+                   "the `alloc(func)` forms), every SBUF/PSUM tensor in it must be placed: auto- and "
+                   "direct-allocated tensors cannot be mixed, since the compiler's tiles could land on the "
+                   "kernel's. That rules out `nl.ndarray` / `nl.zeros` on `nl.sbuf` or `nl.psum`, and the result "
+                   "tile of an `nl` or `nisa` call used by another instruction instead of being assigned into a "
+                   "placed tensor (`t = nl.load(x)`, `nl.exp(nl.load(x))`, `nl.store` of a PSUM tile, a matmul "
+                   "assigned into SBUF, `nl.softmax` and other calls that need intermediate tiles).",
+        .hint = "Create every on-chip tensor with a placement and assign results into it: "
+                "`t = nl.ndarray(shape, dtype, buffer=ncc.sbuf.mod_alloc(base_addr=...))`, then `t[...] = "
+                "nl.load(x)`; copy PSUM results into a placed SBUF tile before storing them. Or drop direct "
+                "allocation from the whole kernel.",
+        .example_bad = snippet(R"py(
+y = nl.ndarray((128, 512), dtype=nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=0))
+t = nl.load(x)                            # a tile the compiler allocates
+y[...] = nl.add(t, 1.0))py"),
+        .example_fix = snippet(R"py(
+y = nl.ndarray((128, 512), dtype=nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=0))
+t = nl.ndarray((128, 512), dtype=nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=2048))
+t[...] = nl.load(x)
+y[...] = nl.add(t, 1.0))py"),
+        .note = "The current dialect's `address=` placements may be mixed with automatic allocation. A result "
+                "tile is reported at the line that created it.",
+        .spec = "§2.2; §5.1 #7, #29, #31",
+    },
+    {
+        .code = "nkia_dma_transpose_layout",
+        .origin = kConstraint,
+        .title = "A dma_transpose the DMA engines cannot do",
+        .meaning = "`nisa.dma_transpose` permutes the axes of a 2-D to 4-D HBM or SBUF source into an SBUF "
+                   "destination while it moves the data. The DMA engines do three permutations: (1, 0) of a 2-D "
+                   "source, (2, 1, 0) of a 3-D one and (3, 1, 2, 0) of a 4-D one, on 2- and 4-byte elements, and "
+                   "the destination has the permuted shape and the source's dtype.",
+        .hint = "Pass one of the supported `axes` for the source's rank (or none, for the default), keep 2- or "
+                "4-byte elements, and allocate the destination with the permuted shape; for other layouts, "
+                "transpose on chip with `nisa.nc_transpose` in 128 x 128 blocks.",
+        .example_bad = snippet(R"py(
+t = nisa.dma_transpose(x[0:64, 0:32, 0:128], axes=(1, 0, 2))   # not a DMA permutation)py"),
+        .example_fix = snippet(R"py(
+t = nisa.dma_transpose(x[0:64, 0:32, 0:128], axes=(2, 1, 0))   # [128, 32, 64])py"),
+        .spec = "§4.5 (dma_transpose); §5.3",
     },
     {
         .code = "nkia_feature_not_on_target",
@@ -1160,10 +1293,11 @@ y = nisa.tensor_scalar(t, op0=nl.subtract, operand0=m1))py"),
         .origin = kSimulator,
         .severity = Severity::kWarning,
         .title = "Memory is read before anything wrote it",
-        .meaning = "An instruction read elements of a tensor (created with `nl.ndarray`, or left untouched by a "
-                   "masked load) that no instruction had written. On hardware such memory holds stale data; the "
-                   "simulator fills it with NaN (4 for integers) so the read shows up. It is harmless only if "
-                   "those elements never reach an output.",
+        .meaning = "An instruction read a tensor (created with `nl.ndarray`) that no instruction had written, or "
+                   "combined elements nothing wrote (the tail of a tile a masked load filled only in part) with "
+                   "written ones into results that reached an output. On hardware such memory holds stale data; "
+                   "the simulator fills it with NaN (4 for integers). Garbage that stays in positions a masked "
+                   "store leaves out is harmless and not reported.",
         .hint = "Initialise the tensor (`nl.zeros`, `nisa.memset`) or write all of it before reading, and give "
                 "the compute calls the same mask as the load that filled the tile.",
         .example_bad = snippet(R"py(

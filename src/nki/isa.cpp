@@ -1,11 +1,14 @@
 #include "nki/isa.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 
 #include "nki/checks.h"
 #include "nki/isa_scalar.h"
+#include "nki/written.h"
 
 namespace nki_agent {
 
@@ -60,8 +63,14 @@ Result<void> tag_affine_write(const ExecContext& ctx, const Access& dst, const c
 
 }  // namespace
 
-Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc) {
+Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc,
+                          std::optional<BinaryOp> rmw) {
   constexpr const char* kOp = "dma_copy";
+  if (rmw && *rmw != BinaryOp::kAdd)
+    return fail(
+        nki_error("nkia_unsupported_operator",
+                  fmt::format("'{}' accumulates with dst_rmw_op=nl.add only, not {}", kOp, binary_op_name(*rmw)),
+                  "pass dst_rmw_op=nl.add, or load both operands and combine them on an engine"));
   if (src.buffer() == Buffer::kPsum && buffer_is_hbm(dst.buffer()))
     return fail(nki_error("err_unsupported_memory",
                           fmt::format("'{}' cannot move {} from PSUM to HBM", kOp, src.describe()),
@@ -75,13 +84,63 @@ Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src
                           fmt::format("'{}' copies {} ({} elements) into {} ({} elements)", kOp, src.describe(),
                                       src.view.numel(), dst.describe(), dst.view.numel()),
                           "index the source and the destination so that both select the same number of elements"));
-  if (buffer_is_hbm(dst.buffer()) && ctx.affine_tag != 0)
+  if (buffer_is_hbm(dst.buffer()) && ctx.affine_tag != 0 && !rmw)
     if (auto r = tag_affine_write(ctx, dst, kOp); !r) return r;
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(Engine::kDma, kOp, loc, dst, {&src}));
-  if (!ctx.compute) return {};
+  const Tensor from = src.view.shape() == dst.shape() ? src.view : src.view.reshape(dst.shape());
   Tensor dview = dst.view;
-  dview.assign(src.view.shape() == dst.shape() ? src.view : src.view.reshape(dst.shape()));
+  if (rmw) {
+    ctx.trace.add(issue_instruction(ctx, Engine::kDma, "dma_copy:add", loc, dst, {&src, &dst}, DataFlow::kElementwise));
+    if (ctx.compute) dview.assign(binary(BinaryOp::kAdd, dst.view.astype(DType::kFloat32), from, dst.dtype()));
+    return {};
+  }
+  ctx.trace.add(issue_instruction(ctx, Engine::kDma, kOp, loc, dst, {&src}, DataFlow::kElementwise));
+  if (ctx.compute) dview.assign(from);
+  return {};
+}
+
+Result<void> isa_dma_transpose(ExecContext& ctx, const Access& dst, const Access& src, std::vector<int> axes,
+                               const SourceLoc& loc) {
+  constexpr const char* kOp = "dma_transpose";
+  static const std::vector<std::vector<int>> kPerms = {{1, 0}, {2, 1, 0}, {3, 1, 2, 0}};
+  const int rank = src.view.ndim();
+  if (rank < 2 || rank > 4)
+    return fail(nki_error("nkia_dma_transpose_layout",
+                          fmt::format("'{}' permutes 2-D to 4-D sources, not {}", kOp, src.describe()),
+                          "index the source down to 2, 3 or 4 dimensions"));
+  const std::vector<int>& perm = kPerms[static_cast<size_t>(rank - 2)];
+  if (axes.empty()) axes = perm;
+  if (axes != perm)
+    return fail(nki_error("nkia_dma_transpose_layout",
+                          fmt::format("'{}' of the {}-D {} with axes ({}): the DMA engines permute a {}-D source only "
+                                      "as ({})",
+                                      kOp, rank, src.describe(), fmt::join(axes, ", "), rank, fmt::join(perm, ", ")),
+                          fmt::format("pass axes=({}) or none; for another layout transpose on chip with "
+                                      "nisa.nc_transpose",
+                                      fmt::join(perm, ", "))));
+  if (src.view.itemsize() != 2 && src.view.itemsize() != 4)
+    return fail(nki_error("nkia_dma_transpose_layout",
+                          fmt::format("'{}' moves 2- or 4-byte elements, not {}", kOp, src.describe()),
+                          "transpose bfloat16/float16 or float32/int32 data; convert other types first"));
+  if (src.buffer() == Buffer::kPsum || dst.buffer() != Buffer::kSbuf)
+    return fail(nki_error("err_unsupported_memory",
+                          fmt::format("'{}' reads HBM or SBUF and writes SBUF, not {} -> {}", kOp,
+                                      buffer_name(src.buffer()), buffer_name(dst.buffer())),
+                          "transpose an HBM or SBUF source into an nl.sbuf tile"));
+  if (auto r = check_partition_limit(ctx, dst, kOp); !r) return r;
+  const Tensor moved = src.view.transpose(axes);
+  if (dst.shape() != moved.shape() || dst.dtype() != src.dtype())
+    return fail(nki_error("nkia_dma_transpose_layout",
+                          fmt::format("'{}' of {} gives {} {}, but the destination is {}", kOp, src.describe(),
+                                      dtype_name(src.dtype()), shape_str(moved.shape()), dst.describe()),
+                          "allocate the destination with the permuted shape and the source's dtype"));
+  Tensor flags = written_flags(src);
+  ctx.trace.add(issue_instruction(ctx, Engine::kDma, kOp, loc, dst, {&src}, DataFlow::kCustom));
+  set_written(dst, flags.defined() ? flags.transpose(axes).copy() : Tensor());
+  if (flags.defined()) inherit_stale(dst, std::array{&src});
+  if (ctx.compute) {
+    Tensor out = dst.view;
+    out.assign(moved);
+  }
   return {};
 }
 
@@ -114,8 +173,7 @@ Result<void> isa_tensor_tensor(ExecContext& ctx, const Access& dst, const Access
                           fmt::format("'tensor_tensor' {} works on the bits of integer tiles, not {} and {}",
                                       binary_op_name(op), a.describe(), b.describe()),
                           "use integer tiles (nl.int32, nl.uint8, ...) for bitwise and shift operators"));
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(Engine::kVector, opcode, loc, dst, {&a, &b}));
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, opcode, loc, dst, {&a, &b}, DataFlow::kElementwise));
   if (!ctx.compute) return {};
   Tensor out = as_shape_of(dst.view, a.shape());
   if (op == BinaryOp::kRightShift)
@@ -144,12 +202,13 @@ Result<void> isa_tensor_scalar(ExecContext& ctx, const Access& dst, const Access
   if (auto r = check_tiles(ctx, {&dst, &src}, "tensor_scalar"); !r) return r;
   if (auto r = check_same_partitions(dst, src, "tensor_scalar"); !r) return r;
   if (dst.shape() != src.shape())
-    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'tensor_scalar' of {} into {}: the shapes differ", src.describe(), dst.describe()),
-                          "write the result into a tile of the operand's shape"));
+    return fail(
+        nki_error("err_store_dst_shape_smaller_than_other_shape",
+                  fmt::format("'tensor_scalar' of {} into {}: the shapes differ", src.describe(), dst.describe()),
+                  "write the result into a tile of the operand's shape"));
   if (auto r = check_bitvec_operands(op, src, dst); !r) return r;
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst, {&src}));
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst,
+                                  {&src}, DataFlow::kElementwise));
   if (!ctx.compute) return {};
   Tensor s = Tensor::full({}, DType::kFloat32, scalar);
   Tensor out = dst.view;
@@ -165,18 +224,19 @@ Result<void> isa_tensor_scalar_tile(ExecContext& ctx, const Access& dst, const A
   if (auto r = check_tiles(ctx, {&dst, &src, &operand}, "tensor_scalar"); !r) return r;
   if (auto r = check_same_partitions(dst, src, "tensor_scalar"); !r) return r;
   if (operand.view.numel() != operand.partitions() || operand.partitions() != src.partitions())
-    return fail(nki_error("nkia_scalar_operand_shape",
-                          fmt::format("'tensor_scalar' operand {} is not one value per partition of {}",
-                                      operand.describe(), src.describe()),
-                          fmt::format("pass a [{}, 1] tile (one value per partition) or a Python number",
-                                      src.partitions())));
+    return fail(
+        nki_error("nkia_scalar_operand_shape",
+                  fmt::format("'tensor_scalar' operand {} is not one value per partition of {}", operand.describe(),
+                              src.describe()),
+                  fmt::format("pass a [{}, 1] tile (one value per partition) or a Python number", src.partitions())));
   if (dst.shape() != src.shape())
-    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'tensor_scalar' of {} into {}: the shapes differ", src.describe(), dst.describe()),
-                          "write the result into a tile of the operand's shape"));
+    return fail(
+        nki_error("err_store_dst_shape_smaller_than_other_shape",
+                  fmt::format("'tensor_scalar' of {} into {}: the shapes differ", src.describe(), dst.describe()),
+                  "write the result into a tile of the operand's shape"));
   if (auto r = check_bitvec_operands(op, src, dst); !r) return r;
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst, {&src, &operand}));
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst,
+                                  {&src, &operand}, DataFlow::kElementwise));
   if (!ctx.compute) return {};
   Shape per_partition(static_cast<size_t>(std::max(src.view.ndim(), 1)), 1);
   per_partition[0] = src.partitions();
@@ -202,8 +262,8 @@ Result<void> check_affine(const Access& dst, const AffineExpr& expr, const char*
   if (auto r = check_engine_memory(dst, Engine::kGpSimd, op); !r) return r;
   for (const auto& [axis, coef] : expr.terms)
     if (axis < 0 || axis >= dst.view.ndim())
-      return fail(nki_error("nkia_bad_index", fmt::format("'{}' expression uses axis {} of a {}-D tile", op, axis,
-                                                           dst.view.ndim()),
+      return fail(nki_error("nkia_bad_index",
+                            fmt::format("'{}' expression uses axis {} of a {}-D tile", op, axis, dst.view.ndim()),
                             "build the expression from index tiles of the destination's shape"));
   return {};
 }
@@ -239,11 +299,11 @@ bool compare(BinaryOp cmp, int64_t v) {
 Result<void> isa_iota(ExecContext& ctx, const Access& dst, const AffineExpr& expr, const SourceLoc& loc) {
   if (auto r = check_affine(dst, expr, "iota"); !r) return r;
   if (auto r = check_partition_limit(ctx, dst, "iota"); !r) return r;
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(Engine::kGpSimd, "iota", loc, dst, {}));
+  ctx.trace.add(issue_instruction(ctx, Engine::kGpSimd, "iota", loc, dst, {}));
   if (!ctx.compute) return {};
   std::vector<int64_t> values(static_cast<size_t>(dst.view.numel()));
-  for_each_position(dst.shape(), [&](int64_t i, std::span<const int64_t> pos) { values[static_cast<size_t>(i)] = expr.at(pos); });
+  for_each_position(dst.shape(),
+                    [&](int64_t i, std::span<const int64_t> pos) { values[static_cast<size_t>(i)] = expr.at(pos); });
   Tensor out = dst.view;
   out.assign(Tensor::from_i64(dst.shape(), values, DType::kInt32));  // the engine computes in int32
   return {};
@@ -259,12 +319,21 @@ Result<void> isa_affine_select(ExecContext& ctx, const Access& dst, const Affine
   if (auto r = check_engine_memory(on_true, Engine::kGpSimd, "affine_select"); !r) return r;
   if (auto r = check_same_partitions(dst, on_true, "affine_select"); !r) return r;
   if (on_true.shape() != dst.shape())
-    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'affine_select' of {} into {}: the shapes differ", on_true.describe(),
-                                      dst.describe()),
-                          "select into a tile of the on_true tile's shape"));
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(Engine::kGpSimd, "affine_select", loc, dst, {&on_true}));
+    return fail(
+        nki_error("err_store_dst_shape_smaller_than_other_shape",
+                  fmt::format("'affine_select' of {} into {}: the shapes differ", on_true.describe(), dst.describe()),
+                  "select into a tile of the on_true tile's shape"));
+  // Positions where the predicate fails take the constant, written whatever on_true holds there.
+  Tensor flags = written_flags(on_true);
+  if (flags.defined()) {
+    uint8_t* f = flags.data_as<uint8_t>();
+    for_each_position(dst.shape(), [&](int64_t i, std::span<const int64_t> pos) {
+      if (!compare(cmp, expr.at(pos))) f[i] = 1;
+    });
+  }
+  ctx.trace.add(issue_instruction(ctx, Engine::kGpSimd, "affine_select", loc, dst, {&on_true}, DataFlow::kCustom));
+  set_written(dst, flags);
+  if (flags.defined()) inherit_stale(dst, std::array{&on_true});
   if (!ctx.compute) return {};
   const float off = f32_from_f64(on_false_value);
   Tensor out = dst.view;
@@ -296,9 +365,10 @@ Result<void> isa_activation(ExecContext& ctx, const Access& dst, std::optional<U
   if (bias) {
     if (auto r = check_on_chip(*bias, "activation"); !r) return r;
     if (bias->view.ndim() != 2 || bias->shape()[1] != 1 || bias->partitions() != src.partitions())
-      return fail(nki_error("err_activation_bias_invalid_type",
-                            fmt::format("'activation' bias {} is not a [{}, 1] tile", bias->describe(), src.partitions()),
-                            "pass the bias as a [P, 1] tile with one value per partition"));
+      return fail(
+          nki_error("err_activation_bias_invalid_type",
+                    fmt::format("'activation' bias {} is not a [{}, 1] tile", bias->describe(), src.partitions()),
+                    "pass the bias as a [P, 1] tile with one value per partition"));
     const DType bt = bias->dtype();
     if (bt != DType::kFloat32 && bt != DType::kFloat16 && bt != DType::kBFloat16)
       return fail(nki_error("err_activation_bias_invalid_type",
@@ -321,20 +391,18 @@ Result<void> isa_activation(ExecContext& ctx, const Access& dst, std::optional<U
     const Access& res = reduce_to->res;
     if (auto r = check_on_chip(res, "activation"); !r) return r;
     if (res.partitions() != src.partitions() || res.view.numel() != res.partitions())
-      return fail(nki_error("nkia_scalar_operand_shape",
-                            fmt::format("'activation' reduce_res {} is not a [{}, 1] tile", res.describe(),
-                                        src.partitions()),
-                            "give reduce_res one value per partition: a [P, 1] tile"));
+      return fail(
+          nki_error("nkia_scalar_operand_shape",
+                    fmt::format("'activation' reduce_res {} is not a [{}, 1] tile", res.describe(), src.partitions()),
+                    "give reduce_res one value per partition: a [P, 1] tile"));
   }
-  dst.tensor->written = true;
-  InstructionRecord rec = instruction_record(Engine::kScalar, fmt::format("activation:{}", op ? unary_op_name(*op) : "copy"),
-                                      loc, dst, {&src});
-  if (bias) rec.operands.push_back(record_operand(*bias, false));
-  if (scale_tile) rec.operands.push_back(record_operand(*scale_tile, false));
-  if (reduce_to) {
-    reduce_to->res.tensor->written = true;
-    rec.operands.push_back(record_operand(reduce_to->res, true));
-  }
+  std::vector<const Access*> reads{&src};
+  for (const std::optional<Access>* extra : {&bias, &scale_tile})
+    if (*extra) reads.push_back(&**extra);
+  const std::string opcode = fmt::format("activation:{}", op ? unary_op_name(*op) : "copy");
+  if (reduce_to) follow_reduction(ctx, opcode, loc, src, reduce_to->res);
+  InstructionRecord rec = issue_instruction(ctx, Engine::kScalar, opcode, loc, dst, reads, DataFlow::kElementwise);
+  if (reduce_to) rec.operands.push_back(record_operand(reduce_to->res, true));
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};
   // The Scalar engine computes op(x * scale + bias) in float32 and rounds once on output.
@@ -376,22 +444,23 @@ Result<void> check_matmul_inputs(const ExecContext& ctx, const Access& stationar
   for (const Access* x : {&stationary, &moving})
     if (auto r = check_partition_limit(ctx, *x, kOp); !r) return r;
   if (stationary.view.ndim() != 2 || moving.view.ndim() != 2)
-    return fail(nki_error("err_exceed_max_supported_dimension",
-                          fmt::format("'{}' takes 2-D operands, got {} and {}", kOp, stationary.describe(),
-                                      moving.describe()),
-                          "index the operands down to [K, M] and [K, N] tiles"));
+    return fail(
+        nki_error("err_exceed_max_supported_dimension",
+                  fmt::format("'{}' takes 2-D operands, got {} and {}", kOp, stationary.describe(), moving.describe()),
+                  "index the operands down to [K, M] and [K, N] tiles"));
   if (stationary.partitions() != moving.partitions())
     return fail(nki_error("err_num_partition_mismatch",
-                          fmt::format("'{}' contracts over the partitions, but stationary {} and moving {} differ",
-                                      kOp, stationary.describe(), moving.describe()),
+                          fmt::format("'{}' contracts over the partitions, but stationary {} and moving {} differ", kOp,
+                                      stationary.describe(), moving.describe()),
                           "give both operands the contraction dimension K on the partitions"));
   const int64_t m = stationary.shape()[1], n = moving.shape()[1];
   if (m > ctx.target->gemm_stationary_fmax || n > ctx.target->gemm_moving_fmax)
-    return fail(nki_error("err_size_of_dimension_exceed_arch_limit",
-                          fmt::format("'{}' stationary free size {} (limit {}) or moving free size {} (limit {}) is too "
-                                      "large",
-                                      kOp, m, ctx.target->gemm_stationary_fmax, n, ctx.target->gemm_moving_fmax),
-                          "tile the stationary free dimension by 128 and the moving free dimension by 512"));
+    return fail(
+        nki_error("err_size_of_dimension_exceed_arch_limit",
+                  fmt::format("'{}' stationary free size {} (limit {}) or moving free size {} (limit {}) is too "
+                              "large",
+                              kOp, m, ctx.target->gemm_stationary_fmax, n, ctx.target->gemm_moving_fmax),
+                  "tile the stationary free dimension by 128 and the moving free dimension by 512"));
   const bool fp32_a = stationary.dtype() == DType::kFloat32 || stationary.dtype() == DType::kTFloat32;
   const bool fp32_b = moving.dtype() == DType::kFloat32 || moving.dtype() == DType::kTFloat32;
   if (fp32_a != fp32_b || !dtype_is_float(stationary.dtype()) || !dtype_is_float(moving.dtype()))
@@ -402,15 +471,59 @@ Result<void> check_matmul_inputs(const ExecContext& ctx, const Access& stationar
   return {};
 }
 
+namespace {
+
+// The flags of a matmul's results: dst[m, n] sums K products stationary[k, m] * moving[k, n]; it is
+// written when every product's factors are, and garbage otherwise (stale data mixed in when some
+// are). Accumulating results also keep what they held.
+Tensor matmul_flags(const SourceLoc& loc, const Access& dst, const Access& stationary, const Access& moving,
+                    Accumulate acc) {
+  const Tensor fs = written_flags(stationary), fm = written_flags(moving);
+  const NkiTensor& t = *dst.tensor;
+  const bool accumulates = acc == Accumulate::kAccumulate || (acc == Accumulate::kAuto && t.matmul_written.defined());
+  const Tensor prev = accumulates ? written_flags(dst) : Tensor();
+  if (!fs.defined() && !fm.defined() && !prev.defined()) return {};
+  const int64_t k = stationary.shape()[0], m = stationary.shape()[1], n = moving.shape()[1];
+  Tensor out = Tensor::full({m, n}, DType::kUInt8, 1);
+  uint8_t* o = out.data_as<uint8_t>();
+  if (fs.defined() || fm.defined()) {
+    const Tensor s = fs.defined() ? fs.astype(DType::kFloat32) : Tensor::full({k, m}, DType::kFloat32, 1);
+    const Tensor v = fm.defined() ? fm.astype(DType::kFloat32) : Tensor::full({k, n}, DType::kFloat32, 1);
+    const Tensor counts = matmul(s.transpose(), v, DType::kFloat32).contiguous();  // written products
+    const float* c = counts.data_as<float>();
+    bool mixed = false;
+    for (int64_t i = 0; i < m * n; ++i) {
+      mixed = mixed || (c[i] > 0 && c[i] < static_cast<float>(k));
+      o[i] = c[i] == static_cast<float>(k);
+    }
+    if (mixed)
+      for (const Access* a : {&stationary, &moving})
+        if (!all_written(*a)) note_stale(dst, "nc_matmul", loc, *a);
+  }
+  if (prev.defined()) {
+    const Tensor seen = acc == Accumulate::kAuto ? Tensor(t.matmul_written.storage(), DType::kUInt8, dst.view.shape(),
+                                                          dst.view.strides(), dst.view.offset() - t.data.offset())
+                                                       .contiguous()
+                                                 : Tensor::full({m, n}, DType::kUInt8, 1);
+    const uint8_t* p = prev.data_as<uint8_t>();
+    const uint8_t* w = seen.data_as<uint8_t>();
+    for (int64_t i = 0; i < m * n; ++i)
+      if (w[i]) o[i] = static_cast<uint8_t>(o[i] & p[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& stationary, const Access& moving,
                            Accumulate acc, const SourceLoc& loc) {
   constexpr const char* kOp = "nc_matmul";
   if (auto r = check_matmul_inputs(ctx, stationary, moving); !r) return r;
   if (dst.buffer() != Buffer::kPsum)
-    return fail(nki_error("err_unsupported_memory",
-                          fmt::format("'{}' writes its result to PSUM, but {} is in {}", kOp, dst.describe(),
-                                      buffer_name(dst.buffer())),
-                          "allocate the result with buffer=nl.psum, then copy it to SBUF to use it further"));
+    return fail(nki_error(
+        "err_unsupported_memory",
+        fmt::format("'{}' writes its result to PSUM, but {} is in {}", kOp, dst.describe(), buffer_name(dst.buffer())),
+        "allocate the result with buffer=nl.psum, then copy it to SBUF to use it further"));
   if (auto r = check_partition_limit(ctx, dst, kOp); !r) return r;
   if (dst.dtype() != DType::kFloat32)
     return fail(nki_error("nkia_matmul_psum_dtype",
@@ -435,8 +548,11 @@ Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& st
                           fmt::format("'{}' of {} and {} gives [{}, {}], but the destination is {}", kOp,
                                       stationary.describe(), moving.describe(), m, n, dst.describe()),
                           "allocate the PSUM result as [M, N]: stationary's free size by moving's free size"));
-  dst.tensor->written = true;
-  InstructionRecord rec = instruction_record(Engine::kTensor, "nc_matmul", loc, dst, {&stationary, &moving});
+  const Tensor result_flags = matmul_flags(loc, dst, stationary, moving, acc);
+  InstructionRecord rec =
+      issue_instruction(ctx, Engine::kTensor, "nc_matmul", loc, dst, {&stationary, &moving}, DataFlow::kCustom);
+  set_written(dst, result_flags);
+  if (result_flags.defined()) inherit_stale(dst, std::array{&stationary, &moving});
   rec.elements = stationary.view.numel() > 0 ? m * n : 0;
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};
@@ -445,7 +561,7 @@ Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& st
   // Fast path: float32 operands and a float32 PSUM tile whose elements are all fresh (overwrite)
   // or all written by matmuls (accumulate): one sgemm straight into PSUM.
   std::optional<bool> accumulate;  // known when every element of dst takes the same path
-  Tensor wmask;                     // kAuto: which elements of dst a matmul already wrote
+  Tensor wmask;                    // kAuto: which elements of dst a matmul already wrote
   if (acc == Accumulate::kOverwrite) {
     accumulate = false;
   } else if (acc == Accumulate::kAccumulate) {
@@ -496,12 +612,13 @@ Result<void> check_transpose_input(const Access& src, Engine engine) {
   const int64_t limit = engine == Engine::kTensor ? 128 : 32;
   for (int ax = 0; ax < 2; ++ax)
     if (src.shape()[static_cast<size_t>(ax)] > limit)
-      return fail(nki_error("err_size_of_dimension_exceed_arch_limit",
-                            fmt::format("size of dimension {} in {} of '{}' exceeds the {} engine's limit of {}", ax,
-                                        src.describe(), kOp, engine_name(engine), limit),
-                            engine == Engine::kTensor
-                                ? "transpose blocks of at most 128 x 128"
-                                : "transpose blocks of at most 32 x 32 on the Vector engine, or use the Tensor engine"));
+      return fail(
+          nki_error("err_size_of_dimension_exceed_arch_limit",
+                    fmt::format("size of dimension {} in {} of '{}' exceeds the {} engine's limit of {}", ax,
+                                src.describe(), kOp, engine_name(engine), limit),
+                    engine == Engine::kTensor
+                        ? "transpose blocks of at most 128 x 128"
+                        : "transpose blocks of at most 32 x 32 on the Vector engine, or use the Tensor engine"));
   return {};
 }
 
@@ -521,8 +638,11 @@ Result<void> isa_nc_transpose(ExecContext& ctx, const Access& dst, const Access&
                           fmt::format("'{}' of {} needs a [{}, {}] destination, got {}", kOp, src.describe(),
                                       src.shape()[1], src.shape()[0], dst.describe()),
                           "allocate the destination with the two dimensions swapped"));
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(engine, "nc_transpose", loc, dst, {&src}));
+  // A permutation: each result is one source element.
+  const Tensor flags = written_flags(src);
+  ctx.trace.add(issue_instruction(ctx, engine, "nc_transpose", loc, dst, {&src}, DataFlow::kCustom));
+  set_written(dst, flags.defined() ? flags.transpose().copy() : Tensor());
+  if (flags.defined()) inherit_stale(dst, std::array{&src});
   if (!ctx.compute) return {};
   Tensor out = dst.view;
   out.assign(src.view.transpose());
@@ -562,8 +682,17 @@ Result<void> isa_tensor_reduce(ExecContext& ctx, const Access& dst, ReduceOp op,
                                       src.describe(), kept, dst.describe()),
                           "allocate the destination as the source's shape without the reduced axes (or with them "
                           "as size 1)"));
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(Engine::kVector, fmt::format("tensor_reduce:{}", reduce_op_name(op)), loc, dst, {&src}));
+  const std::string opcode = fmt::format("tensor_reduce:{}", reduce_op_name(op));
+  Tensor kept_flags;
+  if (Tensor flags = written_flags(src); flags.defined()) {
+    bool mixed = false;
+    kept_flags = reduce_flags(flags, axes, mixed);
+    if (mixed) note_stale(dst, opcode, loc, src);
+    kept_flags = kept_flags.reshape(dst.shape());
+  }
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, opcode, loc, dst, {&src}, DataFlow::kCustom));
+  set_written(dst, kept_flags);
+  if (kept_flags.defined()) inherit_stale(dst, std::array{&src});
   if (!ctx.compute) return {};
   Tensor r = reduce(op, src.view, axes, /*keepdims=*/false, DType::kFloat32);
   if (negate) r = unary(UnaryOp::kNegative, r);
@@ -593,22 +722,22 @@ Result<void> isa_tensor_tensor_scan(ExecContext& ctx, const Access& dst, const A
     return fail(nki_error("nkia_both_inputs_in_psum", fmt::format("'{}' reads both inputs from PSUM", kOp),
                           "copy one of the inputs to SBUF first"));
   if (data0.view.numel() != data1.view.numel() || dst.view.numel() != data0.view.numel())
-    return fail(nki_error("nkia_free_size_mismatch",
-                          fmt::format("'{}' needs equal sizes: {}, {} and {}", kOp, data0.describe(), data1.describe(),
-                                      dst.describe()),
-                          "give both inputs and the destination the same shape"));
+    return fail(nki_error(
+        "nkia_free_size_mismatch",
+        fmt::format("'{}' needs equal sizes: {}, {} and {}", kOp, data0.describe(), data1.describe(), dst.describe()),
+        "give both inputs and the destination the same shape"));
   const int64_t p = data0.partitions(), n = p ? data0.view.numel() / p : 0;
   if (initial_tile) {
     if (auto r = check_on_chip(*initial_tile, kOp); !r) return r;
     if (initial_tile->view.numel() != p)
-      return fail(nki_error("nkia_scalar_operand_shape",
-                            fmt::format("'{}' initial {} is not one value per partition", kOp, initial_tile->describe()),
-                            fmt::format("pass a [{}, 1] tile or a number", p)));
+      return fail(
+          nki_error("nkia_scalar_operand_shape",
+                    fmt::format("'{}' initial {} is not one value per partition", kOp, initial_tile->describe()),
+                    fmt::format("pass a [{}, 1] tile or a number", p)));
   }
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(Engine::kVector, fmt::format("tensor_tensor_scan:{}:{}", binary_op_name(op0),
-                                                         binary_op_name(op1)),
-                            loc, dst, {&data0, &data1}));
+  const std::string opcode = fmt::format("tensor_tensor_scan:{}:{}", binary_op_name(op0), binary_op_name(op1));
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, opcode, loc, dst, {&data0, &data1}, DataFlow::kCustom));
+  follow_scan(ctx, opcode, loc, dst, {&data0, &data1}, initial_tile ? &*initial_tile : nullptr);
   if (!ctx.compute) return {};
   std::vector<float> init(static_cast<size_t>(p), f32_from_f64(initial));
   if (initial_tile) init = initial_tile->view.to_f32_vector();
@@ -643,12 +772,11 @@ Result<void> isa_bn_stats(ExecContext& ctx, const Access& dst, const Access& src
                                       src.describe(), n, kBnStatsFmax),
                           "compute bn_stats on chunks of 512 and combine them with bn_aggr"));
   if (dst.view.numel() != p * 6)
-    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'{}' writes 6 values per partition, but the destination is {}", kOp,
-                                      dst.describe()),
-                          fmt::format("allocate the statistics as [{}, 6]", p)));
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(Engine::kVector, kOp, loc, dst, {&src}));
+    return fail(
+        nki_error("err_store_dst_shape_smaller_than_other_shape",
+                  fmt::format("'{}' writes 6 values per partition, but the destination is {}", kOp, dst.describe()),
+                  fmt::format("allocate the statistics as [{}, 6]", p)));
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, kOp, loc, dst, {&src}, DataFlow::kPerPartition));
   if (!ctx.compute) return {};
   Tensor x = as_rows(src);
   Tensor res = Tensor::uninitialized({p, 6}, DType::kFloat32);
@@ -677,17 +805,16 @@ Result<void> isa_bn_aggr(ExecContext& ctx, const Access& dst, const Access& src,
   if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
   const int64_t p = src.partitions(), n = p ? src.view.numel() / p : 0;
   if (n % 3 != 0 || n == 0)
-    return fail(nki_error("nkia_bn_aggr_stats_size",
-                          fmt::format("'{}' of {}: {} values per partition are not (count, mean, M2) triples", kOp,
-                                      src.describe(), n),
-                          "pass the output of bn_stats (6 values per partition per chunk)"));
+    return fail(nki_error(
+        "nkia_bn_aggr_stats_size",
+        fmt::format("'{}' of {}: {} values per partition are not (count, mean, M2) triples", kOp, src.describe(), n),
+        "pass the output of bn_stats (6 values per partition per chunk)"));
   if (dst.view.numel() != p * 2)
-    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'{}' writes mean and variance per partition, but the destination is {}", kOp,
-                                      dst.describe()),
-                          fmt::format("allocate the result as [{}, 2]", p)));
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(Engine::kVector, kOp, loc, dst, {&src}));
+    return fail(nki_error(
+        "err_store_dst_shape_smaller_than_other_shape",
+        fmt::format("'{}' writes mean and variance per partition, but the destination is {}", kOp, dst.describe()),
+        fmt::format("allocate the result as [{}, 2]", p)));
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, kOp, loc, dst, {&src}, DataFlow::kPerPartition));
   if (!ctx.compute) return {};
   Tensor x = as_rows(src);
   Tensor res = Tensor::uninitialized({p, 2}, DType::kFloat32);
@@ -713,8 +840,7 @@ Result<void> isa_bn_aggr(ExecContext& ctx, const Access& dst, const Access& src,
 Result<void> isa_memset(ExecContext& ctx, const Access& dst, double value, Engine engine, const SourceLoc& loc) {
   if (auto r = check_on_chip(dst, "memset"); !r) return r;
   if (auto r = check_partition_limit(ctx, dst, "memset"); !r) return r;
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(engine, "memset", loc, dst, {}));
+  ctx.trace.add(issue_instruction(ctx, engine, "memset", loc, dst, {}));
   if (!ctx.compute) return {};
   Tensor out = dst.view;
   out.fill(value);
@@ -729,8 +855,7 @@ Result<void> isa_tensor_copy(ExecContext& ctx, const Access& dst, const Access& 
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
                           fmt::format("'tensor_copy' of {} into {}: the shapes differ", src.describe(), dst.describe()),
                           "index the source and the destination so that both select the same shape"));
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(engine, "tensor_copy", loc, dst, {&src}));
+  ctx.trace.add(issue_instruction(ctx, engine, "tensor_copy", loc, dst, {&src}, DataFlow::kElementwise));
   if (!ctx.compute) return {};
   Tensor out = dst.view;
   out.assign(as_shape_of(src.view, dst.shape()));

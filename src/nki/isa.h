@@ -37,8 +37,18 @@ struct ExecContext {
 };
 
 // Copies src into dst through a DMA queue (any memories but PSUM to HBM); the element counts must
-// match, and the element type converts on the way.
-Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc);
+// match, and the element type converts on the way. With `rmw` (dma_copy's dst_rmw_op, nl.add only)
+// the DMA engine accumulates instead: dst = dst + src, in float32, rounded once into dst's type;
+// accumulating writes of different nl.affine_range iterations into one element are allowed.
+Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc,
+                          std::optional<BinaryOp> rmw = std::nullopt);
+
+// dst = src with its axes permuted by `axes` (dst axis i is src axis axes[i]) through a DMA queue:
+// (1, 0) of a 2-D source, (2, 1, 0) of a 3-D one, (3, 1, 2, 0) of a 4-D one; an empty `axes` takes
+// the one for the source's rank. The source is in HBM or SBUF, the destination in SBUF, with the
+// source's 2- or 4-byte dtype (dma_transpose, nl.load_transpose2d).
+Result<void> isa_dma_transpose(ExecContext& ctx, const Access& dst, const Access& src, std::vector<int> axes,
+                               const SourceLoc& loc);
 
 // dst = a <op> b, elementwise on the Vector engine; a and b are on-chip tiles of the same shape, or
 // b has one element per partition ([P, 1]) and broadcasts along the free axes.

@@ -55,11 +55,11 @@ Result<void> isa_tensor_scalar_ops(ExecContext& ctx, const Access& dst, const Ac
     if (st.tile) {
       if (auto r = check_tiles(ctx, {&*st.tile}, kOp); !r) return r;
       if (st.tile->view.numel() != st.tile->partitions() || st.tile->partitions() != src.partitions())
-        return fail(nki_error("nkia_scalar_operand_shape",
-                              fmt::format("'{}' operand {} is not one value per partition of {}", kOp,
-                                          st.tile->describe(), src.describe()),
-                              fmt::format("pass a [{}, 1] tile (one value per partition) or a Python number",
-                                          src.partitions())));
+        return fail(nki_error(
+            "nkia_scalar_operand_shape",
+            fmt::format("'{}' operand {} is not one value per partition of {}", kOp, st.tile->describe(),
+                        src.describe()),
+            fmt::format("pass a [{}, 1] tile (one value per partition) or a Python number", src.partitions())));
     }
     bitvec += st.unary ? *st.unary == UnaryOp::kInvert : is_bitvec_op(st.op);
   }
@@ -71,12 +71,11 @@ Result<void> isa_tensor_scalar_ops(ExecContext& ctx, const Access& dst, const Ac
                                       kOp, step_names(steps), src.describe(), dst.describe()),
                           "use integer tiles (nl.int32, nl.uint8, ...) for bitwise and shift operators, and do "
                           "arithmetic steps in a separate instruction"));
-  dst.tensor->written = true;
-  InstructionRecord rec = instruction_record(Engine::kVector, fmt::format("{}:{}", kOp, step_names(steps)), loc, dst,
-                                             {&src});
+  std::vector<const Access*> reads{&src};
   for (const ScalarStep& st : steps)
-    if (st.tile) rec.operands.push_back(record_operand(*st.tile, false));
-  ctx.trace.add(std::move(rec));
+    if (st.tile) reads.push_back(&*st.tile);
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, fmt::format("{}:{}", kOp, step_names(steps)), loc, dst, reads,
+                                  DataFlow::kElementwise));
   if (!ctx.compute) return {};
 
   Shape per_partition(static_cast<size_t>(std::max(src.view.ndim(), 1)), 1);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -10,6 +11,7 @@
 #include <string_view>
 
 #include "nki/checks.h"
+#include "nki/written.h"
 
 namespace nki_agent {
 
@@ -46,11 +48,10 @@ Result<void> check_column(const Access& t, int64_t partitions, const char* op, c
 // err_size_of_dimension_exceed_arch_limit.
 Result<void> check_count(const Access& t, int64_t want, const char* op, const char* role) {
   if (per_partition(t) == want) return {};
-  return fail(nki_error(std::string_view(role) == "vals" ? "nkia_max8_input_size" : "err_size_of_dimension_exceed_arch_limit",
-                        fmt::format("'{}' {} {} must hold exactly {} elements per partition", op, role, t.describe(),
-                                    want),
-                        fmt::format("give the {} the shape [P, {}] (for vals: the whole output of nisa.max8)", role,
-                                    want)));
+  return fail(
+      nki_error(std::string_view(role) == "vals" ? "nkia_max8_input_size" : "err_size_of_dimension_exceed_arch_limit",
+                fmt::format("'{}' {} {} must hold exactly {} elements per partition", op, role, t.describe(), want),
+                fmt::format("give the {} the shape [P, {}] (for vals: the whole output of nisa.max8)", role, want)));
 }
 
 // The data of the max8 family: at least 8 elements per partition (nkia_max8_input_size), at most
@@ -62,15 +63,17 @@ Result<void> check_max8_data(const Access& t, const char* op) {
                           fmt::format("'{}' needs at least 8 elements per partition, {} has {}", op, t.describe(), n),
                           "pad each row to at least 8 elements (with nl.fp32.min, which never wins)"));
   if (n > 16384)
-    return fail(nki_error("err_size_of_dimension_exceed_arch_limit",
-                          fmt::format("'{}' reads at most 16384 elements per partition, but {} has {}", op,
-                                      t.describe(), n),
-                          "split the row into chunks of at most 16384 elements, take the top 8 of each chunk, and "
-                          "run the instruction again over the collected candidates"));
+    return fail(
+        nki_error("err_size_of_dimension_exceed_arch_limit",
+                  fmt::format("'{}' reads at most 16384 elements per partition, but {} has {}", op, t.describe(), n),
+                  "split the row into chunks of at most 16384 elements, take the top 8 of each chunk, and "
+                  "run the instruction again over the collected candidates"));
   return {};
 }
 
-bool is_int(DType t) { return !dtype_is_float(t); }
+bool is_int(DType t) {
+  return !dtype_is_float(t);
+}
 
 }  // namespace
 
@@ -81,8 +84,7 @@ Result<void> isa_max8(ExecContext& ctx, const Access& dst, const Access& src, co
   const int64_t n = per_partition(src);
   if (auto r = check_max8_data(src, kOp); !r) return r;
   if (auto r = check_count(dst, 8, kOp, "destination"); !r) return r;
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(Engine::kVector, kOp, loc, dst, {&src}));
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, kOp, loc, dst, {&src}, DataFlow::kPerPartition));
   if (!ctx.compute) return {};
   Tensor in = rows_f32(src);
   const int64_t p = src.partitions();
@@ -115,8 +117,7 @@ Result<void> isa_find_index8(ExecContext& ctx, const Access& dst, const Access& 
   if (auto r = check_max8_data(data, kOp); !r) return r;
   if (auto r = check_count(vals, 8, kOp, "vals"); !r) return r;
   if (auto r = check_count(dst, 8, kOp, "destination"); !r) return r;
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(Engine::kVector, kOp, loc, dst, {&data, &vals}));
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, kOp, loc, dst, {&data, &vals}, DataFlow::kPerPartition));
   if (!ctx.compute) return {};
   Tensor x = rows_f32(data), v = rows_f32(vals);
   const int64_t p = data.partitions();
@@ -131,13 +132,12 @@ Result<void> isa_find_index8(ExecContext& ctx, const Access& dst, const Access& 
     }
   }
   Tensor out = dst.view;
-  out.assign(Tensor::from_i64({p, 8}, idx, DType::kUInt32)
-                 .reshape(dst.shape()));
+  out.assign(Tensor::from_i64({p, 8}, idx, DType::kUInt32).reshape(dst.shape()));
   return {};
 }
 
-Result<void> isa_match_replace8(ExecContext& ctx, const Access& dst, const Access& data, const Access& vals,
-                                double imm, const std::optional<Access>& dst_idx, const SourceLoc& loc) {
+Result<void> isa_match_replace8(ExecContext& ctx, const Access& dst, const Access& data, const Access& vals, double imm,
+                                const std::optional<Access>& dst_idx, const SourceLoc& loc) {
   constexpr const char* kOp = "nc_match_replace8";
   if (auto r = check_tiles(ctx, {&dst, &data, &vals}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, data, kOp); !r) return r;
@@ -154,10 +154,10 @@ Result<void> isa_match_replace8(ExecContext& ctx, const Access& dst, const Acces
     if (auto r = check_same_partitions(*dst_idx, data, kOp); !r) return r;
     if (auto r = check_count(*dst_idx, 8, kOp, "dst_idx"); !r) return r;
   }
-  dst.tensor->written = true;
-  InstructionRecord rec = instruction_record(Engine::kVector, kOp, loc, dst, {&data, &vals});
+  InstructionRecord rec =
+      issue_instruction(ctx, Engine::kVector, kOp, loc, dst, {&data, &vals}, DataFlow::kElementwise);
   if (dst_idx) {
-    dst_idx->tensor->written = true;
+    mark_written(*dst_idx);
     rec.operands.push_back(record_operand(*dst_idx, true));
   }
   ctx.trace.add(std::move(rec));
@@ -194,9 +194,10 @@ Result<void> isa_stream_shuffle(ExecContext& ctx, const Access& dst, const Acces
   constexpr const char* kOp = "nc_stream_shuffle";
   if (auto r = check_tiles(ctx, {&dst, &src}, kOp); !r) return r;
   if (mask.size() != 32)
-    return fail(nki_error("nkia_stream_shuffle_operands",
-                          fmt::format("'{}' takes a shuffle_mask of 32 entries, got {}", kOp, mask.size()),
-                          "give one source partition (0-31, or 255 to keep) for each of the 32 partitions of a quadrant"));
+    return fail(
+        nki_error("nkia_stream_shuffle_operands",
+                  fmt::format("'{}' takes a shuffle_mask of 32 entries, got {}", kOp, mask.size()),
+                  "give one source partition (0-31, or 255 to keep) for each of the 32 partitions of a quadrant"));
   if (dst.dtype() != src.dtype() || per_partition(dst) != per_partition(src))
     return fail(nki_error("nkia_stream_shuffle_operands",
                           fmt::format("'{}' moves {} into {}: dtype and elements per partition must match", kOp,
@@ -206,13 +207,12 @@ Result<void> isa_stream_shuffle(ExecContext& ctx, const Access& dst, const Acces
     const int64_t m = mask[i];
     if (m == 255 || static_cast<int64_t>(i) >= dst.partitions()) continue;
     if (m < 0 || m >= 32 || m >= src.partitions())
-      return fail(nki_error("nkia_stream_shuffle_operands",
-                            fmt::format("'{}' shuffle_mask[{}] = {} names no partition of the source {}", kOp, i, m,
-                                        src.describe()),
-                            "use source partitions 0-31 that exist in the source tile, or 255 to keep the destination"));
+      return fail(nki_error(
+          "nkia_stream_shuffle_operands",
+          fmt::format("'{}' shuffle_mask[{}] = {} names no partition of the source {}", kOp, i, m, src.describe()),
+          "use source partitions 0-31 that exist in the source tile, or 255 to keep the destination"));
   }
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(Engine::kVector, kOp, loc, dst, {&src}));
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, kOp, loc, dst, {&src}));
   if (!ctx.compute) return {};
   Tensor in = src.view.contiguous();  // a copy first: src and dst may overlap
   for (int64_t i = 0; i < dst.partitions(); ++i) {
@@ -220,10 +220,10 @@ Result<void> isa_stream_shuffle(ExecContext& ctx, const Access& dst, const Acces
     if (m == 255) continue;
     const int64_t from = (i / 32) * 32 + m;
     if (from >= src.partitions())
-      return fail(nki_error("nkia_stream_shuffle_operands",
-                            fmt::format("'{}': destination partition {} reads source partition {} of {}", kOp, i, from,
-                                        src.describe()),
-                            "give the source as many quadrants as the destination"));
+      return fail(nki_error(
+          "nkia_stream_shuffle_operands",
+          fmt::format("'{}': destination partition {} reads source partition {} of {}", kOp, i, from, src.describe()),
+          "give the source as many quadrants as the destination"));
     Tensor row = dst.view.select(0, i);
     row.assign(in.select(0, from).reshape(row.shape()));
   }
@@ -245,10 +245,9 @@ void finish_select(const Access& dst, Tensor& sel, const std::optional<Access>& 
 
 }  // namespace
 
-Result<void> isa_range_select(ExecContext& ctx, const Access& dst, const Access& on_true, BinaryOp cmp0,
-                              BinaryOp cmp1, const Access& bound0, const Access& bound1, double range_start,
-                              double on_false_value, const std::optional<Access>& reduce_res,
-                              const SourceLoc& loc) {
+Result<void> isa_range_select(ExecContext& ctx, const Access& dst, const Access& on_true, BinaryOp cmp0, BinaryOp cmp1,
+                              const Access& bound0, const Access& bound1, double range_start, double on_false_value,
+                              const std::optional<Access>& reduce_res, const SourceLoc& loc) {
   constexpr const char* kOp = "range_select";
   if (ctx.target->core_version < 3)
     return fail(nki_error("nkia_feature_not_on_target",
@@ -265,20 +264,18 @@ Result<void> isa_range_select(ExecContext& ctx, const Access& dst, const Access&
   for (BinaryOp c : {cmp0, cmp1})
     if (c != BinaryOp::kEqual && c != BinaryOp::kLess && c != BinaryOp::kLessEqual && c != BinaryOp::kGreater &&
         c != BinaryOp::kGreaterEqual)
-      return fail(nki_error("nkia_unsupported_operator",
-                            fmt::format("'{}' compares with {}, which is not a range comparison", kOp,
-                                        binary_op_name(c)),
-                            "use nl.equal, nl.less, nl.less_equal, nl.greater or nl.greater_equal"));
+      return fail(
+          nki_error("nkia_unsupported_operator",
+                    fmt::format("'{}' compares with {}, which is not a range comparison", kOp, binary_op_name(c)),
+                    "use nl.equal, nl.less, nl.less_equal, nl.greater or nl.greater_equal"));
   if (auto r = check_column(bound0, on_true.partitions(), kOp, "bound0"); !r) return r;
   if (auto r = check_column(bound1, on_true.partitions(), kOp, "bound1"); !r) return r;
   if (reduce_res)
     if (auto r = check_column(*reduce_res, on_true.partitions(), kOp, "reduce_res"); !r) return r;
-  dst.tensor->written = true;
-  InstructionRecord rec = instruction_record(Engine::kVector, kOp, loc, dst, {&on_true, &bound0, &bound1});
-  if (reduce_res) {
-    reduce_res->tensor->written = true;
-    rec.operands.push_back(record_operand(*reduce_res, true));
-  }
+  if (reduce_res) follow_reduction(ctx, kOp, loc, on_true, *reduce_res);
+  InstructionRecord rec =
+      issue_instruction(ctx, Engine::kVector, kOp, loc, dst, {&on_true, &bound0, &bound1}, DataFlow::kElementwise);
+  if (reduce_res) rec.operands.push_back(record_operand(*reduce_res, true));
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};
   Tensor x = rows_f32(on_true), b0 = rows_f32(bound0), b1 = rows_f32(bound1);
@@ -315,13 +312,11 @@ Result<void> isa_select_reduce(ExecContext& ctx, const Access& dst, const Access
     if (auto r = check_column(*on_false_tile, on_true.partitions(), kOp, "on_false"); !r) return r;
   if (reduce_res)
     if (auto r = check_column(*reduce_res, on_true.partitions(), kOp, "reduce_res"); !r) return r;
-  dst.tensor->written = true;
-  InstructionRecord rec = instruction_record(Engine::kVector, kOp, loc, dst, {&predicate, &on_true});
-  if (on_false_tile) rec.operands.push_back(record_operand(*on_false_tile, false));
-  if (reduce_res) {
-    reduce_res->tensor->written = true;
-    rec.operands.push_back(record_operand(*reduce_res, true));
-  }
+  if (reduce_res) follow_reduction(ctx, kOp, loc, on_true, *reduce_res);
+  std::vector<const Access*> reads{&predicate, &on_true};
+  if (on_false_tile) reads.push_back(&*on_false_tile);
+  InstructionRecord rec = issue_instruction(ctx, Engine::kVector, kOp, loc, dst, reads, DataFlow::kElementwise);
+  if (reduce_res) rec.operands.push_back(record_operand(*reduce_res, true));
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};
   Tensor x = rows_f32(on_true), pr = rows_f32(predicate);
@@ -360,9 +355,10 @@ Result<void> isa_copy_predicated(ExecContext& ctx, const Access& dst, const std:
                             fmt::format("'{}' of {} into {}: the shapes differ", kOp, src->describe(), dst.describe()),
                             "give the source the destination's shape"));
   }
-  dst.tensor->written = true;
-  InstructionRecord rec = instruction_record(Engine::kVector, kOp, loc, dst, {&predicate});
-  if (src) rec.operands.push_back(record_operand(*src, false));
+  // Where the predicate holds, dst takes src's element; elsewhere it keeps its own.
+  std::vector<const Access*> reads{&predicate};
+  if (src) reads.push_back(&*src);
+  InstructionRecord rec = issue_instruction(ctx, Engine::kVector, kOp, loc, dst, reads, DataFlow::kElementwise);
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};
   Tensor pr = rows_f32(predicate);
@@ -390,8 +386,8 @@ Result<void> isa_partition_reduce(ExecContext& ctx, const Access& dst, BinaryOp 
   const bool bitwise = op == BinaryOp::kBitwiseAnd || op == BinaryOp::kBitwiseOr;
   if (op != BinaryOp::kAdd && op != BinaryOp::kMaximum && op != BinaryOp::kMinimum && !bitwise)
     return fail(nki_error("nkia_unsupported_operator",
-                          fmt::format("'{}' reduces with add, maximum, minimum, bitwise_and or bitwise_or, not {}",
-                                      kOp, binary_op_name(op)),
+                          fmt::format("'{}' reduces with add, maximum, minimum, bitwise_and or bitwise_or, not {}", kOp,
+                                      binary_op_name(op)),
                           "use nl.add, nl.maximum, nl.minimum, nl.bitwise_and or nl.bitwise_or"));
   if (bitwise && (!is_int(data.dtype()) || !is_int(dst.dtype())))
     return fail(nki_error("nkia_bitvec_op_needs_integer",
@@ -403,8 +399,17 @@ Result<void> isa_partition_reduce(ExecContext& ctx, const Access& dst, BinaryOp 
                           fmt::format("'{}' of {} gives one partition of {} elements, but the destination is {}", kOp,
                                       data.describe(), per_partition(data), dst.describe()),
                           "allocate the destination as [1, F] with the data's free size"));
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(Engine::kGpSimd, fmt::format("{}:{}", kOp, binary_op_name(op)), loc, dst, {&data}));
+  const std::string opcode = fmt::format("{}:{}", kOp, binary_op_name(op));
+  Tensor flags = written_flags(data);  // each result combines one element of every partition
+  if (flags.defined()) {
+    bool mixed = false;
+    const int axis0[] = {0};
+    flags = reduce_flags(flags.reshape({data.partitions(), per_partition(data)}), axis0, mixed).reshape(dst.shape());
+    if (mixed) note_stale(dst, opcode, loc, data);
+  }
+  ctx.trace.add(issue_instruction(ctx, Engine::kGpSimd, opcode, loc, dst, {&data}, DataFlow::kCustom));
+  set_written(dst, flags);
+  if (flags.defined()) inherit_stale(dst, std::array{&data});
   if (!ctx.compute) return {};
   const int64_t p = data.partitions(), n = per_partition(data);
   Tensor in = data.view.contiguous().reshape({p, n});
@@ -440,12 +445,11 @@ Result<void> isa_gather_flattened(ExecContext& ctx, const Access& dst, const Acc
   if (auto r = check_same_partitions(dst, data, kOp); !r) return r;
   if (auto r = check_index_tile(indices, data.partitions(), kOp); !r) return r;
   if (per_partition(dst) != per_partition(indices))
-    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'{}' gathers {} elements per partition into {}", kOp, per_partition(indices),
-                                      dst.describe()),
-                          "give the result the indices' shape"));
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(Engine::kGpSimd, kOp, loc, dst, {&data, &indices}));
+    return fail(nki_error(
+        "err_store_dst_shape_smaller_than_other_shape",
+        fmt::format("'{}' gathers {} elements per partition into {}", kOp, per_partition(indices), dst.describe()),
+        "give the result the indices' shape"));
+  ctx.trace.add(issue_instruction(ctx, Engine::kGpSimd, kOp, loc, dst, {&data, &indices}));
   if (!ctx.compute) return {};
   const int64_t p = data.partitions(), n = per_partition(data), k = per_partition(indices);
   Tensor src = data.view.contiguous().reshape({p, n});
@@ -470,27 +474,30 @@ Result<void> isa_dma_indirect(ExecContext& ctx, const Access& tile, const Access
                               bool gather, bool skip_oob, const SourceLoc& loc) {
   const char* op = gather ? "dma_copy (indirect gather)" : "dma_copy (indirect scatter)";
   if (!buffer_is_hbm(rows.buffer()))
-    return fail(nki_error("err_unsupported_memory",
-                          fmt::format("'{}' indexes HBM rows, but {} is in {}", op, rows.describe(),
-                                      buffer_name(rows.buffer())),
-                          "use indirect indices on an HBM tensor's first dimension"));
+    return fail(nki_error(
+        "err_unsupported_memory",
+        fmt::format("'{}' indexes HBM rows, but {} is in {}", op, rows.describe(), buffer_name(rows.buffer())),
+        "use indirect indices on an HBM tensor's first dimension"));
   if (auto r = check_tiles(ctx, {&tile}, op); !r) return r;
   if (auto r = check_index_tile(index, tile.partitions(), op); !r) return r;
   if (index.view.numel() != index.partitions())
-    return fail(nki_error("nkia_indirect_index_tile",
-                          fmt::format("'{}' index {} must hold one row number per partition ([P, 1])", op,
-                                      index.describe()),
-                          "index with a [P, 1] tile of row numbers"));
+    return fail(
+        nki_error("nkia_indirect_index_tile",
+                  fmt::format("'{}' index {} must hold one row number per partition ([P, 1])", op, index.describe()),
+                  "index with a [P, 1] tile of row numbers"));
   const int64_t row_elems = rows.view.ndim() ? rows.view.numel() / std::max<int64_t>(rows.view.shape()[0], 1) : 0;
   if (per_partition(tile) != row_elems)
-    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'{}' moves rows of {} elements of {} against {}", op, row_elems,
-                                      rows.describe(), tile.describe()),
-                          "give the tile one row per partition"));
+    return fail(nki_error(
+        "err_store_dst_shape_smaller_than_other_shape",
+        fmt::format("'{}' moves rows of {} elements of {} against {}", op, row_elems, rows.describe(), tile.describe()),
+        "give the tile one row per partition"));
   const Access& dst = gather ? tile : rows;
   const Access& src = gather ? rows : tile;
-  dst.tensor->written = true;
-  InstructionRecord rec = instruction_record(Engine::kDma, "dma_copy", loc, dst, {&src, &index});
+  // A gather reads only the rows the index selects: the table is not checked for unwritten rows.
+  InstructionRecord rec = issue_instruction(ctx, Engine::kDma, "dma_copy", loc, dst, {&index},
+                                            gather ? DataFlow::kElementwise : DataFlow::kCombined);
+  rec.operands.insert(rec.operands.begin() + 1, record_operand(src, false));
+  if (!gather) warn_unwritten_read(ctx, "dma_copy", loc, src);
   rec.elements = tile.view.numel();
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};
@@ -530,8 +537,8 @@ Result<void> isa_local_gather(ExecContext& ctx, const Access& dst, const Access&
                           "partitions, and gather 1, 2, 4, 8, 16 or 32 elements per index"));
   };
   if (index.dtype() != DType::kUInt16)
-    return layout(fmt::format("'{}' reads uint16 indices, but index {} is {}", kOp, index.describe(),
-                              dtype_name(index.dtype())));
+    return layout(
+        fmt::format("'{}' reads uint16 indices, but index {} is {}", kOp, index.describe(), dtype_name(index.dtype())));
   if (p % kGroup != 0)
     return layout(fmt::format("'{}' gathers within groups of 16 partitions, but {} spans {}", kOp, src.describe(), p));
   if (k != 1 && k != 2 && k != 4 && k != 8 && k != 16 && k != 32)
@@ -539,13 +546,13 @@ Result<void> isa_local_gather(ExecContext& ctx, const Access& dst, const Access&
   const int64_t per_group = kGroup * per_partition(index);  // the indices a group holds
   const int64_t n = num_valid_indices.value_or(per_group);
   if (n < 0 || n > per_group)
-    return layout(fmt::format("'{}' num_valid_indices is {}, but each 16-partition group of index {} holds {}", kOp,
-                              n, index.describe(), per_group));
+    return layout(fmt::format("'{}' num_valid_indices is {}, but each 16-partition group of index {} holds {}", kOp, n,
+                              index.describe(), per_group));
   if (n > 4096)
-    return fail(nki_error("err_size_of_dimension_exceed_arch_limit",
-                          fmt::format("'{}' uses {} indices per 16-partition group, more than the limit of 4096", kOp,
-                                      n),
-                          "split the gather into several local_gather calls of at most 4096 indices each"));
+    return fail(
+        nki_error("err_size_of_dimension_exceed_arch_limit",
+                  fmt::format("'{}' uses {} indices per 16-partition group, more than the limit of 4096", kOp, n),
+                  "split the gather into several local_gather calls of at most 4096 indices each"));
   if (dst.dtype() != src.dtype())
     return fail(nki_error("nkia_bad_operand",
                           fmt::format("'{}' copies without conversion, but the destination {} and the source {} "
@@ -557,8 +564,7 @@ Result<void> isa_local_gather(ExecContext& ctx, const Access& dst, const Access&
                           fmt::format("'{}' gathers {} x {} elements per partition, but the destination is {}", kOp, n,
                                       k, dst.describe()),
                           fmt::format("give the destination [P, {}, {}]", n, k)));
-  dst.tensor->written = true;
-  ctx.trace.add(instruction_record(Engine::kGpSimd, kOp, loc, dst, {&src, &index}));
+  ctx.trace.add(issue_instruction(ctx, Engine::kGpSimd, kOp, loc, dst, {&src, &index}));
   if (!ctx.compute) return {};
   const int64_t f = per_partition(src), c = per_partition(index);
   const Tensor data = src.view.contiguous();

@@ -16,22 +16,31 @@ std::string_view buffer_name(Buffer b) {
   return "?";
 }
 
-bool buffer_is_hbm(Buffer b) { return b == Buffer::kSharedHbm || b == Buffer::kPrivateHbm; }
-bool buffer_is_on_chip(Buffer b) { return b == Buffer::kSbuf || b == Buffer::kPsum; }
+bool buffer_is_hbm(Buffer b) {
+  return b == Buffer::kSharedHbm || b == Buffer::kPrivateHbm;
+}
+bool buffer_is_on_chip(Buffer b) {
+  return b == Buffer::kSbuf || b == Buffer::kPsum;
+}
 
-void poison(Tensor& t) { t.fill(dtype_is_float(t.dtype()) ? NAN : static_cast<double>(kPoisonInt)); }
+void poison(Tensor& t) {
+  t.fill(dtype_is_float(t.dtype()) ? NAN : static_cast<double>(kPoisonInt));
+}
 
 std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buffer buffer, std::string name,
                                            bool poisoned) {
   auto t = std::make_shared<NkiTensor>();
   t->data = Tensor::uninitialized(shape, dtype);
   if (poisoned) poison(t->data);
+  t->all_written = false;
   t->buffer = buffer;
   t->name = std::move(name);
   return t;
 }
 
-int64_t Access::partitions() const { return view.ndim() == 0 ? 1 : view.shape()[0]; }
+int64_t Access::partitions() const {
+  return view.ndim() == 0 ? 1 : view.shape()[0];
+}
 
 int64_t Access::start_partition() const {
   if (view.ndim() == 0 || tensor->data.ndim() == 0) return 0;
@@ -60,6 +69,8 @@ std::string Access::describe() const {
                      buffer_name(tensor->buffer), dtype_name(view.dtype()));
 }
 
-Access whole(const std::shared_ptr<NkiTensor>& t) { return Access{t, t->data}; }
+Access whole(const std::shared_ptr<NkiTensor>& t) {
+  return Access{t, t->data};
+}
 
 }  // namespace nki_agent

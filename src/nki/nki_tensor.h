@@ -35,8 +35,8 @@ inline constexpr int64_t kPoisonInt = 4;
 struct LiveRange {
   int64_t first = -1;  // -1: never accessed
   int64_t last = -1;
-  int64_t bytes = 0;   // bytes per partition
-  SourceLoc loc;       // where the kernel allocated it
+  int64_t bytes = 0;  // bytes per partition
+  SourceLoc loc;      // where the kernel allocated it
   void touch(int64_t now) {
     if (first < 0) first = now;
     last = now;
@@ -50,7 +50,18 @@ struct NkiTensor {
   bool kernel_argument = false;  // an input (or old-style output) passed in by the caller
   bool immutable = false;        // an input of a kernel that returns its outputs: writes are refused
   bool written = false;          // stored to since the launch began
-  Tensor matmul_written;         // PSUM: uint8 per element, 1 once a matmul wrote it (Accumulate::kAuto)
+  // Which elements hold data, for nkia_uninitialized_read. Tensors the kernel allocates start with
+  // none (all_written false) and, once something writes part of them, a uint8 mask of data's shape
+  // (1: written); an instruction writing the whole tensor sets all_written and drops the mask.
+  // Kernel arguments and constants are written from the start.
+  bool all_written = true;
+  Tensor written_mask;
+  bool unwritten_read_reported = false;  // the warning is raised once per tensor
+  // Where garbage first entered the tensor's values (nki/written.h): an instruction that combined
+  // unwritten elements with written ones, and what it did. Unknown while there is none.
+  SourceLoc stale_origin;
+  std::string stale_what;
+  Tensor matmul_written;  // PSUM: uint8 per element, 1 once a matmul wrote it (Accumulate::kAuto)
   // The loop iteration (nl.affine_range / sequential_range) the tensor was created in; 0 for the
   // kernel's top level. Once that iteration ends the tensor is out of scope.
   int64_t scope = 0;

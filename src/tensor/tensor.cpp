@@ -426,7 +426,29 @@ void Tensor::fill(double value) {
     const auto [lo, hi] = int_dtype_range(dtype_);
     store_i64(one.data(), dtype_, static_cast<int64_t>(std::clamp(std::trunc(value), double(lo), double(hi))));
   }
-  assign(one);
+  // The element's bytes, repeated: no conversion per element.
+  const int64_t isz = itemsize();
+  for_each_row({this}, [&](const RowPtrs& p, int64_t n, const int64_t* st) {
+    auto* d = static_cast<uint8_t*>(p[0]);
+    const int64_t step = st[0];
+    auto fill_as = [&](auto v) {
+      std::memcpy(&v, one.data(), sizeof(v));
+      auto* t = reinterpret_cast<decltype(v)*>(d);
+      if (step == 1) {
+        std::fill(t, t + n, v);
+      } else {
+        for (int64_t i = 0; i < n; ++i) t[i * step] = v;
+      }
+    };
+    switch (isz) {
+      case 1: fill_as(uint8_t{}); break;
+      case 2: fill_as(uint16_t{}); break;
+      case 4: fill_as(uint32_t{}); break;
+      case 8: fill_as(uint64_t{}); break;
+      default:
+        for (int64_t i = 0; i < n; ++i) std::memcpy(d + i * step * isz, one.data(), static_cast<size_t>(isz));
+    }
+  });
 }
 
 std::vector<float> Tensor::to_f32_vector() const {

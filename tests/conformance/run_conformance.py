@@ -203,7 +203,7 @@ def _diagnostic_text(diag, kernel_dir):
     loc = diag.get("location") or {}
     path, line = loc.get("file", "?"), loc.get("line", 0)
     text = f"{os.path.relpath(path, kernel_dir) if os.path.isabs(path) else path}:{line}: " \
-           f"error[{diag.get('code')}]: {diag.get('message', '').strip()}"
+           f"{diag.get('severity', 'error')}[{diag.get('code')}]: {diag.get('message', '').strip()}"
     full = path if os.path.isabs(path) else os.path.join(kernel_dir, path)
     if line and os.path.exists(full):
         with open(full, encoding="utf-8") as f:
@@ -298,7 +298,8 @@ def execute(run, mirror, nki_agent, work):
         result["detail"] = "\n".join(_diagnostic_text(d, kernel_dir) for d in diags) or proc.stderr.strip()
         return result
 
-    # The kernel ran: compare its outputs with the reference.
+    # The kernel ran: keep what the simulator warned of, then compare its outputs with the reference.
+    result["warnings"] = [_diagnostic_text(d, kernel_dir) for d in reply.get("warnings") or []]
     try:
         want = run.reference(inputs, dict(run.args))
     except Exception as e:  # a manifest bug, not a simulator one
@@ -371,6 +372,8 @@ def main():
         print(f"{res['id']:5} {res['status']:5} {res['seconds']:6.1f}s  {res['label']}", flush=True)
         for line in res["detail"].splitlines():
             print(f"      {line}", flush=True)
+        for w in res.get("warnings", []):
+            print(f"      {w}", flush=True)
 
     by_case = {}
     for res in results:

@@ -413,6 +413,8 @@ def ref_matmul(p, ins, dts, outs):
     k_total = 0
     for i, mode in enumerate(p["modes"]):
         s, m = f32(ins[2 * i]), f32(ins[2 * i + 1])
+        if p.get("double_row"):  # [128, 2, free]: K = 256 over the partitions and the size-2 axis
+            s, m = s.reshape(-1, s.shape[-1]), m.reshape(-1, m.shape[-1])
         if p.get("nl") and not p.get("transpose_x"):
             s = s.T  # nl.matmul(x, y): x @ y
         prod, mag = s.T @ m, np.abs(s.T) @ np.abs(m)

@@ -115,6 +115,31 @@ TEST(CostProfile, MetricsAddUp) {
   EXPECT_TRUE(codes["engine_waits_on_dma"]);
 }
 
+// A double-row FP8 matmul (trn2) contracts K = 256 in the cycles an ordinary matmul of the same M and
+// N takes for K = 128: twice the FLOPs in the same Tensor-engine time.
+TEST(CostProfile, DoubleRowMatmulDoublesThroughput) {
+  auto hw = hardware_for_target("trn2");
+  ASSERT_TRUE(hw);
+  const DType f8 = DType::kFloat8E4M3;
+  auto one = [&](const std::string& opcode, Shape st, Shape mv) {
+    Trace t;
+    t.add(rec(Engine::kTensor, opcode,
+              {op(Buffer::kPsum, "acc", DType::kFloat32, {128, 512}, true), op(Buffer::kSbuf, "a", f8, st, false),
+               op(Buffer::kSbuf, "b", f8, mv, false)},
+              12));
+    auto r = profile_trace(t, *hw);
+    EXPECT_TRUE(r) << r.error().format();
+    return r->profile;
+  };
+  const Profile ordinary = one("nc_matmul", {128, 128}, {128, 512});
+  const Profile double_row = one("nc_matmul:double_row", {128, 2, 128}, {128, 2, 512});
+  EXPECT_EQ(double_row.matmuls, 1);
+  EXPECT_DOUBLE_EQ(double_row.model_flops, 2.0 * 256 * 128 * 512);
+  EXPECT_DOUBLE_EQ(double_row.model_flops, 2 * ordinary.model_flops);
+  EXPECT_DOUBLE_EQ(double_row.engines[size_t(Engine::kTensor)].active_ns,
+                   ordinary.engines[size_t(Engine::kTensor)].active_ns);
+}
+
 TEST(CostProfile, JsonUsesNeuronProfileNames) {
   auto hw = hardware_for_target("trn1");
   auto r = profile_trace(small_matmul(), *hw);

@@ -197,6 +197,65 @@ TEST_F(NkiLang, CompilerChecksCarryCatalogueCodesAndLines) {
   expect_failures(cases, iota({128, 8}));
 }
 
+// Local `t: nt.tensor[...] = value` annotations are checked against the value's shape (the loader
+// rewrites them); every other annotation stays inert, even one that would fail to evaluate.
+TEST_F(NkiLang, LocalTensorAnnotationsAreChecked) {
+  const char* ok = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.typing as nt
+
+@nki.jit
+def k(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t: nt.tensor[128, 8] = nl.load(a)
+    u: nt.tensor[(128, 8), nl.float32] = nl.add(t, 1.0)
+    n: int = 2
+    w: nt.tensor = nl.multiply(u, n)
+    z: undefined_module.tensor[1, 2] = w
+    nl.store(out, value=z)
+    return out
+)py";
+  auto r = run(ok, "k", {iota({128, 8})});
+  ASSERT_TRUE(r) << r.error().format();
+  const std::vector<float> in = iota({128, 8}).to_f32_vector(), got = r->outputs[0].to_f32_vector();
+  for (size_t i = 0; i < in.size(); ++i) EXPECT_FLOAT_EQ(got[i], (in[i] + 1.0f) * 2.0f) << i;
+
+  const MustFail cases[] = {
+      {"annotated shape",
+       "    import neuronxcc.nki.typing as nt\n    x: nt.tensor[128, 8] = nl.load(a)\n"
+       "    y: nt.tensor[128, 4] = nl.load(a[:, 0:8])\n",
+       "err_annotation_shape_mismatch"},
+  };
+  expect_failures(cases, iota({128, 8}));
+}
+
+// nl.par_dim: block dimensions exist in the legacy dialect only; a partition dimension marked first
+// is still accepted in the current one.
+TEST_F(NkiLang, CurrentDialectRefusesBlockDimensions) {
+  const char* first = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((nl.par_dim(128), 8), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+)py";
+  auto r = run(first, "k", {iota({128, 8})});
+  ASSERT_TRUE(r) << r.error().format();
+  std::string blocks = first;
+  blocks.replace(blocks.find("(nl.par_dim(128), 8)"), 20, "(2, nl.par_dim(64), 8)");
+  r = run(blocks, "k", {iota({128, 8})});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "err_leading_dimension_of_tensor_must_be_partition") << r.error().format();
+  EXPECT_EQ(r.error().loc.line, 9);
+}
+
 TEST_F(NkiLang, OldStyleTrailingOutputArgumentsAreWrittenBack) {
   const char* src = R"py(
 import numpy as np

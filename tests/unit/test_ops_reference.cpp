@@ -260,6 +260,16 @@ def nc_matmul(s0, m0, modes, s1=None, m1=None, s2=None, m2=None, out="float32"):
 
 
 @nki.jit
+def nc_matmul_double_row(s0, m0):
+    M, N = s0.shape[2], m0.shape[2]
+    acc = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=acc, stationary=_load(s0), moving=_load(m0), perf_mode=nisa.matmul_perf_mode.double_row)
+    r = _tile((M, N), "float32")
+    nisa.tensor_copy(dst=r, src=acc)
+    return _out(r)
+
+
+@nki.jit
 def nl_matmul(x, y, transpose_x):
     r = nl.matmul(_load(x), _load(y), transpose_x=transpose_x)
     s = nl.ndarray(r.shape, dtype=nl.float32, buffer=nl.sbuf)
@@ -553,6 +563,11 @@ def nc_matmul(s0, m0, modes, s1=None, m1=None, s2=None, m2=None, out="float32"):
 
 
 @nki.jit
+def nc_matmul_double_row(s0, m0):
+    return _out(nl.copy(nisa.nc_matmul(nl.load(s0), nl.load(m0), perf_mode="double_row_gen3")))
+
+
+@nki.jit
 def nl_matmul(x, y, transpose_x):
     return _out(nl.copy(nl.matmul(nl.load(x), nl.load(y), transpose_x=transpose_x)))
 
@@ -689,7 +704,8 @@ struct OpCase {
   std::vector<DType> outs;  // expected output dtypes
   Tol tol;
   std::string known_failure;
-  std::string key;  // the reference's cache key (equal for the two dialects of a case)
+  std::string key;     // the reference's cache key (equal for the two dialects of a case)
+  std::string target;  // the NeuronCore the case runs on: "trn1" (empty) or "trn2"
 };
 
 void PrintTo(const OpCase& c, std::ostream* os) {
@@ -1574,6 +1590,20 @@ void add_matmul(Table& t) {
   mm("nc_matmul_accumulate_auto_then_over_fp32_m32_n64", f, f, 32, 64, {{64, "auto"}, {16, "over"}}, f, 1.0, false);
   mm("nc_matmul_accumulate_over_acc_acc_bf16_m128_n512", bf, bf, 128, 512, {{128, "over"}, {128, "acc"}, {128, "acc"}},
      f, 1.0, false);
+
+  // Double-row FP8 (trn2): stationary [128, 2, M], moving [128, 2, N], K = 256 over the partitions
+  // and the size-2 axis; the oracle flattens both to [256, free].
+  auto dr = [&](const std::string& name, DType ds, DType dm, int64_t m, int64_t n, double scale) {
+    OpCase c = make(name, "nisa.nc_matmul(perf_mode=double_row)", "nc_matmul_double_row", "matmul");
+    c.inputs = {in_normal("s0", ds, {128, 2, m}, scale), in_normal("m0", dm, {128, 2, n}, scale)};
+    c.ref_params = Json().raw("modes", "[\"auto\"]").b("double_row", true).str();
+    c.outs = {f};
+    c.tol = tol_arith(f);
+    c.target = "trn2";
+    t.add(c);
+  };
+  dr("nc_matmul_double_row_fp8e4m3_m128_n512", DType::kFloat8E4M3, DType::kFloat8E4M3, 128, 512, 4.0);
+  dr("nc_matmul_double_row_fp8e5m2_x_e4m3_m7_n3", DType::kFloat8E5M2, DType::kFloat8E4M3, 7, 3, 4.0);
 
   auto nlm = [&](const std::string& name, DType d, int64_t k, int64_t m, int64_t n, bool transpose_x) {
     OpCase c =
@@ -2465,6 +2495,7 @@ TEST_P(OpsRef, Matches) {
   call.inputs = inputs;
   for (const auto& in : c.inputs) call.input_names.push_back(in.name);
   call.kwargs = c.kwargs;
+  call.target = c.target;
   auto r = python_run(call);
 
   const std::string problem = r ? compare_outputs(c, inputs, *r, std::get<std::vector<RefOutput>>(ref))

@@ -7,6 +7,7 @@
 
 #include "nki/checks.h"
 #include "nki/isa.h"
+#include "nki/placement.h"
 
 namespace nki_agent {
 
@@ -36,6 +37,9 @@ struct LaunchContext {
   std::vector<std::shared_ptr<LiveRange>> sbuf_ranges;
   size_t sbuf_prune_at = 4096;
   SbufUse sbuf;
+  // Tensors the kernel places itself (direct allocation, address=) and the rules of
+  // direct-allocation kernels (nki/placement.h).
+  AllocationTracker alloc;
   // The instruction number the next instruction gets: its position in the launch's trace.
   int64_t instruction_clock() const { return static_cast<int64_t>(exec.trace.size()) + exec.trace.dropped(); }
   int64_t next_id = 1;  // loop and scope ids, unique within the launch
@@ -44,6 +48,13 @@ struct LaunchContext {
     for (size_t i = loops.size(); i-- > 0;)
       if (loops[i].scoped) return loops[i].scope;
     return 0;
+  }
+  // Whether a placement made now is the compiler's: not in a later iteration of a legacy (scoped)
+  // loop, whose body the tracer sees once.
+  bool first_iterations() const {
+    for (const Loop& l : loops)
+      if (l.scoped && l.iteration > 0) return false;
+    return true;
   }
   bool scope_open(int64_t scope) const {
     if (scope == 0) return true;

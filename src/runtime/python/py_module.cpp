@@ -2,6 +2,7 @@
 // HBM/SBUF/PSUM, indexing them into access patterns, the instructions of nki/isa.h, and the
 // launch context. The dialect front ends (pylib/nki, pylib/neuronxcc) are thin Python over this.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
 
@@ -10,8 +11,11 @@
 #include <frameobject.h>
 
 #include "nki/checks.h"
+#include "nki/error_catalogue.h"
+#include "nki/isa_matmul_modes.h"
 #include "nki/isa_scalar.h"
 #include "nki/isa_select.h"
+#include "nki/written.h"
 #include "runtime/python/launch.h"
 #include "runtime/python/py_convert.h"
 
@@ -95,6 +99,13 @@ UnaryOp parse_unary(const std::string& name) {
     if (unary_op_name(static_cast<UnaryOp>(i)) == name) return static_cast<UnaryOp>(i);
   raise(nki_error("nkia_unsupported_operator", fmt::format("'{}' is not an activation function", name),
                   "use an nl function such as nl.exp, nl.tanh, nl.gelu or nl.copy"));
+}
+
+MatmulPerfMode parse_perf_mode(const std::string& name) {
+  if (auto pm = parse_matmul_perf_mode(name)) return *pm;
+  raise(nki_error("nkia_bad_operand", fmt::format("unknown matmul perf_mode '{}'", name),
+                  "use nisa.matmul_perf_mode.double_row (legacy: perf_mode=\"double_row_gen3\"), or leave "
+                  "perf_mode out for the ordinary mode"));
 }
 
 Engine parse_engine(const std::string& name) {
@@ -229,7 +240,9 @@ std::vector<int64_t> shape_arg(const py::args& args) {
 
 // ---- view methods shared by Tensor and View ------------------------------------------------------
 
-std::string tensor_label(const Access& a) { return a.tensor->name.empty() ? "tensor" : a.tensor->name; }
+std::string tensor_label(const Access& a) {
+  return a.tensor->name.empty() ? "tensor" : a.tensor->name;
+}
 
 // t.reshape(shape): a view with the same elements in a new shape. On-chip tensors keep their
 // partition dimension; the view must be expressible with strides (no copy: writes must land).
@@ -274,9 +287,11 @@ Access permute_view(const Access& a, const std::vector<int>& perm) {
     seen[static_cast<size_t>(p)] = true;
   }
   if (!ok)
-    raise(nki_error("nkia_bad_shape", fmt::format("{} is not a permutation of the {} axes of {}", shape_str(
-                        std::vector<int64_t>(perm.begin(), perm.end())), a.view.ndim(), tensor_label(a)),
-                    "name every axis exactly once"));
+    raise(nki_error(
+        "nkia_bad_shape",
+        fmt::format("{} is not a permutation of the {} axes of {}",
+                    shape_str(std::vector<int64_t>(perm.begin(), perm.end())), a.view.ndim(), tensor_label(a)),
+        "name every axis exactly once"));
   if (buffer_is_on_chip(a.buffer()) && !perm.empty() && perm[0] != 0)
     raise(nki_error("nkia_bad_shape", fmt::format("permuting {} moves its partition dimension", tensor_label(a)),
                     "keep axis 0 (the partitions) first; transpose across partitions with nisa.nc_transpose"));
@@ -354,7 +369,8 @@ void prune_ranges(std::vector<std::shared_ptr<LiveRange>>& ranges, int64_t now) 
   int64_t open_first = now;
   for (const auto& r : ranges)
     if (r.use_count() > 1 && r->first >= 0) open_first = std::min(open_first, r->first);
-  std::erase_if(ranges, [&](const std::shared_ptr<LiveRange>& r) { return r.use_count() == 1 && r->last < open_first; });
+  std::erase_if(ranges,
+                [&](const std::shared_ptr<LiveRange>& r) { return r.use_count() == 1 && r->last < open_first; });
 }
 
 std::shared_ptr<LiveRange> new_range(const NkiTensor& t, int64_t partitions) {
@@ -394,17 +410,28 @@ void track_sbuf(NkiTensor& t, int64_t partitions) {
   ranges.push_back(t.live);
 }
 
+// The direct-allocation checks of an access (nki/placement.h): role "value" is the source of
+// `t[...] = value`, which the compiler folds into the instruction that produced value.
+void track_access(const Access& a, const char* role) {
+  if (!t_launch) return;
+  const std::string_view r(role);
+  const bool write = r == "dst" || r == "dst_idx" || r == "reduce_res";
+  check(t_launch->alloc.on_access(a, write, r == "value", t_launch->instruction_clock()));
+}
+
 Access to_access(py::handle h, const char* role) {
   if (py::isinstance<Access>(h)) {
     Access a = h.cast<Access>();
     checked_operand(a, role);
     touch(a);
+    track_access(a, role);
     return a;
   }
   if (py::isinstance<NkiTensor>(h)) {
     Access a = whole(h.cast<std::shared_ptr<NkiTensor>>());
     checked_operand(a, role);
     touch(a);
+    track_access(a, role);
     return a;
   }
   // A deferred result (a legacy matmul awaiting `psum += ...`) used as an operand: materialise it.
@@ -415,14 +442,38 @@ Access to_access(py::handle h, const char* role) {
                   "pass a tensor or a slice of one (load HBM data with nl.load first)"));
 }
 
+TensorOrigin parse_origin(const std::string& name) {
+  if (name == "result") return TensorOrigin::kResult;
+  if (name == "scratch") return TensorOrigin::kScratch;
+  return TensorOrigin::kExplicit;
+}
+
+// A placement from the front end: None, or (direct, [(bank, start_partition, byte_offset), ...]) with
+// one place per logical block (nki/placement.h).
+std::optional<Placement> parse_placement(py::handle h) {
+  if (h.is_none()) return std::nullopt;
+  auto t = h.cast<py::tuple>();
+  Placement p;
+  p.direct = t[0].cast<bool>();
+  for (py::handle e : t[1].cast<py::list>()) {
+    auto [bank, partition, offset] = e.cast<std::tuple<int64_t, int64_t, int64_t>>();
+    p.tiles.push_back(TilePlace{bank, partition, offset});
+  }
+  return p;
+}
+
 // `blocks`: leading block dimensions before the partition dimension (legacy nl.par_dim).
+// `origin`: "explicit" (the kernel's nl.ndarray / nl.zeros ...), "result" (an nl / nisa call's result
+// tile) or "scratch" (part of one instruction's emulation); `placement`: see parse_placement.
 std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const std::string& dtype,
                                       const std::string& buffer, const std::string& name, int blocks,
-                                      bool auto_allocated) {
+                                      bool auto_allocated, const std::string& origin, py::handle placement) {
   ExecContext& ctx = exec_or_raise("ndarray");
   const Buffer b = parse_buffer(buffer);
   for (int64_t d : shape)
-    if (d < 0) raise(nki_error("nkia_bad_shape", fmt::format("negative dimension in shape {}", shape_str(shape)), "use sizes of 0 or more"));
+    if (d < 0)
+      raise(nki_error("nkia_bad_shape", fmt::format("negative dimension in shape {}", shape_str(shape)),
+                      "use sizes of 0 or more"));
   if (buffer_is_on_chip(b)) {
     if (blocks < 0 || static_cast<size_t>(blocks) >= shape.size()) blocks = 0;
     if (shape.size() - static_cast<size_t>(blocks) < 2)
@@ -433,8 +484,8 @@ std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const s
     const int64_t p = shape[static_cast<size_t>(blocks)];
     if (p > ctx.target->partitions)
       raise(nki_error("err_num_partition_exceed_arch_limit",
-                      fmt::format("number of partitions {} of the {} tensor {} exceeds the architecture limit of {}",
-                                  p, buffer_name(b), shape_str(shape), ctx.target->partitions),
+                      fmt::format("number of partitions {} of the {} tensor {} exceeds the architecture limit of {}", p,
+                                  buffer_name(b), shape_str(shape), ctx.target->partitions),
                       fmt::format("tile the partition dimension in blocks of at most {} (nl.tile_size.pmax)",
                                   ctx.target->partitions)));
   }
@@ -450,12 +501,12 @@ std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const s
     if (launch.shared_next < launch.shared_hbm.size()) {  // a later SPMD instance: the first one's tensor
       auto& same = launch.shared_hbm[launch.shared_next++];
       if (same->data.shape() != Shape(shape.begin(), shape.end()) || same->data.dtype() != t)
-        raise(nki_error("nkia_bad_shape",
-                        fmt::format("SPMD instances allocate different shared_hbm tensors: {} {} here, {} {} in the "
-                                    "first instance",
-                                    dtype_name(t), shape_str(shape), dtype_name(same->data.dtype()),
-                                    shape_str(same->data.shape())),
-                        "allocate the same outputs, in the same order, in every instance"));
+        raise(nki_error(
+            "nkia_bad_shape",
+            fmt::format("SPMD instances allocate different shared_hbm tensors: {} {} here, {} {} in the "
+                        "first instance",
+                        dtype_name(t), shape_str(shape), dtype_name(same->data.dtype()), shape_str(same->data.shape())),
+            "allocate the same outputs, in the same order, in every instance"));
       return same;
     }
     launch.shared_hbm.push_back(make_nki_tensor(shape, t, b, name));
@@ -472,6 +523,9 @@ std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const s
   // SBUF's capacity warning counts the same tiles.
   if (b == Buffer::kPsum && auto_allocated && blocks == 0) track_psum(*tensor, shape[0]);
   if (b == Buffer::kSbuf && auto_allocated && blocks == 0) track_sbuf(*tensor, shape[0]);
+  const std::optional<Placement> place = parse_placement(placement);
+  check(launch.alloc.on_create(ctx, tensor, parse_origin(origin), place ? &*place : nullptr, launch.first_iterations(),
+                               caller_loc()));
   return tensor;
 }
 
@@ -558,7 +612,9 @@ py::object launch(py::function func, py::list args, py::dict kwargs, std::vector
 
 }  // namespace
 
-LaunchContext* current_launch() { return t_launch; }
+LaunchContext* current_launch() {
+  return t_launch;
+}
 
 // Called by python_host_init so that the linker keeps this file, and with it the registration of
 // the embedded module below, when the host comes from a static library.
@@ -601,25 +657,28 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
              return Access{h, index_view(h->data, key, h->name.empty() ? "tensor" : h->name)};
            })
       .def("affine_view",
-           [](const std::shared_ptr<NkiTensor>& h, const std::vector<AffineDim>& dims, const std::vector<int64_t>& space) {
+           [](const std::shared_ptr<NkiTensor>& h, const std::vector<AffineDim>& dims,
+              const std::vector<int64_t>& space) {
              return Access{h, affine_index(h->data, dims, space, h->name.empty() ? "tensor" : h->name)};
            })
-      .def("reshape", [](const std::shared_ptr<NkiTensor>& h, py::args shape) {
-        return reshape_view(whole(h), shape_arg(shape));
-      })
-      .def("broadcast_to", [](const std::shared_ptr<NkiTensor>& h, std::vector<int64_t> shape) {
-        return broadcast_view(whole(h), shape);
-      })
-      .def("permute", [](const std::shared_ptr<NkiTensor>& h, py::args perm) {
-        auto p = shape_arg(perm);
-        return permute_view(whole(h), std::vector<int>(p.begin(), p.end()));
-      })
-      .def("ap", [](const std::shared_ptr<NkiTensor>& h, std::vector<std::pair<int64_t, int64_t>> pattern,
-                    int64_t offset) { return pattern_view(whole(h), pattern, offset); },
-           py::arg("pattern"), py::arg("offset") = 0)
+      .def("reshape",
+           [](const std::shared_ptr<NkiTensor>& h, py::args shape) { return reshape_view(whole(h), shape_arg(shape)); })
+      .def("broadcast_to", [](const std::shared_ptr<NkiTensor>& h,
+                              std::vector<int64_t> shape) { return broadcast_view(whole(h), shape); })
+      .def("permute",
+           [](const std::shared_ptr<NkiTensor>& h, py::args perm) {
+             auto p = shape_arg(perm);
+             return permute_view(whole(h), std::vector<int>(p.begin(), p.end()));
+           })
+      .def(
+          "ap",
+          [](const std::shared_ptr<NkiTensor>& h, std::vector<std::pair<int64_t, int64_t>> pattern, int64_t offset) {
+            return pattern_view(whole(h), pattern, offset);
+          },
+          py::arg("pattern"), py::arg("offset") = 0)
       .def("__repr__", [](const NkiTensor& h) {
-        return fmt::format("<nki tensor '{}' {}{} in {}>", h.name, dtype_name(h.data.dtype()), shape_str(h.data.shape()),
-                           buffer_name(h.buffer));
+        return fmt::format("<nki tensor '{}' {}{} in {}>", h.name, dtype_name(h.data.dtype()),
+                           shape_str(h.data.shape()), buffer_name(h.buffer));
       });
 
   py::class_<Access>(m, "View", py::dynamic_attr())
@@ -635,25 +694,32 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
            })
       .def("affine_view",
            [](const Access& a, const std::vector<AffineDim>& dims, const std::vector<int64_t>& space) {
-             return Access{a.tensor, affine_index(a.view, dims, space, a.tensor->name.empty() ? "tensor" : a.tensor->name)};
+             return Access{a.tensor,
+                           affine_index(a.view, dims, space, a.tensor->name.empty() ? "tensor" : a.tensor->name)};
            })
       .def("reshape", [](const Access& a, py::args shape) { return reshape_view(a, shape_arg(shape)); })
       .def("broadcast_to", [](const Access& a, std::vector<int64_t> shape) { return broadcast_view(a, shape); })
-      .def("permute", [](const Access& a, py::args perm) {
-        auto p = shape_arg(perm);
-        return permute_view(a, std::vector<int>(p.begin(), p.end()));
-      })
-      .def("ap", [](const Access& a, std::vector<std::pair<int64_t, int64_t>> pattern, int64_t offset) {
-        return pattern_view(a, pattern, offset);
-      }, py::arg("pattern"), py::arg("offset") = 0)
+      .def("permute",
+           [](const Access& a, py::args perm) {
+             auto p = shape_arg(perm);
+             return permute_view(a, std::vector<int>(p.begin(), p.end()));
+           })
+      .def(
+          "ap",
+          [](const Access& a, std::vector<std::pair<int64_t, int64_t>> pattern, int64_t offset) {
+            return pattern_view(a, pattern, offset);
+          },
+          py::arg("pattern"), py::arg("offset") = 0)
       .def("__repr__", [](const Access& a) { return fmt::format("<nki view {}>", a.describe()); });
 
   py::class_<LaunchContext>(m, "LaunchContext")
       .def_readonly("grid", &LaunchContext::grid)
       .def_readonly("program_id", &LaunchContext::program_id)
       .def_property_readonly("target", [](const LaunchContext& c) { return std::string(c.exec.target->name); })
-      .def_property_readonly("trace_size", [](const LaunchContext& c) { return c.exec.trace.size(); });
-  m.def("current_context", [] { return current_launch(); }, py::return_value_policy::reference);
+      .def_property_readonly("trace_size", [](const LaunchContext& c) { return c.exec.trace.size(); })
+      .def_property_readonly("direct_allocation", [](const LaunchContext& c) { return c.alloc.direct(); });
+  m.def(
+      "current_context", [] { return current_launch(); }, py::return_value_policy::reference);
   m.def("launch", &launch, py::arg("func"), py::arg("args"), py::arg("kwargs"), py::arg("grid"));
 
   m.def("promote", [](const std::string& a, const std::string& b) {
@@ -661,7 +727,7 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
   });
   m.def("scalar_dtype", [](py::handle v) {
     ScalarKind k = py::isinstance<py::bool_>(v) ? ScalarKind::kBool
-                   : (py::isinstance<py::int_>(v) ? ScalarKind::kInt : ScalarKind::kFloat);
+                                                : (py::isinstance<py::int_>(v) ? ScalarKind::kInt : ScalarKind::kFloat);
     return std::string(dtype_name(scalar_dtype(k)));
   });
   m.def("loop_begin", &loop_begin, py::arg("affine"), py::arg("scoped"));
@@ -669,10 +735,23 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
   m.def("loop_end", &loop_end);
   m.def("set_immutable", [](const std::shared_ptr<NkiTensor>& t, bool v) { t->immutable = v; });
   m.def("ndarray", &new_tensor, py::arg("shape"), py::arg("dtype"), py::arg("buffer"), py::arg("name") = "",
-        py::arg("blocks") = 0, py::arg("auto_allocated") = true);
-  m.def("dma_copy", [](py::handle dst, py::handle src) {
-    ExecContext& ctx = exec_or_raise("dma_copy");
-    check(isa_dma_copy(ctx, to_access(dst, "dst"), to_access(src, "src"), caller_loc()));
+        py::arg("blocks") = 0, py::arg("auto_allocated") = true, py::arg("origin") = "explicit",
+        py::arg("placement") = py::none());
+  // A scratch tile an instruction's emulation read becomes the result the kernel sees.
+  m.def("mark_result", [](const std::shared_ptr<NkiTensor>& t) {
+    if (t_launch) t_launch->alloc.mark_result(t, caller_loc());
+  });
+  m.def(
+      "dma_copy",
+      [](py::handle dst, py::handle src, const std::string& rmw) {
+        ExecContext& ctx = exec_or_raise("dma_copy");
+        check(isa_dma_copy(ctx, to_access(dst, "dst"), to_access(src, "src"), caller_loc(),
+                           rmw.empty() ? std::nullopt : std::optional<BinaryOp>(parse_binary(rmw))));
+      },
+      py::arg("dst"), py::arg("src"), py::arg("rmw") = "");
+  m.def("dma_transpose", [](py::handle dst, py::handle src, const std::vector<int>& axes) {
+    ExecContext& ctx = exec_or_raise("dma_transpose");
+    check(isa_dma_transpose(ctx, to_access(dst, "dst"), to_access(src, "src"), axes, caller_loc()));
   });
   m.def("tensor_tensor", [](py::handle dst, py::handle a, py::handle b, const std::string& op) {
     ExecContext& ctx = exec_or_raise("tensor_tensor");
@@ -684,11 +763,12 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
     check(isa_tensor_scalar(ctx, to_access(dst, "dst"), to_access(src, "data"), parse_binary(op), scalar, reverse,
                             caller_loc()));
   });
-  m.def("tensor_scalar_tile", [](py::handle dst, py::handle src, const std::string& op, py::handle operand, bool reverse) {
-    ExecContext& ctx = exec_or_raise("tensor_scalar");
-    check(isa_tensor_scalar_tile(ctx, to_access(dst, "dst"), to_access(src, "data"), parse_binary(op),
-                                 to_access(operand, "operand"), reverse, caller_loc()));
-  });
+  m.def("tensor_scalar_tile",
+        [](py::handle dst, py::handle src, const std::string& op, py::handle operand, bool reverse) {
+          ExecContext& ctx = exec_or_raise("tensor_scalar");
+          check(isa_tensor_scalar_tile(ctx, to_access(dst, "dst"), to_access(src, "data"), parse_binary(op),
+                                       to_access(operand, "operand"), reverse, caller_loc()));
+        });
   // Affine expressions cross as (constant, [(axis, coef), ...]).
   auto affine = [](int64_t constant, const std::vector<std::pair<int, int64_t>>& terms) {
     AffineExpr e;
@@ -707,53 +787,77 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
                             to_access(on_true, "on_true_tile"), on_false, caller_loc()));
   });
   // scale: a number, or a [P, 1] tile.
-  m.def("activation", [](py::handle dst, const std::string& op, py::handle src, py::handle bias, py::handle scale,
-                         py::handle reduce_res, const std::string& reduce_op) {
-    ExecContext& ctx = exec_or_raise("activation");
-    std::optional<Access> b, scale_tile;
-    if (!bias.is_none()) b = to_access(bias, "bias");
-    double s = 1.0;
-    if (py::isinstance<py::float_>(scale) || py::isinstance<py::int_>(scale))
-      s = scale.cast<double>();
-    else
-      scale_tile = to_access(scale, "scale");
-    std::optional<UnaryOp> fn;
-    if (op != "copy" && op != "identity") fn = parse_unary(op);
-    std::optional<ActivationReduce> reduce_to;
-    if (!reduce_res.is_none()) {
-      ReduceOp rop = ReduceOp::kSum;
-      if (reduce_op == "maximum" || reduce_op == "max") rop = ReduceOp::kMax;
-      else if (reduce_op == "minimum" || reduce_op == "min") rop = ReduceOp::kMin;
-      else if (reduce_op != "add" && reduce_op != "sum")
-        raise(nki_error("nkia_unsupported_operator", fmt::format("'{}' is not an activation reduction", reduce_op),
-                        "reduce with nl.add (or nl.maximum / nl.minimum)"));
-      reduce_to = ActivationReduce{to_access(reduce_res, "reduce_res"), rop};
-    }
-    check(isa_activation(ctx, to_access(dst, "dst"), fn, to_access(src, "data"), b, s, caller_loc(),
-                         scale_tile, reduce_to));
-  }, py::arg("dst"), py::arg("op"), py::arg("src"), py::arg("bias"), py::arg("scale"),
-     py::arg("reduce_res") = py::none(), py::arg("reduce_op") = "add");
-  m.def("nc_matmul", [](py::handle dst, py::handle stationary, py::handle moving, const std::string& mode) {
-    ExecContext& ctx = exec_or_raise("nc_matmul");
-    Accumulate acc = mode == "accumulate" ? Accumulate::kAccumulate
-                     : mode == "overwrite" ? Accumulate::kOverwrite
-                                           : Accumulate::kAuto;
-    check(isa_nc_matmul(ctx, to_access(dst, "dst"), to_access(stationary, "stationary"), to_access(moving, "moving"),
-                        acc, caller_loc()));
-  });
+  m.def(
+      "activation",
+      [](py::handle dst, const std::string& op, py::handle src, py::handle bias, py::handle scale,
+         py::handle reduce_res, const std::string& reduce_op) {
+        ExecContext& ctx = exec_or_raise("activation");
+        std::optional<Access> b, scale_tile;
+        if (!bias.is_none()) b = to_access(bias, "bias");
+        double s = 1.0;
+        if (py::isinstance<py::float_>(scale) || py::isinstance<py::int_>(scale))
+          s = scale.cast<double>();
+        else
+          scale_tile = to_access(scale, "scale");
+        std::optional<UnaryOp> fn;
+        if (op != "copy" && op != "identity") fn = parse_unary(op);
+        std::optional<ActivationReduce> reduce_to;
+        if (!reduce_res.is_none()) {
+          ReduceOp rop = ReduceOp::kSum;
+          if (reduce_op == "maximum" || reduce_op == "max")
+            rop = ReduceOp::kMax;
+          else if (reduce_op == "minimum" || reduce_op == "min")
+            rop = ReduceOp::kMin;
+          else if (reduce_op != "add" && reduce_op != "sum")
+            raise(nki_error("nkia_unsupported_operator", fmt::format("'{}' is not an activation reduction", reduce_op),
+                            "reduce with nl.add (or nl.maximum / nl.minimum)"));
+          reduce_to = ActivationReduce{to_access(reduce_res, "reduce_res"), rop};
+        }
+        check(isa_activation(ctx, to_access(dst, "dst"), fn, to_access(src, "data"), b, s, caller_loc(), scale_tile,
+                             reduce_to));
+      },
+      py::arg("dst"), py::arg("op"), py::arg("src"), py::arg("bias"), py::arg("scale"),
+      py::arg("reduce_res") = py::none(), py::arg("reduce_op") = "add");
+  // perf_mode: "" (the ordinary mode) or "double_row" (nki/isa_matmul_modes.h).
+  m.def(
+      "nc_matmul",
+      [](py::handle dst, py::handle stationary, py::handle moving, const std::string& mode,
+         const std::string& perf_mode) {
+        ExecContext& ctx = exec_or_raise("nc_matmul");
+        Accumulate acc = mode == "accumulate"  ? Accumulate::kAccumulate
+                         : mode == "overwrite" ? Accumulate::kOverwrite
+                                               : Accumulate::kAuto;
+        const MatmulPerfMode pm = parse_perf_mode(perf_mode);
+        Access d = to_access(dst, "dst"), s = to_access(stationary, "stationary"), mv = to_access(moving, "moving");
+        if (pm == MatmulPerfMode::kDoubleRow)
+          check(isa_nc_matmul_double_row(ctx, d, s, mv, acc, caller_loc()));
+        else
+          check(isa_nc_matmul(ctx, d, s, mv, acc, caller_loc()));
+      },
+      py::arg("dst"), py::arg("stationary"), py::arg("moving"), py::arg("mode"), py::arg("perf_mode") = "");
   // Checks the operands, then allocates the float32 PSUM result and multiplies into it: so that a bad
   // operand reports its own rule, not a consequence of the result's shape.
-  m.def("nc_matmul_new", [](py::handle stationary, py::handle moving) {
-    ExecContext& ctx = exec_or_raise("nc_matmul");
-    Access s = to_access(stationary, "stationary"), mv = to_access(moving, "moving");
-    check(check_matmul_inputs(ctx, s, mv));
-    auto dst = make_nki_tensor({s.shape()[1], mv.shape()[1]}, DType::kFloat32, Buffer::kPsum, "");
-    dst->scope = t_launch->current_scope();
-    track_psum(*dst, dst->data.shape()[0]);
-    touch(whole(dst));
-    check(isa_nc_matmul(ctx, whole(dst), s, mv, Accumulate::kOverwrite, caller_loc()));
-    return dst;
-  });
+  m.def(
+      "nc_matmul_new",
+      [](py::handle stationary, py::handle moving, const std::string& perf_mode) {
+        ExecContext& ctx = exec_or_raise("nc_matmul");
+        const MatmulPerfMode pm = parse_perf_mode(perf_mode);
+        Access s = to_access(stationary, "stationary"), mv = to_access(moving, "moving");
+        check(pm == MatmulPerfMode::kDoubleRow ? check_matmul_double_row_inputs(ctx, s, mv)
+                                               : check_matmul_inputs(ctx, s, mv));
+        const int64_t free_axis = pm == MatmulPerfMode::kDoubleRow ? 2 : 1;
+        auto dst = make_nki_tensor({s.shape()[free_axis], mv.shape()[free_axis]}, DType::kFloat32, Buffer::kPsum, "");
+        dst->scope = t_launch->current_scope();
+        track_psum(*dst, dst->data.shape()[0]);
+        check(t_launch->alloc.on_create(ctx, dst, TensorOrigin::kResult, nullptr, true, caller_loc()));
+        touch(whole(dst));
+        if (pm == MatmulPerfMode::kDoubleRow)
+          check(isa_nc_matmul_double_row(ctx, whole(dst), s, mv, Accumulate::kOverwrite, caller_loc()));
+        else
+          check(isa_nc_matmul(ctx, whole(dst), s, mv, Accumulate::kOverwrite, caller_loc()));
+        return dst;
+      },
+      py::arg("stationary"), py::arg("moving"), py::arg("perf_mode") = "");
   m.def("check_transpose", [](py::handle src, const std::string& engine) {
     check(check_transpose_input(to_access(src, "data"), parse_engine(engine)));
   });
@@ -764,9 +868,9 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
   m.def("tensor_reduce", [](py::handle dst, const std::string& op, py::handle src, std::vector<int> axes, bool negate) {
     ExecContext& ctx = exec_or_raise("tensor_reduce");
     static const std::pair<const char*, ReduceOp> kOps[] = {
-        {"add", ReduceOp::kSum},         {"multiply", ReduceOp::kProd},   {"maximum", ReduceOp::kMax},
-        {"minimum", ReduceOp::kMin},     {"logical_and", ReduceOp::kAll}, {"logical_or", ReduceOp::kAny},
-        {"sum", ReduceOp::kSum},         {"max", ReduceOp::kMax},         {"min", ReduceOp::kMin},
+        {"add", ReduceOp::kSum},     {"multiply", ReduceOp::kProd},   {"maximum", ReduceOp::kMax},
+        {"minimum", ReduceOp::kMin}, {"logical_and", ReduceOp::kAll}, {"logical_or", ReduceOp::kAny},
+        {"sum", ReduceOp::kSum},     {"max", ReduceOp::kMax},         {"min", ReduceOp::kMin},
         {"prod", ReduceOp::kProd}};
     for (const auto& [name, rop] : kOps)
       if (op == name) {
@@ -795,6 +899,32 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
   m.def("bn_aggr", [](py::handle dst, py::handle src) {
     ExecContext& ctx = exec_or_raise("bn_aggr");
     check(isa_bn_aggr(ctx, to_access(dst, "dst"), to_access(src, "data"), caller_loc()));
+  });
+  // A returned output with elements that hold no data (nki/written.h): nkia_uninitialized_read where
+  // garbage first entered its values, when an instruction combined unwritten elements with written
+  // ones on the way; else nkia_output_partially_written at the kernel's return.
+  m.def("warn_unwritten_output", [](const std::shared_ptr<NkiTensor>& t, const std::string& file, int line) {
+    RunScope* run = current_run();
+    const auto pos = first_unwritten(whole(t));
+    if (!run || !pos) return;
+    const std::string name = fmt::format("'{}' {}", t->name.empty() ? "tensor" : t->name, shape_str(t->data.shape()));
+    Diagnostic d;
+    if (t->stale_origin.known()) {
+      d = make_error("nkia_uninitialized_read",
+                     fmt::format("{}, and what it computed reached the returned output {} (the first element "
+                                 "affected: [{}]); on hardware those results would come from stale memory",
+                                 t->stale_what, name, fmt::join(*pos, ", ")));
+      d.at(t->stale_origin);
+    } else {
+      d = make_error("nkia_output_partially_written",
+                     fmt::format("the returned output {} has elements that nothing wrote, or that were computed "
+                                 "only from unwritten memory (the first: [{}]); on hardware they keep whatever the "
+                                 "buffer held",
+                                 name, fmt::join(*pos, ", ")));
+      d.at(SourceLoc{file, line, 0});
+    }
+    d.severity = Severity::kWarning;
+    run->warnings.add(std::move(d));
   });
   m.def("constant", [](py::handle arr, const std::string& dtype) {
     exec_or_raise("shared_constant");
@@ -856,14 +986,14 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
     ExecContext& ctx = exec_or_raise("nc_stream_shuffle");
     check(isa_stream_shuffle(ctx, to_access(dst, "dst"), to_access(src, "src"), mask, caller_loc()));
   });
-  m.def("range_select", [opt_access](py::handle dst, py::handle on_true, const std::string& cmp0,
-                                     const std::string& cmp1, py::handle bound0, py::handle bound1, double start,
-                                     double on_false, py::handle reduce_res) {
-    ExecContext& ctx = exec_or_raise("range_select");
-    check(isa_range_select(ctx, to_access(dst, "dst"), to_access(on_true, "on_true_tile"), parse_binary(cmp0),
-                           parse_binary(cmp1), to_access(bound0, "bound0"), to_access(bound1, "bound1"), start,
-                           on_false, opt_access(reduce_res, "reduce_res"), caller_loc()));
-  });
+  m.def("range_select",
+        [opt_access](py::handle dst, py::handle on_true, const std::string& cmp0, const std::string& cmp1,
+                     py::handle bound0, py::handle bound1, double start, double on_false, py::handle reduce_res) {
+          ExecContext& ctx = exec_or_raise("range_select");
+          check(isa_range_select(ctx, to_access(dst, "dst"), to_access(on_true, "on_true_tile"), parse_binary(cmp0),
+                                 parse_binary(cmp1), to_access(bound0, "bound0"), to_access(bound1, "bound1"), start,
+                                 on_false, opt_access(reduce_res, "reduce_res"), caller_loc()));
+        });
   m.def("select_reduce", [opt_access](py::handle dst, py::handle pred, py::handle on_true, py::handle on_false,
                                       bool reverse, py::handle reduce_res) {
     ExecContext& ctx = exec_or_raise("select_reduce");
@@ -913,5 +1043,12 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
   m.def("tensor_copy", [](py::handle dst, py::handle src, const std::string& engine) {
     ExecContext& ctx = exec_or_raise("tensor_copy");
     check(isa_tensor_copy(ctx, to_access(dst, "dst"), to_access(src, "src"), parse_engine(engine), caller_loc()));
+  });
+  // `t[...] = value`: the copy on the Vector engine, value being the source the compiler folds
+  // into the instruction that produced it (no compiler-allocated tile in direct allocation).
+  m.def("assign", [](py::handle dst, py::handle value) {
+    ExecContext& ctx = exec_or_raise("tensor_copy");
+    Access d = to_access(dst, "dst"), v = to_access(value, "value");
+    check(isa_tensor_copy(ctx, d, v, Engine::kVector, caller_loc()));
   });
 }

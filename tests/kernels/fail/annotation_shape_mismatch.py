@@ -3,9 +3,7 @@
 #
 # entry: exp_kernel
 # inputs: x=float32[128,512]
-# expect-error: err_annotation_shape_mismatch line 17
-# status: known-failure Python never evaluates annotations of local variables, and nt.tensor[...] is
-#   inert: the annotated shape is not compared with the value
+# expect-error: err_annotation_shape_mismatch line 15
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 import neuronxcc.nki.typing as nt

@@ -3,8 +3,7 @@
 #
 # entry: block_sum_kernel
 # inputs: x=float32[256,256]
-# expect-error: err_leading_dimension_of_tensor_must_be_partition line 18
-# status: known-failure nl.par_dim block tensors are accepted in both dialects
+# expect-error: err_leading_dimension_of_tensor_must_be_partition line 17
 import nki
 import nki.isa as nisa
 import nki.language as nl

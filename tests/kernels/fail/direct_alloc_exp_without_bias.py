@@ -4,9 +4,7 @@
 #
 # entry: exp_kernel
 # inputs: x=float32[128,256]
-# expect-error: err_bias_tensor_must_be_specified_in_allocation line 22
-# status: known-failure direct allocation (ncc.*.mod_alloc) is accepted and ignored; no rule of
-#   direct-allocation kernels is checked
+# expect-error: err_bias_tensor_must_be_specified_in_allocation line 20
 import neuronxcc.nki as nki
 import neuronxcc.nki.compiler as ncc
 import neuronxcc.nki.language as nl

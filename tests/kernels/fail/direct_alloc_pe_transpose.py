@@ -4,9 +4,7 @@
 #
 # entry: matmul_kernel
 # inputs: x=float32[128,128] y=float32[128,512]
-# expect-error: err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel line 28
-# status: known-failure direct allocation (ncc.*.mod_alloc) is accepted and ignored; no rule of
-#   direct-allocation kernels is checked
+# expect-error: err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel line 26
 import neuronxcc.nki as nki
 import neuronxcc.nki.compiler as ncc
 import neuronxcc.nki.isa as nisa

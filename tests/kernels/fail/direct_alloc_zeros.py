@@ -4,9 +4,7 @@
 #
 # entry: matmul_kernel
 # inputs: lhsT=float32[128,128] rhs=float32[128,512]
-# expect-error: err_tensor_creation_on_scratchpad_with_init_value_not_supported line 23
-# status: known-failure direct allocation (ncc.*.mod_alloc) is accepted and ignored; no rule of
-#   direct-allocation kernels is checked
+# expect-error: err_tensor_creation_on_scratchpad_with_init_value_not_supported line 21
 import neuronxcc.nki as nki
 import neuronxcc.nki.compiler as ncc
 import neuronxcc.nki.language as nl

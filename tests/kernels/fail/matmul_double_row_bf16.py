@@ -4,9 +4,7 @@
 # entry: matmul_kernel
 # target: trn2
 # inputs: lhsT=bfloat16[128,2,128] rhs=bfloat16[128,2,512]
-# expect-error: nkia_matmul_double_row_layout line 23
-# status: known-failure perf_mode= is ignored: a 3-D operand is refused as
-#   err_exceed_max_supported_dimension
+# expect-error: nkia_matmul_double_row_layout line 21
 import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl

@@ -30,6 +30,8 @@ def activation(dst, op, data, bias=None, scale=1.0, reduce_res=None, reduce_op=N
     """dst = op(data * scale + bias) on the Scalar engine: scale a number or a [P, 1] tile, bias a
     [P, 1] tile; nl.copy as the function is the identity. With reduce_res ([P, 1]) the float32
     results are also reduced along the free axes (reduce_op, default add) in the same instruction."""
+    if bias is None:
+        lang._require_explicit_bias("nisa.activation")
     if not lang._is_tensor(scale):
         scale = scalar_operand(scale, "scale")
     core.activation(dst, lang.op_name(op), data, bias, scale, reduce_res,
@@ -78,6 +80,29 @@ def iota_pattern(dst, pattern, offset, channel_multiplier):
     step_i * index_i over the free dimensions [[step, num], ...]."""
     terms = [(0, int(channel_multiplier))] + [(i + 1, int(step)) for i, (step, _num) in enumerate(pattern)]
     return int(offset), [t for t in terms if t[1] != 0]
+
+
+class matmul_perf_mode:
+    """nisa.matmul_perf_mode: nc_matmul's perf_mode= (legacy spelling: perf_mode="double_row_gen3")."""
+    none, double_row = "none", "double_row"
+
+
+def perf_mode_name(perf_mode, options=None):
+    """The core's name of an nc_matmul perf_mode= argument: "" for the ordinary mode. Double-row mode
+    takes no PE tiling (tile_position) and no transpose mode (is_transpose), given in `options`."""
+    if perf_mode is None:
+        return ""
+    name = str(getattr(perf_mode, "value", perf_mode))
+    if name == "none":
+        return ""
+    if name.startswith("double_row") and options:
+        clash = [k for k in ("tile_position", "tile_size", "is_transpose") if options.get(k)]
+        if clash:
+            raise NkiError("nkia_matmul_double_row_layout",
+                           f"nc_matmul(perf_mode={name}) cannot be combined with {', '.join(clash)}",
+                           "drop tile_position / tile_size / is_transpose from double-row matmuls, or use the "
+                           "ordinary mode")
+    return name
 
 
 class dge_mode:

@@ -99,6 +99,8 @@ def _check_outputs(func, result, hbm_args, mutable, return_line):
                             f"the returned output '{base.name or 'tensor'}' {tuple(base.shape)} is never written",
                             "store into every output (check loop trip counts: use ceiling division and a mask for "
                             "the last tile)")
+        if not base in hbm_args:
+            core.warn_unwritten_output(base, func.__code__.co_filename, return_line or func.__code__.co_firstlineno)
     bases = [t.tensor if isinstance(t, core.View) else t for t in returned]
     for name, t in mutable.items():
         if t.written and not any(b is t for b in bases):

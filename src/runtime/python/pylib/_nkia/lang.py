@@ -101,7 +101,27 @@ class _Buffer(str):
 
 
 class _DirectBuffer(_Buffer):
-    """A buffer with a placement the kernel chose (ncc.sbuf.mod_alloc, ncc.psum.alloc(func), ...)."""
+    """A buffer with a placement the kernel chose (ncc.sbuf.mod_alloc, ncc.psum.alloc(func), ...):
+    `placer(block_shape, partitions, tile_bytes)` gives each logical block's (bank, start partition,
+    byte offset), blocks in row-major order (bank -1 for SBUF; see _nkia.compiler)."""
+
+    def __new__(cls, buffer, placer=None):
+        obj = super().__new__(cls, buffer)
+        obj._placer = placer
+        return obj
+
+    def places(self, dims, blocks, itemsize):
+        block_shape = [int(d) for d in dims[:blocks]]
+        partitions = int(dims[blocks]) if len(dims) > blocks else 1
+        tile_bytes = itemsize
+        for d in dims[blocks + 1:]:
+            tile_bytes *= int(d)
+        if self._placer is None:
+            n = 1
+            for d in block_shape:
+                n *= d
+            return [(0 if str(self) == "psum" else -1, 0, 0)] * builtins.max(n, 1)
+        return self._placer(block_shape, partitions, tile_bytes)
 
 
 sbuf = _Buffer("sbuf")
@@ -145,8 +165,44 @@ def ndarray(shape, dtype, buffer=None, name="", **kwargs):
     capacity check."""
     dims = [shape] if isinstance(shape, (int, np.integer)) else list(shape)
     blocks = next((i for i, d in enumerate(dims) if isinstance(d, _ParDim)), 0)
-    placed = isinstance(buffer, _DirectBuffer) or kwargs.get("address") is not None
-    return core.ndarray(_shape(dims), dtype_name(dtype), str(buffer or sbuf), _name(name), blocks, not placed)
+    if blocks > 0 and isinstance(dims[blocks], _CurrentParDim):
+        raise NkiError("err_leading_dimension_of_tensor_must_be_partition",
+                       f"the tensor {tuple(int(d) for d in dims)} has block dimensions before its partition dimension "
+                       f"(nl.par_dim at position {blocks}); the current dialect (import nki) has no block dimensions",
+                       f"put the partition dimension first and fold the blocks into the free dimensions, "
+                       f"({int(dims[blocks])}, {', '.join(str(int(d)) for d in dims[:blocks] + dims[blocks + 1:])}), "
+                       f"indexing a block as t[:, i, ...]; or keep a Python list of [P, F] tiles")
+    return _create(dims, blocks, dtype, buffer, name, "explicit", kwargs.get("address"))
+
+
+def _create(dims, blocks, dtype, buffer, name, origin, address=None):
+    """The tensor, with where the kernel placed it (direct allocation, address=) when it did."""
+    dt = dtype_name(dtype)
+    buf = str(buffer or sbuf)
+    placement = None
+    if isinstance(buffer, _DirectBuffer):
+        placement = (True, buffer.places(dims, blocks, _ITEMSIZE.get(dt, 4)))
+    elif address is not None and buf in ("sbuf", "psum"):
+        try:
+            part, offset = (int(a) for a in address)
+        except (TypeError, ValueError):
+            raise NkiError("nkia_bad_operand", f"address={address!r} is not a (partition, byte offset) pair",
+                           "give address=(start partition, byte offset within each partition)") from None
+        placement = (False, [(-1, part, offset)])
+    return core.ndarray(_shape(dims), dt, buf, _name(name), blocks, placement is None, origin, placement)
+
+
+def _tile(shape, dtype, buffer=None, origin="result"):
+    """A tile an nl / nisa call creates (its result, or with origin "scratch" part of the work of one
+    instruction): allocated by the compiler."""
+    dims = [shape] if isinstance(shape, (int, np.integer)) else list(shape)
+    return _create(dims, 0, dtype, buffer, "", origin)
+
+
+def _direct_kernel():
+    """Whether the running kernel places its on-chip tensors itself (ncc.sbuf / ncc.psum allocation)."""
+    ctx = core.current_context()
+    return ctx is not None and ctx.direct_allocation
 
 
 def empty_like(t, dtype=None, buffer=None, name="", **kwargs):
@@ -159,6 +215,12 @@ def full(shape, fill_value, dtype, buffer=None, name="", **kwargs):
         raise NkiError("err_hbm_tensor_with_init_value_not_supported",
                        f"nl.full/zeros/ones cannot create an initialised tensor in {buf}",
                        "allocate it with nl.ndarray and store values into it with nl.store")
+    if buf in ("sbuf", "psum") and (isinstance(buffer, _DirectBuffer) or _direct_kernel()):
+        raise NkiError("err_tensor_creation_on_scratchpad_with_init_value_not_supported",
+                       f"nl.full/zeros/ones creates an initialised {buf} tensor in a kernel that places its on-chip "
+                       f"tensors itself (direct allocation): the compiler does not fill a buffer it does not own",
+                       "create the tensor with nl.ndarray(..., buffer=<your allocation>) and fill it before its "
+                       "first use: t[...] = nisa.memset(shape=..., value=0.0, dtype=...) (or t[...] = 0.0)")
     t = ndarray(shape, dtype, buffer or sbuf, name, **kwargs)
     core.memset(t, float(fill_value), "vector")
     return t
@@ -191,10 +253,10 @@ def load(src, dtype=None, mask=None, **kwargs):
     the masked box is read; the rest of the tile stays unwritten."""
     _require_hbm(src, "nl.load", "source")
     if isinstance(src, _IndirectRows):
-        t = ndarray(src.shape, dtype or src.dtype, sbuf)
+        t = _tile(src.shape, dtype or src.dtype, sbuf)
         core.dma_indirect(t, src.rows, src.index, True, str(kwargs.get("oob_mode", "")) == "skip")
         return t
-    t = ndarray(src.shape, dtype or src.dtype, sbuf)
+    t = _tile(src.shape, dtype or src.dtype, sbuf)
     m = _Mask(mask, src.shape)
     if not m.empty:
         core.dma_copy(m(t), m(src))
@@ -212,7 +274,7 @@ def store(dst, value, mask=None, **kwargs):
     if m.empty:
         return
     if _is_tensor(value) and value.buffer == "psum":
-        staged = ndarray(value.shape, value.dtype, sbuf)
+        staged = _tile(value.shape, value.dtype, sbuf)
         core.tensor_copy(m(staged), m(value), "vector")
         value = staged
     core.dma_copy(m(dst), m(value))
@@ -220,7 +282,7 @@ def store(dst, value, mask=None, **kwargs):
 
 def copy(src, dtype=None, mask=None, **kwargs):
     """A new SBUF tile with the values of `src`."""
-    t = ndarray(src.shape, dtype or src.dtype, sbuf)
+    t = _tile(src.shape, dtype or src.dtype, sbuf)
     m = _Mask(mask, src.shape)
     if not m.empty:
         core.tensor_copy(m(t), m(src), "vector")
@@ -241,7 +303,7 @@ def load_transpose2d(src, dtype=None, mask=None, **kwargs):
                        f"load_transpose2d takes a 2-D source, got shape {tuple(src.shape)}",
                        "index the source down to [A, B]")
     a, b = src.shape
-    t = ndarray((b, a), dtype or src.dtype, sbuf)
+    t = _tile((b, a), dtype or src.dtype, sbuf)
     core.dma_copy(t, src.affine_view([(0, [(1, 1)]), (0, [(0, 1)])], [b, a]))
     return t
 
@@ -313,7 +375,7 @@ def _spread(x, shape):
 def _binary(op, x, y, dtype, mask=None):
     if _is_tensor(x) and _is_tensor(y):
         shape = result_shape(x, y)
-        out = ndarray(shape, dtype or core.promote(x.dtype, y.dtype), sbuf)
+        out = _tile(shape, dtype or core.promote(x.dtype, y.dtype), sbuf)
         m = _Mask(mask, shape)
         if not m.empty:
             o = m(out)
@@ -324,7 +386,7 @@ def _binary(op, x, y, dtype, mask=None):
         if not isinstance(s, (int, float, builtins.bool, np.number)):
             raise NkiError("nkia_bad_operand", f"{op}: {type(s).__name__} is neither a tile nor a number",
                            "pass tiles (nl.load the data first) or Python numbers")
-        out = ndarray(t.shape, dtype or core.promote(t.dtype, core.scalar_dtype(s)), sbuf)
+        out = _tile(t.shape, dtype or core.promote(t.dtype, core.scalar_dtype(s)), sbuf)
         m = _Mask(mask, t.shape)
         if not m.empty:
             core.tensor_scalar(m(out), m(t), op, float(s), reverse)
@@ -341,11 +403,24 @@ def _make_binary(name):
     return fn
 
 
+def _require_explicit_bias(api):
+    """In a direct-allocation kernel an activation needs an explicit bias tile: the compiler cannot
+    allocate the zero bias it adds otherwise."""
+    if _direct_kernel():
+        raise NkiError("err_bias_tensor_must_be_specified_in_allocation",
+                       f"{api} runs as an activation on the Scalar engine, which adds a [P, 1] bias tile; in a kernel "
+                       f"that places its on-chip tensors itself (direct allocation) the compiler cannot allocate the "
+                       f"zero bias it adds otherwise",
+                       "allocate a [P, 1] float32 tile with your allocator, zero it (zero[...] = 0.0) and call "
+                       "nisa.activation(op=..., data=t, bias=zero), assigning the result into a placed tile")
+
+
 def _make_unary(name):
     def fn(x, dtype=None, mask=None, **kwargs):
         if not _is_tensor(x):
             raise NkiError("nkia_bad_operand", f"{name} needs a tile operand", "load the data into a tile first")
-        out = ndarray(x.shape, dtype or (x.dtype if x.dtype.startswith(("float", "bfloat", "tfloat")) else float32), sbuf)
+        _require_explicit_bias(f"nl.{name}")
+        out = _tile(x.shape, dtype or (x.dtype if x.dtype.startswith(("float", "bfloat", "tfloat")) else float32), sbuf)
         m = _Mask(mask, x.shape)
         if not m.empty:
             core.activation(m(out), name, m(x), None, 1.0)
@@ -403,7 +478,7 @@ def _make_vector_unary(name, default_dtype=None):
     def fn(x, dtype=None, mask=None, **kwargs):
         if not _is_tensor(x):
             raise NkiError("nkia_bad_operand", f"{name} needs a tile operand", "load the data into a tile first")
-        out = ndarray(x.shape, dtype or default_dtype or x.dtype, sbuf)
+        out = _tile(x.shape, dtype or default_dtype or x.dtype, sbuf)
         m = _Mask(mask, x.shape)
         if not m.empty:
             core.tensor_scalar_ops(m(out), m(x), [(name, None, False)])
@@ -434,7 +509,7 @@ rint = _make_unary("rint")
 
 def gather_flattened(data, indices, dtype=None, mask=None, **kwargs):
     """Per partition, the elements of data (flattened) that indices name, in the indices' shape."""
-    out = ndarray(indices.shape, dtype or data.dtype, sbuf)
+    out = _tile(indices.shape, dtype or data.dtype, sbuf)
     m = _Mask(mask, indices.shape)
     if not m.empty:
         core.gather_flattened(m(out), m(data, [0] + [None] * (len(data.shape) - 1)), m(indices))
@@ -445,10 +520,10 @@ def where(condition, x, y, dtype=None, mask=None, **kwargs):
     """x where condition is nonzero, else y (tiles of one shape, or numbers for x / y)."""
     shape = tuple(condition.shape)
     out_dtype = dtype or (x.dtype if _is_tensor(x) else (y.dtype if _is_tensor(y) else float32))
-    out = ndarray(shape, out_dtype, sbuf)
+    out = _tile(shape, out_dtype, sbuf)
     pred = condition
     if condition.dtype not in ("uint8", "int8", "uint16", "int16", "uint32", "int32", "bool"):
-        pred = ndarray(shape, uint8, sbuf)
+        pred = _tile(shape, uint8, sbuf, origin="scratch")
         core.tensor_scalar_ops(pred, condition, [("not_equal", 0.0, False)])
     if _is_tensor(y):
         core.tensor_copy(out, _spread(y, shape), "vector")
@@ -465,14 +540,14 @@ class PendingMatmul:
     matmul accumulating into psum_tile (a PE accumulation group); any other use writes it to a new
     PSUM tile first, as the compiler would."""
 
-    def __init__(self, stationary, moving):
-        self.stationary, self.moving = stationary, moving
+    def __init__(self, stationary, moving, perf_mode=""):
+        self.stationary, self.moving, self.perf_mode = stationary, moving, perf_mode
         self._tile = None
 
     @property
     def _nkia_tile(self):
         if self._tile is None:
-            self._tile = core.nc_matmul_new(self.stationary, self.moving)
+            self._tile = core.nc_matmul_new(self.stationary, self.moving, self.perf_mode)
         return self._tile
 
     def __getattr__(self, name):
@@ -482,14 +557,28 @@ class PendingMatmul:
         return self._nkia_tile[key]
 
 
+def _no_pe_transpose(api):
+    """Direct-allocation kernels cannot transpose on the Tensor engine: the compiler would allocate
+    the identity matrix it multiplies by."""
+    if _direct_kernel():
+        raise NkiError("err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel",
+                       f"{api} transposes on the Tensor engine, through a matmul with an identity matrix the "
+                       f"compiler allocates; a kernel that places its on-chip tensors itself (direct allocation) "
+                       f"cannot have one",
+                       "pass the left operand already transposed (nl.matmul(xT, y, transpose_x=True)); or load an "
+                       "identity into a placed tile and transpose with nisa.nc_matmul(x, identity); or use "
+                       "nisa.nc_transpose(t, engine=nisa.vector_engine) for tiles up to 32x32")
+
+
 def _stationary_of(x, transpose_x):
     """The stationary operand [K, M] of x @ y: x itself when given transposed, else a PE transpose."""
     if transpose_x:
         return x
+    _no_pe_transpose("nl.matmul(transpose_x=False)")
     core.check_transpose(x, "tensor")
-    t = ndarray((x.shape[1], x.shape[0]), x.dtype, psum)
+    t = _tile((x.shape[1], x.shape[0]), x.dtype, psum)
     core.nc_transpose(t, x, "tensor")
-    s = ndarray(t.shape, x.dtype, sbuf)
+    s = _tile(t.shape, x.dtype, sbuf)
     core.tensor_copy(s, t, "vector")
     return s
 
@@ -503,8 +592,10 @@ def transpose(x, dtype=None, mask=None, **kwargs):
     """x.T for a 2-D tile: on the Tensor engine into PSUM, or on the Vector engine when both sides <= 32."""
     small = x.shape[0] <= 32 and x.shape[1] <= 32
     engine = "vector" if small else "tensor"
+    if engine == "tensor":
+        _no_pe_transpose("nl.transpose")
     core.check_transpose(x, engine)
-    out = ndarray((x.shape[1], x.shape[0]), dtype or x.dtype, sbuf if small else psum)
+    out = _tile((x.shape[1], x.shape[0]), dtype or x.dtype, sbuf if small else psum)
     core.nc_transpose(out, x, engine)
     return out
 
@@ -524,11 +615,11 @@ def _reduce(op, x, axis, dtype, keepdims, negate=False, mask=None):
     if len(shape) == 1:
         # Only the partitions are left. NKI calls this a [P] tile but broadcasts it against [P, F]
         # tiles as the column it is (the tutorials rely on that), so it is kept as [P, 1].
-        out = ndarray(shape + [1], dtype or x.dtype, sbuf)
+        out = _tile(shape + [1], dtype or x.dtype, sbuf)
         if not m.empty:
             core.tensor_reduce(m(out, kept + [None]), op, m(x), axes, negate)
         return out
-    out = ndarray(shape, dtype or x.dtype, sbuf)
+    out = _tile(shape, dtype or x.dtype, sbuf)
     if not m.empty:
         core.tensor_reduce(m(out, kept), op, m(x), axes, negate)
     return out
@@ -567,7 +658,7 @@ def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
     for a in axes:
         n *= x.shape[a]
     total = _reduce("add", x, axes, float32, keepdims, mask=mask)
-    out = ndarray(total.shape, dtype or (x.dtype if x.dtype.startswith(("float", "bfloat")) else float32), sbuf)
+    out = _tile(total.shape, dtype or (x.dtype if x.dtype.startswith(("float", "bfloat")) else float32), sbuf)
     core.tensor_scalar(out, total, "multiply", 1.0 / n, False)
     return out
 
@@ -582,12 +673,12 @@ def var(x, axis, dtype=None, mask=None, **kwargs):
 
 def softmax(x, axis, dtype=None, mask=None, **kwargs):
     """exp(x - max) / sum(exp(x - max)) along a free axis."""
-    neg_max = ndarray(tuple(x.shape[:1]) + (1,) * (len(x.shape) - 1), float32, sbuf)
+    neg_max = _tile(tuple(x.shape[:1]) + (1,) * (len(x.shape) - 1), float32, sbuf)
     core.tensor_reduce(neg_max, "maximum", x, _axes(axis, len(x.shape)), True)
-    e = ndarray(x.shape, float32, sbuf)
-    total = ndarray(neg_max.shape, float32, sbuf)
+    e = _tile(x.shape, float32, sbuf)
+    total = _tile(neg_max.shape, float32, sbuf)
     core.activation(e, "exp", x, neg_max, 1.0, total, "add")
-    out = ndarray(x.shape, dtype or x.dtype, sbuf)
+    out = _tile(x.shape, dtype or x.dtype, sbuf)
     core.tensor_scalar_ops(out, e, [("divide", total, False)])
     return out
 
@@ -936,8 +1027,9 @@ class _Mask:
         """Notes on a new result tile which part of it the masked instruction wrote, so that
         ``t[...] = <it>`` assigns only that part (the rest of t keeps its values, as when the
         compiler makes t the instruction's destination)."""
-        if self.active and not self.full() and tuple(out.shape) == self.space:
-            out._nkia_box = list(self.box)
+        if self.active and (self.empty or not self.full()) and tuple(out.shape) == self.space:
+            # An empty mask (a condition that is false for the whole tile) wrote nothing.
+            out._nkia_box = [(0, 0)] * len(self.space) if self.empty else list(self.box)
         return out
 
     def __call__(self, x, axes=None):
@@ -998,6 +1090,10 @@ class NKIObject:
 
 class _ParDim(int):
     """nl.par_dim(n): marks the partition dimension of a tensor with leading block dimensions."""
+
+
+class _CurrentParDim(_ParDim):
+    """nl.par_dim(n) of the current dialect (nki.language), which has no block dimensions."""
 
 
 def par_dim(n):
@@ -1142,6 +1238,13 @@ def _setitem(self, key, value):
     """``t[key] = value``: writes a tile (copied on the Vector engine), a number (memset), a legacy
     matmul (issued straight into a PSUM destination), or an nl.loop_reduce step."""
     dst = _getitem(self, key)
+    if isinstance(value, PendingMatmul) and value._tile is None and dst.buffer != "psum" and _direct_kernel():
+        raise NkiError("nkia_direct_allocation_mixed",
+                       f"a matmul result is assigned into a {dst.buffer} tile: the Tensor engine writes PSUM, so the "
+                       f"compiler would allocate a PSUM tile in between, and this kernel places its on-chip tensors "
+                       f"itself (direct allocation)",
+                       "assign the matmul into a placed PSUM tile (ncc.psum.mod_alloc) and copy that into the SBUF "
+                       "tile: res[...] = nl.copy(acc)")
     box = getattr(value, "_nkia_box", None)
     if box is not None and tuple(dst.shape) == tuple(value.shape):
         m = _Mask(None, value.shape)
@@ -1150,9 +1253,9 @@ def _setitem(self, key, value):
     if isinstance(value, _LoopReduce):
         core.tensor_tensor(dst, dst, _spread(value.x, dst.shape), value.op)
     elif isinstance(value, PendingMatmul) and value._tile is None and dst.buffer == "psum":
-        core.nc_matmul(dst, value.stationary, value.moving, "overwrite")
+        core.nc_matmul(dst, value.stationary, value.moving, "overwrite", value.perf_mode)
     elif _is_tensor(value):
-        core.tensor_copy(dst, value, "vector")
+        core.assign(dst, value)
     elif isinstance(value, (int, float, builtins.bool, np.number)):
         core.memset(dst, float(value), "vector")
     else:
@@ -1189,7 +1292,7 @@ def _iadd(self, other):
     """``psum_tile += nl.matmul(...)``: the matmul accumulates into the tile (first write overwrites,
     later ones add); any other += adds in place on the Vector engine."""
     if isinstance(other, PendingMatmul) and other._tile is None:
-        core.nc_matmul(self, other.stationary, other.moving, "auto")
+        core.nc_matmul(self, other.stationary, other.moving, "auto", other.perf_mode)
     else:
         core.tensor_tensor(self, self, _spread(other, self.shape), "add") if _is_tensor(other) else \
             core.tensor_scalar(self, self, "add", float(other), False)

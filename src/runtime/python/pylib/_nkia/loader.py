@@ -7,15 +7,24 @@ Top-level names of the tree can also be imported absolutely ("import helpers" be
 or "from nkilib.core import x" when the tree is rooted above nkilib/): they resolve to the same
 module objects. Code objects carry the relative path as their file name, so tracebacks point into
 the kernel's own files. Nothing is read from disk.
+
+Local tensor annotations become checks: in a function body, ``t: nt.tensor[128, 512] = expr`` is
+compiled as ``t: nt.tensor[128, 512] = <check>(expr, lambda: nt.tensor[128, 512], "t")``, which
+compares the value's shape with the annotated one when the line runs (Python never evaluates the
+annotations of local variables; see _nkia.typing.check_annotation). Line numbers stay the same.
 """
+import ast
+import copy
 import importlib
 import importlib.abc
 import importlib.util
 import sys
 
 from _nkia import policy
+from _nkia import typing as nki_typing
 
 PKG = policy.KERNEL_PACKAGE
+CHECK_NAME = "__nkia_check_annotation__"  # the check's name in the kernel module's globals
 
 
 def module_name_of(path):
@@ -79,8 +88,63 @@ class KernelFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return  # a folder without __init__.py: an empty package
         path, src = self.sources[rel]
         module.__file__ = path
-        code = compile(src, path, "exec", dont_inherit=True)
-        exec(code, module.__dict__)
+        module.__dict__[CHECK_NAME] = nki_typing.check_annotation
+        exec(compile_kernel_source(src, path), module.__dict__)
+
+
+def _looks_like_tensor_annotation(node):
+    """``nt.tensor[...]``, ``nki.typing.tensor[...]`` or ``tensor[...]``: the only annotations worth
+    checking (anything else stays inert without being evaluated)."""
+    if not isinstance(node, ast.Subscript):
+        return False
+    base = node.value
+    return (isinstance(base, ast.Name) and base.id == "tensor") or \
+        (isinstance(base, ast.Attribute) and base.attr == "tensor")
+
+
+class _AnnotationChecks(ast.NodeTransformer):
+    """Wraps the value of each annotated assignment in a function body whose annotation looks like
+    nt.tensor[...] in the shape check."""
+
+    def __init__(self):
+        self.depth = 0  # function nesting
+        self.changed = False
+
+    def _function(self, node):
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+        return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = _function
+
+    def visit_AnnAssign(self, node):
+        if self.depth == 0 or node.value is None or not _looks_like_tensor_annotation(node.annotation):
+            return node
+        target = ast.unparse(node.target)
+        lazy = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                          body=copy.deepcopy(node.annotation))
+        call = ast.Call(func=ast.Name(id=CHECK_NAME, ctx=ast.Load()),
+                        args=[node.value, lazy, ast.Constant(value=target)], keywords=[])
+        node.value = ast.copy_location(call, node.value)
+        ast.fix_missing_locations(node)
+        self.changed = True
+        return node
+
+
+def compile_kernel_source(src, path):
+    """The code object of a kernel source file, with its local nt.tensor annotations checked."""
+    if "tensor[" in src:
+        try:
+            tree = ast.parse(src, path)
+        except SyntaxError:
+            tree = None  # compile() below reports it as Python would
+        if tree is not None:
+            checks = _AnnotationChecks()
+            tree = checks.visit(tree)
+            if checks.changed:
+                return compile(tree, path, "exec", dont_inherit=True)
+    return compile(src, path, "exec", dont_inherit=True)
 
 
 class _AliasLoader(importlib.abc.Loader):

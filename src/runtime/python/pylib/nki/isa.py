@@ -2,12 +2,19 @@
 Each call runs on the C++ instruction core: it checks the operands, computes, and is traced."""
 import _nkia_core as core
 from _nkia import isa_common, lang
-from _nkia.isa_common import (dge_mode, engine, get_nc_version, gpsimd_engine, nc_version,  # noqa: F401
-                              oob_mode, reduce_cmd, scalar_engine, tensor_engine, unknown_engine, vector_engine)
+from _nkia.isa_common import (dge_mode, engine, get_nc_version, gpsimd_engine, matmul_perf_mode,  # noqa: F401
+                              nc_version, oob_mode, reduce_cmd, scalar_engine, tensor_engine, unknown_engine,
+                              vector_engine)
 
 
-def dma_copy(dst, src, **kwargs):
-    core.dma_copy(dst, src)
+def dma_copy(dst, src, dst_rmw_op=None, **kwargs):
+    core.dma_copy(dst, src, lang.op_name(dst_rmw_op) if dst_rmw_op is not None else "")
+
+
+def dma_transpose(dst, src, axes=None, dge_mode=None, **kwargs):
+    """dst = src with its axes permuted by the DMA engines: (1, 0) of a 2-D source, (2, 1, 0) of a
+    3-D one, (3, 1, 2, 0) of a 4-D one (the default for the rank)."""
+    core.dma_transpose(dst, src, [int(a) for a in axes] if axes is not None else [])
 
 
 def tensor_tensor(dst, data1, data2, op, engine=None, **kwargs):
@@ -20,7 +27,7 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
 
 def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, **kwargs):
     """dst = (data op0 operand0) op1 operand1: operand0 a number or [P, 1] tile, operand1 a tile."""
-    tmp = lang.ndarray(data.shape, lang.float32, lang.sbuf)
+    tmp = lang._tile(data.shape, lang.float32, lang.sbuf, origin="scratch")
     isa_common.tensor_scalar(tmp, data, op0, operand0, reverse0)
     if reverse1:
         core.tensor_tensor(dst, operand1, tmp, lang.op_name(op1))
@@ -57,17 +64,22 @@ def memset(dst, value, engine=None, **kwargs):
     core.memset(dst, float(value), isa_common.engine_name(engine))
 
 
-def nc_matmul(dst, stationary, moving, accumulate=None, **kwargs):
+def nc_matmul(dst, stationary, moving, accumulate=None, perf_mode=None, **kwargs):
     """dst[M, N] (PSUM) = stationary[K, M].T @ moving[K, N]. accumulate: None (first write to an
-    element overwrites, later ones add), False (overwrite) or True (add)."""
+    element overwrites, later ones add), False (overwrite) or True (add). perf_mode=
+    nisa.matmul_perf_mode.double_row (trn2, FP8): stationary [128, 2, M], moving [128, 2, N],
+    contracting over the partitions and the size-2 axis."""
     mode = "auto" if accumulate is None else ("accumulate" if accumulate else "overwrite")
-    core.nc_matmul(dst, stationary, moving, mode)
+    core.nc_matmul(dst, stationary, moving, mode, isa_common.perf_mode_name(perf_mode, kwargs))
 
 
 def nc_transpose(dst, data, engine=None, **kwargs):
     small = data.shape[0] <= 32 and data.shape[1] <= 32
-    core.nc_transpose(dst, data, isa_common.engine_name(engine) if engine is not None else
-                      ("vector" if small and dst.buffer != "psum" else "tensor"))
+    eng = isa_common.engine_name(engine) if engine is not None else \
+        ("vector" if small and dst.buffer != "psum" else "tensor")
+    if eng == "tensor":
+        lang._no_pe_transpose("nisa.nc_transpose on the Tensor engine")
+    core.nc_transpose(dst, data, eng)
 
 
 def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, **kwargs):

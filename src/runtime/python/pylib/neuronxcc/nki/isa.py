@@ -4,12 +4,13 @@ import builtins
 
 import _nkia_core as core
 from _nkia import isa_common, lang
-from _nkia.isa_common import (dge_mode, engine, get_nc_version, gpsimd_engine, nc_version,  # noqa: F401
-                              oob_mode, reduce_cmd, scalar_engine, tensor_engine, unknown_engine, vector_engine)
+from _nkia.isa_common import (dge_mode, engine, get_nc_version, gpsimd_engine, matmul_perf_mode,  # noqa: F401
+                              nc_version, oob_mode, reduce_cmd, scalar_engine, tensor_engine, unknown_engine,
+                              vector_engine)
 
 
 def _out(shape, dtype, default):
-    return lang.ndarray(shape, dtype or default, lang.sbuf)
+    return lang._tile(shape, dtype or default, lang.sbuf)
 
 
 def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=None, **kwargs):
@@ -36,7 +37,7 @@ def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, rev
     m = lang._Mask(mask, data.shape)
     if m.empty:
         return out
-    tmp = lang.ndarray(data.shape, lang.float32, lang.sbuf)
+    tmp = lang._tile(data.shape, lang.float32, lang.sbuf, origin="scratch")
     isa_common.tensor_scalar(m(tmp), m(data), op0, m(operand0), reverse0)
     if reverse1:
         core.tensor_tensor(m(out), m(operand1), m(tmp), lang.op_name(op1))
@@ -56,7 +57,7 @@ def reciprocal(data, dtype=None, mask=None, **kwargs):
 def iota(expr, dtype, mask=None, **kwargs):
     """Materialises an index expression (nl.arange / nl.mgrid arithmetic) into an SBUF tile."""
     const, terms = expr.affine()
-    out = lang.ndarray(expr.shape, dtype, lang.sbuf)
+    out = lang._tile(expr.shape, dtype, lang.sbuf)
     m = lang._Mask(mask, out.shape)
     if not m.empty:
         core.iota(m(out), _shifted(const, terms, m), terms)
@@ -107,16 +108,19 @@ def memset(shape, value, dtype, mask=None, engine=None, **kwargs):
     return m.mark(out)
 
 
-def nc_matmul(stationary, moving, mask=None, **kwargs):
-    """stationary[K, M].T @ moving[K, N] into PSUM (float32); `psum += nc_matmul(...)` accumulates."""
-    return lang.PendingMatmul(stationary, moving)
+def nc_matmul(stationary, moving, mask=None, perf_mode=None, **kwargs):
+    """stationary[K, M].T @ moving[K, N] into PSUM (float32); `psum += nc_matmul(...)` accumulates.
+    perf_mode="double_row_gen3" (trn2, FP8): stationary [128, 2, M], moving [128, 2, N]."""
+    return lang.PendingMatmul(stationary, moving, isa_common.perf_mode_name(perf_mode, kwargs))
 
 
 def nc_transpose(data, mask=None, dtype=None, engine=None, **kwargs):
     small = data.shape[0] <= 32 and data.shape[1] <= 32
     eng = isa_common.engine_name(engine) if engine is not None else ("vector" if small else "tensor")
+    if eng == "tensor":
+        lang._no_pe_transpose("nisa.nc_transpose on the Tensor engine")
     core.check_transpose(data, eng)
-    out = lang.ndarray((data.shape[1], data.shape[0]), dtype or data.dtype, lang.psum if eng == "tensor" else lang.sbuf)
+    out = lang._tile((data.shape[1], data.shape[0]), dtype or data.dtype, lang.psum if eng == "tensor" else lang.sbuf)
     core.nc_transpose(out, data, eng)
     return out
 
@@ -207,15 +211,17 @@ def tensor_copy_predicated(src, dst, predicate, reverse_pred=False, mask=None, d
 
 
 def tensor_partition_reduce(op, data, mask=None, dtype=None, **kwargs):
-    out = lang.ndarray((1,) + tuple(data.shape[1:]), dtype or data.dtype, lang.sbuf)
+    out = lang._tile((1,) + tuple(data.shape[1:]), dtype or data.dtype, lang.sbuf)
     core.partition_reduce(out, lang.op_name(op), data)
     return out
 
 
 def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0=False, mask=None, dtype=None, **kwargs):
-    out = _out(data.shape, dtype, data.dtype)
+    # One instruction: its result, read here for the reduction, becomes the kernel's afterwards.
+    out = lang._tile(data.shape, dtype or data.dtype, lang.sbuf, origin="scratch")
     isa_common.tensor_scalar(out, data, op0, operand0, reverse0)
     core.tensor_reduce(reduce_res, lang.op_name(reduce_op), out, list(range(1, len(out.shape))), False)
+    core.mark_result(out)
     return out
 
 
@@ -229,7 +235,7 @@ def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, 
     k = int(num_elem_per_idx)
     per_group = 16 * (index.shape[1] if len(index.shape) == 2 else _free_elements(index))
     n = per_group if num_valid_indices is None else int(num_valid_indices)
-    out = lang.ndarray((src_buffer.shape[0], builtins.max(n, 1), k), src_buffer.dtype, lang.sbuf)
+    out = lang._tile((src_buffer.shape[0], builtins.max(n, 1), k), src_buffer.dtype, lang.sbuf)
     core.local_gather(out, src_buffer, index, k, None if num_valid_indices is None else n)
     return out
 
@@ -242,10 +248,23 @@ def _free_elements(t):
 
 
 def dma_copy(dst, src, mask=None, dst_rmw_op=None, oob_mode=None, dge_mode=None, **kwargs):
-    """Copies src into dst through a DMA queue (HBM <-> SBUF, or within one memory)."""
-    if dst_rmw_op is not None:
-        raise lang.NkiError("nkia_bad_operand", "dma_copy with dst_rmw_op (DMA accumulate) is not simulated",
-                            "load both operands, add them with nl.add and store the result")
+    """Copies src into dst through a DMA queue (HBM <-> SBUF, or within one memory); with
+    dst_rmw_op=nl.add the DMA engine accumulates: dst += src."""
+    rmw = lang.op_name(dst_rmw_op) if dst_rmw_op is not None else ""
     m = lang._Mask(mask, dst.shape)
     if not m.empty:
-        core.dma_copy(m(dst), m(src))
+        core.dma_copy(m(dst), m(src), rmw)
+
+
+def dma_transpose(src, axes=None, mask=None, dtype=None, dge_mode=None, **kwargs):
+    """A new SBUF tile holding src with its axes permuted by the DMA engines: (1, 0) of a 2-D source,
+    (2, 1, 0) of a 3-D one, (3, 1, 2, 0) of a 4-D one (the default for the rank)."""
+    if mask is not None:
+        raise lang.NkiError("nkia_bad_operand", "dma_transpose with mask= is not simulated",
+                            "index the source down to the part to transpose instead of masking it")
+    shape = [int(d) for d in src.shape]
+    perm = list(axes) if axes is not None else {2: [1, 0], 3: [2, 1, 0], 4: [3, 1, 2, 0]}.get(len(shape), [])
+    out_shape = [shape[a] for a in perm] if sorted(perm) == list(range(len(shape))) else shape[::-1]
+    out = _out(out_shape, dtype, src.dtype)
+    core.dma_transpose(out, src, [int(a) for a in axes] if axes is not None else [])
+    return out

@@ -1,0 +1,134 @@
+#include "nki/isa_matmul_modes.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "nki/checks.h"
+
+namespace nki_agent {
+
+namespace {
+
+constexpr const char* kOp = "nc_matmul(perf_mode=double_row)";
+
+bool is_fp8(DType t) {
+  return t == DType::kFloat8E4M3 || t == DType::kFloat8E5M2;
+}
+
+Diagnostic layout_error(std::string message) {
+  return nki_error("nkia_matmul_double_row_layout", std::move(message),
+                   "lay both operands out as [128, 2, free] (K = 256 split as 128 partitions x 2, zero-padded), "
+                   "stationary free <= 128 and moving free <= 512, in float8_e4m3 or float8_e5m2 (e.g. "
+                   "nl.copy(t, dtype=nl.float8_e4m3)); or drop perf_mode for an ordinary matmul");
+}
+
+}  // namespace
+
+std::optional<MatmulPerfMode> parse_matmul_perf_mode(std::string_view name) {
+  if (name.empty() || name == "none") return MatmulPerfMode::kNone;
+  if (name == "double_row" || name == "double_row_gen3") return MatmulPerfMode::kDoubleRow;
+  return std::nullopt;
+}
+
+Result<void> check_matmul_double_row_inputs(const ExecContext& ctx, const Access& stationary, const Access& moving) {
+  if (ctx.target->core_version < 3)
+    return fail(nki_error("nkia_feature_not_on_target",
+                          fmt::format("'{}' needs NeuronCore-v3 or later, but the target is {} ({})", kOp,
+                                      ctx.target->name, ctx.target->core),
+                          "run on trn2 (target trn2), or use ordinary matmuls: two nc_matmul calls accumulating "
+                          "into the same PSUM tile, one per half of K"));
+  for (const Access* in : {&stationary, &moving})
+    if (in->buffer() != Buffer::kSbuf)
+      return fail(nki_error("err_unsupported_memory",
+                            fmt::format("'{}' reads its inputs from SBUF, but {} is in {}", kOp, in->describe(),
+                                        buffer_name(in->buffer())),
+                            "load or copy the matmul operands into SBUF tiles"));
+  for (const Access* in : {&stationary, &moving}) {
+    const Shape& s = in->shape();
+    if (s.size() != 3 || s[0] != ctx.target->partitions || s[1] != 2)
+      return fail(
+          layout_error(fmt::format("'{}' takes [128, 2, free] operands (K = 256 as 128 partitions x 2), "
+                                   "got {} for the {}",
+                                   kOp, in->describe(), in == &stationary ? "stationary" : "moving")));
+  }
+  const int64_t m = stationary.shape()[2], n = moving.shape()[2];
+  if (m > ctx.target->gemm_stationary_fmax || n > ctx.target->gemm_moving_fmax)
+    return fail(
+        layout_error(fmt::format("'{}' stationary free size {} (limit {}) or moving free size {} (limit {}) "
+                                 "is too large",
+                                 kOp, m, ctx.target->gemm_stationary_fmax, n, ctx.target->gemm_moving_fmax)));
+  if (!is_fp8(stationary.dtype()) || !is_fp8(moving.dtype()))
+    return fail(layout_error(fmt::format("'{}' multiplies FP8 operands only (float8_e4m3, float8_e5m2), got {} and {}",
+                                         kOp, stationary.describe(), moving.describe())));
+  return {};
+}
+
+Result<void> isa_nc_matmul_double_row(ExecContext& ctx, const Access& dst, const Access& stationary,
+                                      const Access& moving, Accumulate acc, const SourceLoc& loc) {
+  if (auto r = check_matmul_double_row_inputs(ctx, stationary, moving); !r) return r;
+  // The PSUM destination obeys the ordinary mode's rules (isa_nc_matmul).
+  if (dst.buffer() != Buffer::kPsum)
+    return fail(nki_error(
+        "err_unsupported_memory",
+        fmt::format("'{}' writes its result to PSUM, but {} is in {}", kOp, dst.describe(), buffer_name(dst.buffer())),
+        "allocate the result with buffer=nl.psum, then copy it to SBUF to use it further"));
+  if (auto r = check_partition_limit(ctx, dst, kOp); !r) return r;
+  if (dst.dtype() != DType::kFloat32)
+    return fail(nki_error("nkia_matmul_psum_dtype",
+                          fmt::format("'{}' accumulates in float32, but its PSUM destination {} is {}", kOp,
+                                      dst.describe(), dtype_name(dst.dtype())),
+                          "declare the PSUM accumulator as nl.float32 and convert when copying it out to SBUF"));
+  const Tensor& whole_psum = dst.tensor->data;
+  const int64_t tile_bytes = whole_psum.ndim() == 2 ? whole_psum.shape()[1] * whole_psum.itemsize() : 0;
+  if (dst.free_bytes() > ctx.target->psum_bank_bytes || tile_bytes > ctx.target->psum_bank_bytes)
+    return fail(nki_error("nkia_psum_tile_exceeds_bank",
+                          fmt::format("'{}' writes into {} of {}, which is {} bytes per partition: a matmul "
+                                      "accumulator holds at most one {}-byte PSUM bank",
+                                      kOp, dst.describe(), shape_str(whole_psum.shape()),
+                                      std::max(dst.free_bytes(), tile_bytes), ctx.target->psum_bank_bytes),
+                          "give each 512-column slice of the result its own PSUM tile (nl.tile_size.psum_fmax)"));
+  const int64_t m = stationary.shape()[2], n = moving.shape()[2];
+  if (dst.shape() != Shape{m, n})
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'{}' of {} and {} gives [{}, {}], but the destination is {}", kOp,
+                                      stationary.describe(), moving.describe(), m, n, dst.describe()),
+                          "allocate the PSUM result as [M, N]: stationary's last dimension by moving's"));
+  InstructionRecord rec =
+      issue_instruction(ctx, Engine::kTensor, "nc_matmul:double_row", loc, dst, {&stationary, &moving});
+  rec.elements = m * n;
+  ctx.trace.add(std::move(rec));
+  if (!ctx.compute) return {};
+
+  // [M, N] = sum over the two rows l of stationary[:, l, :].T @ moving[:, l, :], in float32.
+  Tensor product = matmul(stationary.view.select(1, 0).transpose(), moving.view.select(1, 0), DType::kFloat32);
+  product = binary(BinaryOp::kAdd, product,
+                   matmul(stationary.view.select(1, 1).transpose(), moving.view.select(1, 1), DType::kFloat32),
+                   DType::kFloat32);
+  Tensor out = dst.view;
+  if (acc == Accumulate::kOverwrite) {
+    out.assign(product);
+    return {};
+  }
+  if (acc == Accumulate::kAccumulate) {
+    out.assign(binary(BinaryOp::kAdd, out, product, DType::kFloat32));
+    return {};
+  }
+  // kAuto: per element, add to what an earlier matmul wrote, overwrite what none did (which may be
+  // poison, and is never read).
+  NkiTensor& t = *dst.tensor;
+  if (!t.matmul_written.defined()) t.matmul_written = Tensor::zeros(t.data.shape(), DType::kUInt8);
+  Tensor mask(t.matmul_written.storage(), DType::kUInt8, dst.view.shape(), dst.view.strides(),
+              dst.view.offset() - t.data.offset());
+  Tensor prev = out.astype(DType::kFloat32), seen = mask.contiguous(), res = product.contiguous();
+  float* r = res.data_as<float>();
+  const float* p = prev.data_as<float>();
+  const uint8_t* w = seen.data_as<uint8_t>();
+  for (int64_t i = 0; i < res.numel(); ++i)
+    if (w[i]) r[i] += p[i];
+  out.assign(res);
+  mask.fill(1);
+  return {};
+}
+
+}  // namespace nki_agent

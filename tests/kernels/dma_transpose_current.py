@@ -1,0 +1,38 @@
+# DMA transposes and DMA accumulation, current dialect. Output 0 is x.T, each [64, 128] block of x
+# moved straight into a [128, 64] SBUF tile by nisa.dma_transpose; output 1 the sum of x's four
+# 64-row bands, accumulated in HBM by dma_copy(dst_rmw_op=nl.add) from every iteration of an
+# affine_range loop (the accumulating writes may hit one element from any iteration); output 2
+# a 3-D [4, 8, 128] tensor permuted (2, 1, 0).
+#
+# entry: dma_kernel
+# inputs: x=float32[256,384] y=bfloat16[4,8,128]
+# reference: (x.T, x.reshape(4, 64, 384).sum(axis=0), np.transpose(y, (2, 1, 0)))
+# tolerance: atol=1e-5 rtol=1e-5
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def dma_kernel(x, y):
+    rows, cols = x.shape
+    out_t = nl.ndarray((cols, rows), dtype=x.dtype, buffer=nl.shared_hbm)
+    bands = nl.ndarray((64, cols), dtype=x.dtype, buffer=nl.shared_hbm)
+    out_y = nl.ndarray((y.shape[2], y.shape[1], y.shape[0]), dtype=y.dtype, buffer=nl.shared_hbm)
+
+    zero = nl.ndarray((64, cols), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=zero, value=0.0)
+    nisa.dma_copy(dst=bands, src=zero)
+    for b in nl.affine_range(rows // 64):
+        band = nl.ndarray((64, cols), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=band, src=x[b * 64:(b + 1) * 64, :])
+        nisa.dma_copy(dst=bands, src=band, dst_rmw_op=nl.add)
+        for c in nl.affine_range(cols // 128):
+            t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+            nisa.dma_transpose(dst=t, src=x[b * 64:(b + 1) * 64, c * 128:(c + 1) * 128])
+            nisa.dma_copy(dst=out_t[c * 128:(c + 1) * 128, b * 64:(b + 1) * 64], src=t)
+
+    ty = nl.ndarray((y.shape[2], y.shape[1], y.shape[0]), dtype=y.dtype, buffer=nl.sbuf)
+    nisa.dma_transpose(dst=ty, src=y, axes=(2, 1, 0))
+    nisa.dma_copy(dst=out_y, src=ty)
+    return out_t, bands, out_y
