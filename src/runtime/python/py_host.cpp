@@ -4,6 +4,8 @@
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
 
+#include <malloc.h>
+
 #include <filesystem>
 #include <map>
 
@@ -100,6 +102,12 @@ static void warm_up_paths() {
 Result<void> python_host_init() {
   if (g_ready) return g_init_result;
   g_ready = true;
+  // Kernels allocate and drop tiles of up to megabytes at a high rate. By default glibc maps each
+  // large block anew and unmaps it when freed, so every tile costs page faults on fresh, zeroed
+  // pages (half the time of a tiled matmul, docs/perf.md); keeping freed blocks up to 32 MiB in the
+  // heap (and up to 1 GiB of free heap before trimming) lets the next tile reuse them.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   link_nkia_core_module();
   try {
     // Isolated from PYTHON* environment variables and the user's site, with Debian's python3.11
