@@ -583,5 +583,57 @@ TEST_F(NkiLang, ApisOutsideAKernelAreRefused) {
   EXPECT_EQ(r.error().loc.line, 3);
 }
 
+// .ap(scalar_offset=...): the row a 1 x 1 int32 tile holds (computed by the kernel: 3 + 2) or a
+// Python int picks the rows the pattern reads (offset + value * row size); vector_offset is
+// refused with a diagnostic, not ignored.
+constexpr const char* kApScalarOffset = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def pick_rows(x):
+    R, F = x.shape
+    out = nl.ndarray((2, 4, F), dtype=x.dtype, buffer=nl.shared_hbm)
+    row = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.iota(dst=row, pattern=[[0, 1]], offset=3)
+    nisa.tensor_scalar(dst=row, data=row, op0=nl.add, operand0=2)
+    t = nl.ndarray((4, F), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x.ap(pattern=[[F, 4], [1, F]], offset=0, scalar_offset=row))
+    nisa.dma_copy(dst=out[0], src=t)
+    u = nl.ndarray((4, F), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=u, src=x.ap(pattern=[[F, 4], [1, F]], offset=F, scalar_offset=10))
+    nisa.dma_copy(dst=out[1], src=u)
+    return out
+
+@nki.jit
+def gather_rows(x):
+    R, F = x.shape
+    out = nl.ndarray((4, F), dtype=x.dtype, buffer=nl.shared_hbm)
+    idx = nl.ndarray((4, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.memset(dst=idx, value=1)
+    t = nl.ndarray((4, F), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x.ap(pattern=[[F, 4], [1, F]], offset=0, vector_offset=idx, indirect_dim=0))
+    nisa.dma_copy(dst=out, src=t)
+    return out
+)py";
+
+TEST_F(NkiLang, ApScalarOffsetPicksRowsFromATileOrAnInt) {
+  const Tensor x = iota({16, 32});
+  auto r = run(kApScalarOffset, "pick_rows", {x});
+  ASSERT_TRUE(r) << r.error().format();
+  const auto got = r->outputs.at(0).to_f32_vector(), in = x.to_f32_vector();
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t f = 0; f < 32; ++f) {
+      EXPECT_EQ(got[static_cast<size_t>(i * 32 + f)], in[static_cast<size_t>((5 + i) * 32 + f)]) << i << "," << f;
+      EXPECT_EQ(got[static_cast<size_t>(128 + i * 32 + f)], in[static_cast<size_t>((11 + i) * 32 + f)]) << i;
+    }
+  auto g = run(kApScalarOffset, "gather_rows", {x});
+  ASSERT_FALSE(g);
+  EXPECT_EQ(g.error().code, "nkia_bad_operand");
+  EXPECT_NE(g.error().message.find("vector_offset"), std::string::npos) << g.error().message;
+  EXPECT_EQ(g.error().loc.line, 28);
+}
+
 }  // namespace
 }  // namespace nki_agent

@@ -337,6 +337,46 @@ Access pattern_view(const Access& a, const std::vector<std::pair<int64_t, int64_
   return Access{a.tensor, Tensor(base.storage(), base.dtype(), shape, strides, base.offset() + offset)};
 }
 
+// .ap()'s dynamic offset: scalar_offset (an int — a loop variable of a dynamic loop — or a 1 x 1
+// tensor holding the value, read now: instructions run in program order) times the elements of one
+// index of `indirect_dim`, prod(base.shape[indirect_dim + 1:]). A timing-only run computes no
+// values, so a tensor's offset reads as 0 there. vector_offset (per-partition rows, a DMA gather)
+// is refused with a diagnostic.
+Access to_access(py::handle h, const char* role);
+
+int64_t ap_dynamic_offset(const Access& a, py::handle scalar_offset, py::handle vector_offset, int64_t indirect_dim) {
+  const std::string what = tensor_label(a);
+  if (!vector_offset.is_none())
+    raise(nki_error("nkia_bad_operand",
+                    fmt::format("{}.ap(vector_offset=...) (a per-partition gather) is not "
+                                "simulated by nki-agent",
+                                what),
+                    "gather the rows with an indirect load instead: nisa.dma_copy(dst=tile, src=t[idx_tile, ...]) "
+                    "in the legacy dialect, or one dma_copy per row"));
+  if (scalar_offset.is_none()) return 0;
+  const Shape& shape = a.tensor->data.shape();
+  if (indirect_dim < 0 || indirect_dim >= static_cast<int64_t>(shape.size()))
+    raise(nki_error("nkia_bad_index",
+                    fmt::format("{}.ap(): indirect_dim {} is not an axis of {}", what, indirect_dim, shape_str(shape)),
+                    "give indirect_dim the axis that scalar_offset indexes (0 for rows)"));
+  int64_t row = 1;
+  for (size_t d = static_cast<size_t>(indirect_dim) + 1; d < shape.size(); ++d) row *= shape[d];
+  int64_t value = 0;
+  if (py::isinstance<py::int_>(scalar_offset) && !py::isinstance<py::bool_>(scalar_offset)) {
+    value = scalar_offset.cast<int64_t>();
+  } else {
+    const Access s = to_access(scalar_offset, "scalar_offset");
+    if (s.view.numel() != 1 || dtype_is_float(s.dtype()))
+      raise(nki_error(
+          "nkia_bad_operand",
+          fmt::format("{}.ap(scalar_offset=...) takes a 1 x 1 integer tensor or an int, not {}", what, s.describe()),
+          "hold the offset in a [1, 1] nl.int32 SBUF tile (or pass a loop variable)"));
+    ExecContext& ctx = exec_or_raise("ap");
+    if (ctx.compute) value = static_cast<int64_t>(s.view.item());
+  }
+  return value * row;
+}
+
 // The rules every operand obeys, whatever the instruction: it is in scope (not a tensor of a loop
 // iteration that has ended), and a destination is not an immutable kernel input.
 const Access& checked_operand(const Access& a, const char* role) {
@@ -672,10 +712,13 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
            })
       .def(
           "ap",
-          [](const std::shared_ptr<NkiTensor>& h, std::vector<std::pair<int64_t, int64_t>> pattern, int64_t offset) {
-            return pattern_view(whole(h), pattern, offset);
+          [](const std::shared_ptr<NkiTensor>& h, std::vector<std::pair<int64_t, int64_t>> pattern, int64_t offset,
+             py::handle scalar_offset, py::handle vector_offset, int64_t indirect_dim) {
+            const Access a = whole(h);
+            return pattern_view(a, pattern, offset + ap_dynamic_offset(a, scalar_offset, vector_offset, indirect_dim));
           },
-          py::arg("pattern"), py::arg("offset") = 0)
+          py::arg("pattern"), py::arg("offset") = 0, py::arg("scalar_offset") = py::none(),
+          py::arg("vector_offset") = py::none(), py::arg("indirect_dim") = 0)
       .def("__repr__", [](const NkiTensor& h) {
         return fmt::format("<nki tensor '{}' {}{} in {}>", h.name, dtype_name(h.data.dtype()),
                            shape_str(h.data.shape()), buffer_name(h.buffer));
@@ -706,10 +749,12 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
            })
       .def(
           "ap",
-          [](const Access& a, std::vector<std::pair<int64_t, int64_t>> pattern, int64_t offset) {
-            return pattern_view(a, pattern, offset);
+          [](const Access& a, std::vector<std::pair<int64_t, int64_t>> pattern, int64_t offset,
+             py::handle scalar_offset, py::handle vector_offset, int64_t indirect_dim) {
+            return pattern_view(a, pattern, offset + ap_dynamic_offset(a, scalar_offset, vector_offset, indirect_dim));
           },
-          py::arg("pattern"), py::arg("offset") = 0)
+          py::arg("pattern"), py::arg("offset") = 0, py::arg("scalar_offset") = py::none(),
+          py::arg("vector_offset") = py::none(), py::arg("indirect_dim") = 0)
       .def("__repr__", [](const Access& a) { return fmt::format("<nki view {}>", a.describe()); });
 
   py::class_<LaunchContext>(m, "LaunchContext")
