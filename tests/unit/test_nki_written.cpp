@@ -266,11 +266,13 @@ TEST_F(NkiWritten, AScanCarriesGarbageForwardOnly) {
   EXPECT_EQ(ws[0].loc.line, 22);
 }
 
-// `t[...] = expr(mask=cond)` with a condition false for the whole tile writes nothing: t keeps the
+// `t[...] = expr(mask=cond)` (an nl call or a legacy nisa one) with a condition false for the whole
+// tile writes nothing: t keeps the
 // values it had (as when the compiler makes t the instruction's destination), and nothing unwritten
 // is read.
 constexpr const char* kEmptyMask = R"py(
 import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
 
 @nki.jit
@@ -281,6 +283,7 @@ def k(x):
     t[...] = nl.load(x)
     for i in nl.affine_range(2):
         t[...] = nl.multiply(nl.load(x), 3.0, mask=(i * 128 < 100))
+        t[...] = nisa.tensor_scalar(t, nl.multiply, 1.0, mask=(i * 128 < 100))
     nl.store(out, value=t)
     return out
 )py";

@@ -26,7 +26,7 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
     out = _out(data.shape, dtype, data.dtype)
     m = lang._Mask(mask, data.shape)
     if m.empty:
-        return out
+        return m.mark(out)
     isa_common.tensor_scalar(m(out), m(data), op0, m(operand0), reverse0, op1, m(operand1), reverse1)
     return m.mark(out)
 
@@ -36,7 +36,7 @@ def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, rev
     out = _out(data.shape, dtype, data.dtype)
     m = lang._Mask(mask, data.shape)
     if m.empty:
-        return out
+        return m.mark(out)
     tmp = lang._tile(data.shape, lang.float32, lang.sbuf, origin="scratch")
     isa_common.tensor_scalar(m(tmp), m(data), op0, m(operand0), reverse0)
     if reverse1:
