@@ -277,6 +277,7 @@ InstructionRecord issue_instruction(ExecContext& ctx, Engine e, std::string opco
     every_written = every_written && s->tensor->all_written;
   }
   if (flow == DataFlow::kCustom) {
+    // the instruction sets dst's flags itself
   } else if (every_written) {
     mark_written(dst);
   } else if (flow == DataFlow::kCombined) {

@@ -32,9 +32,11 @@ void mark_written(const Access& a) {
   NkiTensor& t = *a.tensor;
   t.written = true;
   if (t.all_written || !trackable(a)) return;
-  if (covers_whole(a)) {
+  if (covers_whole(a)) {  // fresh data everywhere: no garbage left, and none to trace back
     t.all_written = true;
     t.written_mask = Tensor();
+    t.stale_origin = SourceLoc();
+    t.stale_what.clear();
     return;
   }
   if (!t.written_mask.defined()) t.written_mask = Tensor::zeros(t.data.shape(), DType::kUInt8);
