@@ -71,6 +71,7 @@ Result<std::unique_ptr<ResultStore>> ResultStore::open(const std::string& path) 
 }
 
 Result<void> ResultStore::add_run(const RunInfo& run) {
+  std::lock_guard<std::mutex> lock(mu_);
   try {
     SQLite::Statement q(*db_,
                         "INSERT INTO runs(run_id, key, model, tasks_root, options, created) VALUES (?,?,?,?,?,?)");
@@ -88,6 +89,7 @@ Result<void> ResultStore::add_run(const RunInfo& run) {
 }
 
 Result<std::optional<RunInfo>> ResultStore::find_run(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
   try {
     SQLite::Statement q(*db_,
                         "SELECT run_id, key, model, tasks_root, options, created FROM runs WHERE key = ? "
@@ -108,6 +110,7 @@ Result<std::optional<RunInfo>> ResultStore::find_run(const std::string& key) {
 }
 
 Result<void> ResultStore::add_result(const TaskRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
   try {
     SQLite::Transaction tx(*db_);
     SQLite::Statement q(*db_,
@@ -143,6 +146,7 @@ Result<void> ResultStore::add_result(const TaskRow& row) {
 }
 
 Result<std::set<std::string>> ResultStore::finished_tasks(const std::string& run_id) {
+  std::lock_guard<std::mutex> lock(mu_);
   try {
     std::set<std::string> done;
     SQLite::Statement q(*db_, "SELECT task_id FROM results WHERE run_id = ?");
@@ -155,6 +159,7 @@ Result<std::set<std::string>> ResultStore::finished_tasks(const std::string& run
 }
 
 Result<std::vector<TaskRow>> ResultStore::results(const std::string& run_id) {
+  std::lock_guard<std::mutex> lock(mu_);
   try {
     std::vector<TaskRow> rows;
     SQLite::Statement q(

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -41,6 +42,8 @@ struct TaskRow {
   nlohmann::json result;  // the SolveResult's JSON
 };
 
+// One connection, shared by the bench's worker threads: every method takes the store's lock, so
+// that their transactions never nest.
 class ResultStore {
  public:
   // Opens (creating) the database. Code nkia_store_io.
@@ -57,6 +60,7 @@ class ResultStore {
  private:
   explicit ResultStore(std::unique_ptr<SQLite::Database> db);
   std::unique_ptr<SQLite::Database> db_;
+  std::mutex mu_;
 };
 
 }  // namespace nki_agent

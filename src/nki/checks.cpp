@@ -269,8 +269,96 @@ std::optional<Tensor> partition_flags(const Access& a, const Shape& shape, const
 
 }  // namespace
 
+namespace {
+
+// Calls f(offset) for each element `a` selects, its offset into a's tensor's data.
+template <typename F>
+void for_each_offset(const Access& a, F&& f) {
+  const Shape& shape = a.view.shape();
+  const Strides& strides = a.view.strides();
+  const int64_t base = a.view.offset() - a.tensor->data.offset(), n = a.view.numel();
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t off = base;
+    for (size_t d = 0; d < shape.size(); ++d) off += idx[d] * strides[d];
+    f(off);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+bool own_storage(const Access& a) {
+  return a.view.storage() == a.tensor->data.storage() && a.view.numel() > 0;
+}
+
+// Inside an nl.affine_range iteration: notes srcs' on-chip elements that another iteration of the
+// loop wrote (checked when the iteration ends), and tags dst's elements with this iteration when
+// dst outlives it (a tensor created in this very iteration cannot carry anything to the next) and
+// is a plain tile of at most 4 Mi elements.
+void follow_iterations(ExecContext& ctx, const std::string& opcode, const SourceLoc& loc, const Access& dst,
+                       std::span<const Access* const> srcs) {
+  const int64_t tag = ctx.affine_tag, loop = tag >> 32;
+  for (const Access* s : srcs) {
+    NkiTensor& t = *s->tensor;
+    if (t.chip_tags.empty() || !own_storage(*s)) continue;
+    ExecContext::CarriedRead read;
+    for_each_offset(*s, [&](int64_t off) {
+      const int64_t w = t.chip_tags[static_cast<size_t>(off)];
+      if (w == 0 || w == tag || (w >> 32) != loop) return;
+      if (read.elements.empty()) read.writer = w;
+      read.elements.push_back(off);
+    });
+    if (read.elements.empty()) continue;
+    read.tensor = s->tensor;
+    read.tag = tag;
+    read.loc = loc;
+    read.opcode = opcode;
+    ctx.carried_reads.push_back(std::move(read));
+  }
+  NkiTensor& d = *dst.tensor;
+  if (!buffer_is_on_chip(dst.buffer()) || d.created_tag == tag || !own_storage(dst)) return;
+  // Legacy block tensors (whose blocks the compiler rotates through buffers, and which can be far
+  // larger than the memory) and tensors of more than 4 Mi elements keep no tags: 8 bytes an
+  // element would cost more memory than the check is worth.
+  if (d.blocks > 0 || d.data.numel() > (int64_t{1} << 22)) return;
+  if (d.chip_tags.empty()) d.chip_tags.assign(static_cast<size_t>(d.data.numel()), 0);
+  for_each_offset(dst, [&](int64_t off) { d.chip_tags[static_cast<size_t>(off)] = tag; });
+}
+
+}  // namespace
+
+Result<void> check_carried_reads(ExecContext& ctx, int64_t ending_tag) {
+  std::optional<Diagnostic> found;
+  std::erase_if(ctx.carried_reads, [&](const ExecContext::CarriedRead& r) {
+    if (r.tag != ending_tag) return false;
+    if (!found)
+      for (int64_t off : r.elements)
+        if (r.tensor->chip_tags[static_cast<size_t>(off)] != ending_tag) {
+          found = nki_error(
+              "nkia_affine_range_carried_dependency",
+              fmt::format("'{}' in iteration {} of an nl.affine_range loop reads {} elements that iteration {} "
+                          "wrote, and this iteration does not write them again: the value is carried from one "
+                          "iteration to another, but affine_range iterations may run in any order",
+                          r.opcode, ending_tag & 0xffffffff,
+                          r.tensor->name.empty() ? std::string("a tensor's") : "'" + r.tensor->name + "'",
+                          r.writer & 0xffffffff),
+              "use nl.sequential_range for a loop whose iterations pass values on (running sums, recurrences); "
+              "accumulating into the same elements (acc += x) is the one cross-iteration pattern affine_range "
+              "allows");
+          found->at(r.loc);
+          break;
+        }
+    return true;
+  });
+  if (found) return fail(std::move(*found));
+  return {};
+}
+
 InstructionRecord issue_instruction(ExecContext& ctx, Engine e, std::string opcode, const SourceLoc& loc,
                                     const Access& dst, std::span<const Access* const> srcs, DataFlow flow) {
+  if (ctx.affine_tag != 0) follow_iterations(ctx, opcode, loc, dst, srcs);
   bool every_written = true;
   for (const Access* s : srcs) {
     if (!s->tensor->written) warn_unwritten_read(ctx, opcode, loc, *s);  // nothing at all written: a bug

@@ -108,6 +108,12 @@ void note_stale(const Access& dst, std::string_view opcode, const SourceLoc& loc
 // Values computed from stale ones are stale from the same place: dst takes the first origin of srcs.
 void inherit_stale(const Access& dst, std::span<const Access* const> srcs);
 
+// nkia_affine_range_carried_dependency, at the read, when iteration `ending_tag` (an
+// ExecContext::affine_tag) of an nl.affine_range loop read on-chip elements that another iteration
+// wrote and did not rewrite them itself (accumulating into a tensor is allowed; a running value
+// passed from one iteration to the next is not). Forgets the iteration's reads.
+Result<void> check_carried_reads(ExecContext& ctx, int64_t ending_tag);
+
 // The flags of a scan (tensor_tensor_scan) writing dst from the elements of `data` and a per-partition
 // `initial` tile (or none): each result carries its own inputs' flags, and a written input that
 // follows an unwritten one in its partition mixes stale data into the running value (the warning).

@@ -30,6 +30,18 @@ struct ExecContext {
   // The innermost nl.affine_range loop running, and its iteration: (loop << 32 | iteration), 0
   // outside every affine loop. HBM writes are tagged with it (err_unexpected_output_dependencies).
   int64_t affine_tag = 0;
+  // Reads of on-chip elements that another iteration of the running nl.affine_range loop wrote, kept
+  // until the reading iteration ends: they are carried dependencies unless the iteration rewrote
+  // them (an accumulation, acc[...] = acc + x). See check_carried_reads (nki/checks.h).
+  struct CarriedRead {
+    std::shared_ptr<NkiTensor> tensor;
+    std::vector<int64_t> elements;  // element offsets into tensor->data
+    int64_t tag = 0;                // the reading iteration
+    SourceLoc loc;
+    std::string opcode;
+    int64_t writer = 0;  // the iteration that wrote the first of them
+  };
+  std::vector<CarriedRead> carried_reads;
   // What the checks found that does not stop the kernel (severity kWarning codes, e.g.
   // nkia_sbuf_capacity_exceeded), located at the kernel's line like errors; the run collects them
   // into KernelOutcome::warnings.

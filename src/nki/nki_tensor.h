@@ -61,6 +61,11 @@ struct NkiTensor {
   // unwritten elements with written ones, and what it did. Unknown while there is none.
   SourceLoc stale_origin;
   std::string stale_what;
+  // nkia_affine_range_carried_dependency: the innermost nl.affine_range iteration (ExecContext::
+  // affine_tag) the tensor was created in, and for an on-chip tensor written by iterations it
+  // outlives, per element the iteration that last wrote it (lazily sized; empty until then).
+  int64_t created_tag = 0;
+  std::vector<int64_t> chip_tags;
   Tensor matmul_written;  // PSUM: uint8 per element, 1 once a matmul wrote it (Accumulate::kAuto)
   // The loop iteration (nl.affine_range / sequential_range) the tensor was created in; 0 for the
   // kernel's top level. Once that iteration ends the tensor is out of scope.

@@ -635,5 +635,52 @@ TEST_F(NkiLang, ApScalarOffsetPicksRowsFromATileOrAnInt) {
   EXPECT_EQ(g.error().loc.line, 28);
 }
 
+// nl.affine_range iterations may accumulate into one tile (acc += t, acc[...] = nl.add(acc, t)):
+// each iteration rewrites what it read. Passing a value on to the next iteration (run[c + 1] =
+// run[c] + t) is nkia_affine_range_carried_dependency, at the read (tests/kernels/fail/
+// affine_range_prefix_sum.py); the same loop as nl.sequential_range is fine.
+constexpr const char* kAffineAccumulate = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def accumulate(x):
+    n, P, F = x.shape
+    out = nl.ndarray((2, P, F), dtype=x.dtype, buffer=nl.shared_hbm)
+    acc = nl.zeros((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    acc2 = nl.zeros((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(n):
+        t = nl.load(x[i])
+        acc += t
+        acc2[...] = nl.add(acc2, t)
+    nl.store(out[0], value=acc)
+    nl.store(out[1], value=acc2)
+    return out
+
+@nki.jit
+def running(x):
+    n, P, F = x.shape
+    out = nl.ndarray((P, F), dtype=x.dtype, buffer=nl.shared_hbm)
+    run = nl.zeros((P, n + 1, F), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.sequential_range(n):
+        run[:, i + 1, :] = nl.add(run[:, i, :], nl.load(x[i]))
+    nl.store(out, value=run[:, n, :])
+    return out
+)py";
+
+TEST_F(NkiLang, AffineRangeAccumulationIsNotACarriedDependency) {
+  const Tensor x = iota({3, 128, 16});
+  const auto in = x.to_f32_vector();
+  for (const char* entry : {"accumulate", "running"}) {
+    auto r = run(kAffineAccumulate, entry, {x});
+    ASSERT_TRUE(r) << entry << ": " << r.error().format();
+    const auto got = r->outputs.at(0).to_f32_vector();
+    for (size_t k = 0; k < got.size(); ++k) {
+      const size_t e = k % (128 * 16);
+      ASSERT_FLOAT_EQ(got[k], in[e] + in[e + 128 * 16] + in[e + 2 * 128 * 16]) << entry << " " << k;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nki_agent

@@ -556,6 +556,7 @@ std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const s
   // Timing-only runs leave fresh on-chip tiles unfilled (nothing computes on them); HBM tensors,
   // which may be returned, are poisoned as always.
   auto tensor = make_nki_tensor(shape, t, b, name, ctx.compute || !buffer_is_on_chip(b));
+  tensor->created_tag = ctx.affine_tag;
   tensor->scope = scope;
   if (buffer_is_on_chip(b)) tensor->blocks = blocks;
   // PSUM's capacity check counts auto-allocated tiles; block tensors (whose blocks the compiler
@@ -590,14 +591,28 @@ void refresh_affine_tag(LaunchContext& launch) {
     if (l.affine && l.iteration >= 0) launch.exec.affine_tag = (l.id << 32) | (l.iteration & 0xffffffff);
 }
 
+// The end of an iteration of an affine loop: its reads of values other iterations wrote.
+void end_iteration(const LaunchContext::Loop& l) {
+  if (l.affine && l.iteration >= 0)
+    check(check_carried_reads(t_launch->exec, (l.id << 32) | (l.iteration & 0xffffffff)));
+}
+
 void loop_next(int64_t id) {
   if (!t_launch) return;
   for (auto& l : t_launch->loops)
     if (l.id == id) {
+      end_iteration(l);
       ++l.iteration;
       l.scope = t_launch->next_id++;
     }
   refresh_affine_tag(*t_launch);
+}
+
+// After the last iteration of a loop that ran to its end (not left by an exception or a break).
+void loop_done(int64_t id) {
+  if (!t_launch) return;
+  for (const auto& l : t_launch->loops)
+    if (l.id == id) end_iteration(l);
 }
 
 // Leaves loop `id` (and any inner loop a `break` or an exception left open).
@@ -777,6 +792,7 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
   });
   m.def("loop_begin", &loop_begin, py::arg("affine"), py::arg("scoped"));
   m.def("loop_next", &loop_next);
+  m.def("loop_done", &loop_done);
   m.def("loop_end", &loop_end);
   m.def("set_immutable", [](const std::shared_ptr<NkiTensor>& t, bool v) { t->immutable = v; });
   m.def("ndarray", &new_tensor, py::arg("shape"), py::arg("dtype"), py::arg("buffer"), py::arg("name") = "",
@@ -893,6 +909,7 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
         const int64_t free_axis = pm == MatmulPerfMode::kDoubleRow ? 2 : 1;
         auto dst = make_nki_tensor({s.shape()[free_axis], mv.shape()[free_axis]}, DType::kFloat32, Buffer::kPsum, "");
         dst->scope = t_launch->current_scope();
+        dst->created_tag = ctx.affine_tag;
         track_psum(*dst, dst->data.shape()[0]);
         check(t_launch->alloc.on_create(ctx, dst, TensorOrigin::kResult, nullptr, true, caller_loc()));
         touch(whole(dst));

@@ -3,9 +3,7 @@
 #
 # entry: prefix_sum_kernel
 # inputs: x=float32[128,512]
-# expect-error: nkia_affine_range_carried_dependency line 22
-# status: known-failure affine_range runs as a plain Python range; reads of other iterations' writes
-#   are not detected
+# expect-error: nkia_affine_range_carried_dependency line 20
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

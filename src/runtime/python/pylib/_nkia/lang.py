@@ -694,6 +694,7 @@ def _loop(r, affine, scoped):
         for i in r:
             core.loop_next(loop)
             yield i
+        core.loop_done(loop)
     finally:
         core.loop_end(loop)
 
