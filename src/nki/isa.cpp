@@ -515,19 +515,17 @@ Tensor matmul_flags(const SourceLoc& loc, const Access& dst, const Access& stati
 
 }  // namespace
 
-Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& stationary, const Access& moving,
-                           Accumulate acc, const SourceLoc& loc) {
-  constexpr const char* kOp = "nc_matmul";
-  if (auto r = check_matmul_inputs(ctx, stationary, moving); !r) return r;
+Result<void> check_matmul_destination(const ExecContext& ctx, const Access& dst, int64_t m, int64_t n, const char* op,
+                                      const Access& stationary, const Access& moving) {
   if (dst.buffer() != Buffer::kPsum)
     return fail(nki_error(
         "err_unsupported_memory",
-        fmt::format("'{}' writes its result to PSUM, but {} is in {}", kOp, dst.describe(), buffer_name(dst.buffer())),
+        fmt::format("'{}' writes its result to PSUM, but {} is in {}", op, dst.describe(), buffer_name(dst.buffer())),
         "allocate the result with buffer=nl.psum, then copy it to SBUF to use it further"));
-  if (auto r = check_partition_limit(ctx, dst, kOp); !r) return r;
+  if (auto r = check_partition_limit(ctx, dst, op); !r) return r;
   if (dst.dtype() != DType::kFloat32)
     return fail(nki_error("nkia_matmul_psum_dtype",
-                          fmt::format("'{}' accumulates in float32, but its PSUM destination {} is {}", kOp,
+                          fmt::format("'{}' accumulates in float32, but its PSUM destination {} is {}", op,
                                       dst.describe(), dtype_name(dst.dtype())),
                           "declare the PSUM accumulator as nl.float32 and convert when copying it out to SBUF"));
   // A matmul result lands in one 2 KiB bank per partition: the slice written must fit one, and a
@@ -539,15 +537,24 @@ Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& st
     return fail(nki_error("nkia_psum_tile_exceeds_bank",
                           fmt::format("'{}' writes into {} of {}, which is {} bytes per partition: a matmul "
                                       "accumulator holds at most one {}-byte PSUM bank",
-                                      kOp, dst.describe(), shape_str(whole_psum.shape()),
+                                      op, dst.describe(), shape_str(whole_psum.shape()),
                                       std::max(dst.free_bytes(), tile_bytes), ctx.target->psum_bank_bytes),
                           "give each 512-column slice of the result its own PSUM tile (nl.tile_size.psum_fmax)"));
-  const int64_t m = stationary.shape()[1], n = moving.shape()[1];
   if (dst.shape() != Shape{m, n})
-    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'{}' of {} and {} gives [{}, {}], but the destination is {}", kOp,
-                                      stationary.describe(), moving.describe(), m, n, dst.describe()),
-                          "allocate the PSUM result as [M, N]: stationary's free size by moving's free size"));
+    return fail(
+        nki_error("err_store_dst_shape_smaller_than_other_shape",
+                  fmt::format("'{}' of {} and {} gives [{}, {}], but the destination is {}", op, stationary.describe(),
+                              moving.describe(), m, n, dst.describe()),
+                  "allocate the PSUM result as [M, N]: stationary's last dimension by moving's last dimension"));
+  return {};
+}
+
+Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& stationary, const Access& moving,
+                           Accumulate acc, const SourceLoc& loc) {
+  constexpr const char* kOp = "nc_matmul";
+  if (auto r = check_matmul_inputs(ctx, stationary, moving); !r) return r;
+  const int64_t m = stationary.shape()[1], n = moving.shape()[1];
+  if (auto r = check_matmul_destination(ctx, dst, m, n, kOp, stationary, moving); !r) return r;
   const Tensor result_flags = matmul_flags(loc, dst, stationary, moving, acc);
   InstructionRecord rec =
       issue_instruction(ctx, Engine::kTensor, "nc_matmul", loc, dst, {&stationary, &moving}, DataFlow::kCustom);

@@ -118,6 +118,10 @@ enum class Accumulate : uint8_t {
 // in float32 and sums accumulate in float32.
 Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& stationary, const Access& moving,
                            Accumulate acc, const SourceLoc& loc);
+// The rules of a matmul's PSUM destination (both modes): float32, in PSUM, within one 2 KiB bank per
+// partition, and [m, n].
+Result<void> check_matmul_destination(const ExecContext& ctx, const Access& dst, int64_t m, int64_t n, const char* op,
+                                      const Access& stationary, const Access& moving);
 // The operand rules of nc_matmul alone, for front ends that allocate the result after them.
 Result<void> check_matmul_inputs(const ExecContext& ctx, const Access& stationary, const Access& moving);
 

@@ -67,33 +67,9 @@ Result<void> check_matmul_double_row_inputs(const ExecContext& ctx, const Access
 Result<void> isa_nc_matmul_double_row(ExecContext& ctx, const Access& dst, const Access& stationary,
                                       const Access& moving, Accumulate acc, const SourceLoc& loc) {
   if (auto r = check_matmul_double_row_inputs(ctx, stationary, moving); !r) return r;
-  // The PSUM destination obeys the ordinary mode's rules (isa_nc_matmul).
-  if (dst.buffer() != Buffer::kPsum)
-    return fail(nki_error(
-        "err_unsupported_memory",
-        fmt::format("'{}' writes its result to PSUM, but {} is in {}", kOp, dst.describe(), buffer_name(dst.buffer())),
-        "allocate the result with buffer=nl.psum, then copy it to SBUF to use it further"));
-  if (auto r = check_partition_limit(ctx, dst, kOp); !r) return r;
-  if (dst.dtype() != DType::kFloat32)
-    return fail(nki_error("nkia_matmul_psum_dtype",
-                          fmt::format("'{}' accumulates in float32, but its PSUM destination {} is {}", kOp,
-                                      dst.describe(), dtype_name(dst.dtype())),
-                          "declare the PSUM accumulator as nl.float32 and convert when copying it out to SBUF"));
-  const Tensor& whole_psum = dst.tensor->data;
-  const int64_t tile_bytes = whole_psum.ndim() == 2 ? whole_psum.shape()[1] * whole_psum.itemsize() : 0;
-  if (dst.free_bytes() > ctx.target->psum_bank_bytes || tile_bytes > ctx.target->psum_bank_bytes)
-    return fail(nki_error("nkia_psum_tile_exceeds_bank",
-                          fmt::format("'{}' writes into {} of {}, which is {} bytes per partition: a matmul "
-                                      "accumulator holds at most one {}-byte PSUM bank",
-                                      kOp, dst.describe(), shape_str(whole_psum.shape()),
-                                      std::max(dst.free_bytes(), tile_bytes), ctx.target->psum_bank_bytes),
-                          "give each 512-column slice of the result its own PSUM tile (nl.tile_size.psum_fmax)"));
+  // The PSUM destination obeys the ordinary mode's rules.
   const int64_t m = stationary.shape()[2], n = moving.shape()[2];
-  if (dst.shape() != Shape{m, n})
-    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'{}' of {} and {} gives [{}, {}], but the destination is {}", kOp,
-                                      stationary.describe(), moving.describe(), m, n, dst.describe()),
-                          "allocate the PSUM result as [M, N]: stationary's last dimension by moving's"));
+  if (auto r = check_matmul_destination(ctx, dst, m, n, kOp, stationary, moving); !r) return r;
   InstructionRecord rec =
       issue_instruction(ctx, Engine::kTensor, "nc_matmul:double_row", loc, dst, {&stationary, &moving});
   rec.elements = m * n;
