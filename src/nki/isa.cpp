@@ -587,26 +587,33 @@ Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& st
     if (wmask.defined()) wmask.fill(1);
     return {};
   }
-  Tensor product = matmul(stationary.view.transpose(), moving.view, DType::kFloat32);
+  write_matmul_product(dst, matmul(stationary.view.transpose(), moving.view, DType::kFloat32), acc);
+  return {};
+}
+
+void write_matmul_product(const Access& dst, const Tensor& product, Accumulate acc) {
+  Tensor out = dst.view;
   if (acc == Accumulate::kOverwrite) {
     out.assign(product);
-  } else if (acc == Accumulate::kAccumulate) {
-    out.assign(binary(BinaryOp::kAdd, out, product, DType::kFloat32));
-  } else {
-    if (!t.matmul_written.defined()) t.matmul_written = Tensor::zeros(t.data.shape(), DType::kUInt8);
-    Tensor mask(t.matmul_written.storage(), DType::kUInt8, dst.view.shape(), dst.view.strides(),
-                dst.view.offset() - t.data.offset());
-    // where(mask, out + product, product), never reading what no matmul wrote (it may be poison).
-    Tensor prev = out.astype(DType::kFloat32), seen = mask.contiguous(), res = product.contiguous();
-    float* r = res.data_as<float>();
-    const float* p = prev.data_as<float>();
-    const uint8_t* w = seen.data_as<uint8_t>();
-    for (int64_t i = 0; i < res.numel(); ++i)
-      if (w[i]) r[i] += p[i];
-    out.assign(res);
-    mask.fill(1);
+    return;
   }
-  return {};
+  if (acc == Accumulate::kAccumulate) {
+    out.assign(binary(BinaryOp::kAdd, out, product, DType::kFloat32));
+    return;
+  }
+  NkiTensor& t = *dst.tensor;
+  if (!t.matmul_written.defined()) t.matmul_written = Tensor::zeros(t.data.shape(), DType::kUInt8);
+  Tensor mask(t.matmul_written.storage(), DType::kUInt8, dst.view.shape(), dst.view.strides(),
+              dst.view.offset() - t.data.offset());
+  // where(mask, out + product, product), never reading what no matmul wrote (it may be poison).
+  Tensor prev = out.astype(DType::kFloat32), seen = mask.contiguous(), res = product.contiguous();
+  float* r = res.data_as<float>();
+  const float* p = prev.data_as<float>();
+  const uint8_t* w = seen.data_as<uint8_t>();
+  for (int64_t i = 0; i < res.numel(); ++i)
+    if (w[i]) r[i] += p[i];
+  out.assign(res);
+  mask.fill(1);
 }
 
 Result<void> check_transpose_input(const Access& src, Engine engine) {

@@ -122,6 +122,9 @@ Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& st
 // partition, and [m, n].
 Result<void> check_matmul_destination(const ExecContext& ctx, const Access& dst, int64_t m, int64_t n, const char* op,
                                       const Access& stationary, const Access& moving);
+// Writes a matmul's float32 [M, N] product into its PSUM destination as `acc` says (kAuto: per
+// element, through NkiTensor::matmul_written), for both matmul modes.
+void write_matmul_product(const Access& dst, const Tensor& product, Accumulate acc);
 // The operand rules of nc_matmul alone, for front ends that allocate the result after them.
 Result<void> check_matmul_inputs(const ExecContext& ctx, const Access& stationary, const Access& moving);
 

@@ -81,29 +81,7 @@ Result<void> isa_nc_matmul_double_row(ExecContext& ctx, const Access& dst, const
   product = binary(BinaryOp::kAdd, product,
                    matmul(stationary.view.select(1, 1).transpose(), moving.view.select(1, 1), DType::kFloat32),
                    DType::kFloat32);
-  Tensor out = dst.view;
-  if (acc == Accumulate::kOverwrite) {
-    out.assign(product);
-    return {};
-  }
-  if (acc == Accumulate::kAccumulate) {
-    out.assign(binary(BinaryOp::kAdd, out, product, DType::kFloat32));
-    return {};
-  }
-  // kAuto: per element, add to what an earlier matmul wrote, overwrite what none did (which may be
-  // poison, and is never read).
-  NkiTensor& t = *dst.tensor;
-  if (!t.matmul_written.defined()) t.matmul_written = Tensor::zeros(t.data.shape(), DType::kUInt8);
-  Tensor mask(t.matmul_written.storage(), DType::kUInt8, dst.view.shape(), dst.view.strides(),
-              dst.view.offset() - t.data.offset());
-  Tensor prev = out.astype(DType::kFloat32), seen = mask.contiguous(), res = product.contiguous();
-  float* r = res.data_as<float>();
-  const float* p = prev.data_as<float>();
-  const uint8_t* w = seen.data_as<uint8_t>();
-  for (int64_t i = 0; i < res.numel(); ++i)
-    if (w[i]) r[i] += p[i];
-  out.assign(res);
-  mask.fill(1);
+  write_matmul_product(dst, product, acc);
   return {};
 }
 
