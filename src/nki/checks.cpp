@@ -271,24 +271,6 @@ std::optional<Tensor> partition_flags(const Access& a, const Shape& shape, const
 
 namespace {
 
-// Calls f(offset) for each element `a` selects, its offset into a's tensor's data.
-template <typename F>
-void for_each_offset(const Access& a, F&& f) {
-  const Shape& shape = a.view.shape();
-  const Strides& strides = a.view.strides();
-  const int64_t base = a.view.offset() - a.tensor->data.offset(), n = a.view.numel();
-  std::vector<int64_t> idx(shape.size(), 0);
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t off = base;
-    for (size_t d = 0; d < shape.size(); ++d) off += idx[d] * strides[d];
-    f(off);
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (++idx[d] < shape[d]) break;
-      idx[d] = 0;
-    }
-  }
-}
-
 bool own_storage(const Access& a) {
   return a.view.storage() == a.tensor->data.storage() && a.view.numel() > 0;
 }
@@ -299,18 +281,13 @@ bool own_storage(const Access& a) {
 // is a plain tile of at most 4 Mi elements.
 void follow_iterations(ExecContext& ctx, const std::string& opcode, const SourceLoc& loc, const Access& dst,
                        std::span<const Access* const> srcs) {
-  const int64_t tag = ctx.affine_tag, loop = tag >> 32;
+  const int64_t tag = ctx.affine_tag;
   for (const Access* s : srcs) {
     NkiTensor& t = *s->tensor;
     if (t.chip_tags.empty() || !own_storage(*s)) continue;
     ExecContext::CarriedRead read;
-    for_each_offset(*s, [&](int64_t off) {
-      const int64_t w = t.chip_tags[static_cast<size_t>(off)];
-      if (w == 0 || w == tag || (w >> 32) != loop) return;
-      if (read.elements.empty()) read.writer = w;
-      read.elements.push_back(off);
-    });
-    if (read.elements.empty()) continue;
+    read.writer = t.chip_tags.other_iterations(s->view, t.data.offset(), tag, &read.elements);
+    if (read.writer == 0) continue;
     read.tensor = s->tensor;
     read.tag = tag;
     read.loc = loc;
@@ -323,8 +300,7 @@ void follow_iterations(ExecContext& ctx, const std::string& opcode, const Source
   // larger than the memory) and tensors of more than 4 Mi elements keep no tags: 8 bytes an
   // element would cost more memory than the check is worth.
   if (d.blocks > 0 || d.data.numel() > (int64_t{1} << 22)) return;
-  if (d.chip_tags.empty()) d.chip_tags.assign(static_cast<size_t>(d.data.numel()), 0);
-  for_each_offset(dst, [&](int64_t off) { d.chip_tags[static_cast<size_t>(off)] = tag; });
+  d.chip_tags.set(dst.view, d.data.offset(), d.data.numel(), tag);
 }
 
 }  // namespace
@@ -335,7 +311,7 @@ Result<void> check_carried_reads(ExecContext& ctx, int64_t ending_tag) {
     if (r.tag != ending_tag) return false;
     if (!found)
       for (int64_t off : r.elements)
-        if (r.tensor->chip_tags[static_cast<size_t>(off)] != ending_tag) {
+        if (r.tensor->chip_tags.at(off) != ending_tag) {
           found = nki_error(
               "nkia_affine_range_carried_dependency",
               fmt::format("'{}' in iteration {} of an nl.affine_range loop reads {} elements that iteration {} "
@@ -361,9 +337,14 @@ InstructionRecord issue_instruction(ExecContext& ctx, Engine e, std::string opco
   if (ctx.affine_tag != 0) follow_iterations(ctx, opcode, loc, dst, srcs);
   bool every_written = true;
   for (const Access* s : srcs) {
+    settle_poison(*s->tensor);
     if (!s->tensor->written) warn_unwritten_read(ctx, opcode, loc, *s);  // nothing at all written: a bug
     every_written = every_written && s->tensor->all_written;
   }
+  // dst's unwritten elements may stay unpoisoned only where the instruction writes clean values
+  // over them: an instruction that sets dst's flags itself (and may read dst, as an accumulating
+  // matmul does) or writes garbage-derived values (flags of 0 over computed data) settles first.
+  if (flow == DataFlow::kCustom || !every_written) settle_poison(*dst.tensor);
   if (flow == DataFlow::kCustom) {
     // the instruction sets dst's flags itself
   } else if (every_written) {

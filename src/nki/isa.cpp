@@ -34,30 +34,14 @@ Tensor as_shape_of(const Tensor& src, const Shape& shape) {
 // iterations may run in any order, so the result would be undefined.
 Result<void> tag_affine_write(const ExecContext& ctx, const Access& dst, const char* op) {
   NkiTensor& t = *dst.tensor;
-  if (t.write_tags.empty()) t.write_tags.assign(static_cast<size_t>(t.data.numel()), 0);
-  const Shape& shape = dst.view.shape();
-  const Strides& strides = dst.view.strides();
-  const int64_t base = dst.view.offset() - t.data.offset();
-  const int64_t loop = ctx.affine_tag >> 32;
-  std::vector<int64_t> idx(shape.size(), 0);
-  const int64_t n = dst.view.numel();
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t off = base;
-    for (size_t d = 0; d < shape.size(); ++d) off += idx[d] * strides[d];
-    int64_t& tag = t.write_tags[static_cast<size_t>(off)];
-    if (tag != 0 && tag != ctx.affine_tag && (tag >> 32) == loop)
-      return fail(nki_error("err_unexpected_output_dependencies",
-                            fmt::format("'{}' into {}: iterations {} and {} of one nl.affine_range loop write the "
-                                        "same element",
-                                        op, dst.describe(), tag & 0xffffffff, ctx.affine_tag & 0xffffffff),
-                            "index the write with the loop variable so each iteration has its own slot, or use "
-                            "nl.sequential_range when the iterations must run in order"));
-    tag = ctx.affine_tag;
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (++idx[d] < shape[d]) break;
-      idx[d] = 0;
-    }
-  }
+  if (const int64_t tag = t.write_tags.other_iterations(dst.view, t.data.offset(), ctx.affine_tag, nullptr))
+    return fail(nki_error("err_unexpected_output_dependencies",
+                          fmt::format("'{}' into {}: iterations {} and {} of one nl.affine_range loop write the "
+                                      "same element",
+                                      op, dst.describe(), tag & 0xffffffff, ctx.affine_tag & 0xffffffff),
+                          "index the write with the loop variable so each iteration has its own slot, or use "
+                          "nl.sequential_range when the iterations must run in order"));
+  t.write_tags.set(dst.view, t.data.offset(), t.data.numel(), ctx.affine_tag);
   return {};
 }
 

@@ -494,6 +494,9 @@ Result<void> isa_dma_indirect(ExecContext& ctx, const Access& tile, const Access
   const Access& dst = gather ? tile : rows;
   const Access& src = gather ? rows : tile;
   // A gather reads only the rows the index selects: the table is not checked for unwritten rows.
+  // A scatter writes only the rows the index selects, of a destination marked written whole.
+  settle_poison(*src.tensor);
+  settle_poison(*dst.tensor);
   InstructionRecord rec = issue_instruction(ctx, Engine::kDma, "dma_copy", loc, dst, {&index},
                                             gather ? DataFlow::kElementwise : DataFlow::kCombined);
   rec.operands.insert(rec.operands.begin() + 1, record_operand(src, false));

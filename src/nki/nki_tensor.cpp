@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace nki_agent {
 
@@ -27,11 +29,35 @@ void poison(Tensor& t) {
   t.fill(dtype_is_float(t.dtype()) ? NAN : static_cast<double>(kPoisonInt));
 }
 
+void settle_poison(NkiTensor& t) {
+  if (!t.poison_pending) return;
+  t.poison_pending = false;
+  if (t.all_written) return;
+  if (!t.written_mask.defined()) return poison(t.data);  // nothing written yet
+  // The elements whose flag is 0 (make_nki_tensor's data and the mask are contiguous; copies
+  // otherwise).
+  const Tensor mask = t.written_mask.contiguous();
+  Tensor data = t.data.contiguous();
+  Tensor one = Tensor::uninitialized({1}, data.dtype());
+  poison(one);
+  const auto size = static_cast<size_t>(data.itemsize());
+  const auto* flags = static_cast<const uint8_t*>(mask.data());
+  auto* bytes = static_cast<uint8_t*>(data.data());
+  const int64_t n = std::min(data.numel(), mask.numel());
+  for (int64_t i = 0; i < n;) {
+    const void* z = std::memchr(flags + i, 0, static_cast<size_t>(n - i));
+    if (!z) break;
+    i = static_cast<const uint8_t*>(z) - flags;
+    for (; i < n && flags[i] == 0; ++i) std::memcpy(bytes + static_cast<size_t>(i) * size, one.data(), size);
+  }
+  if (data.storage() != t.data.storage()) t.data.assign(data);
+}
+
 std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buffer buffer, std::string name,
                                            bool poisoned) {
   auto t = std::make_shared<NkiTensor>();
   t->data = Tensor::uninitialized(shape, dtype);
-  if (poisoned) poison(t->data);
+  t->poison_pending = poisoned;
   t->all_written = false;
   t->buffer = buffer;
   t->name = std::move(name);

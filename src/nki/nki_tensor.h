@@ -8,6 +8,11 @@
 //
 // Fresh on-chip and kernel-allocated HBM memory is poisoned (NaN for floats, kPoisonInt for
 // integers), so reading data that nothing wrote shows up in the results instead of passing as 0.
+// The poison is laid lazily: a fresh tensor is marked `poison_pending`, and the first read of it
+// (settle_poison, called for every operand an instruction reads and for every tensor handed back
+// to the host) fills exactly the elements that nothing wrote by then. The values every read sees
+// are those of poisoning at allocation, but a tile that is written whole before it is read — the
+// common case — is never filled at all.
 #pragma once
 
 #include <memory>
@@ -16,6 +21,7 @@
 #include <vector>
 
 #include "core/diagnostic.h"
+#include "nki/iteration_tags.h"
 #include "tensor/tensor.h"
 
 namespace nki_agent {
@@ -50,6 +56,7 @@ struct NkiTensor {
   bool kernel_argument = false;  // an input (or old-style output) passed in by the caller
   bool immutable = false;        // an input of a kernel that returns its outputs: writes are refused
   bool written = false;          // stored to since the launch began
+  bool poison_pending = false;   // the elements nothing wrote still await their poison
   // Which elements hold data, for nkia_uninitialized_read. Tensors the kernel allocates start with
   // none (all_written false) and, once something writes part of them, a uint8 mask of data's shape
   // (1: written); an instruction writing the whole tensor sets all_written and drops the mask.
@@ -65,7 +72,7 @@ struct NkiTensor {
   // affine_tag) the tensor was created in, and for an on-chip tensor written by iterations it
   // outlives, per element the iteration that last wrote it (lazily sized; empty until then).
   int64_t created_tag = 0;
-  std::vector<int64_t> chip_tags;
+  IterationTags chip_tags;
   Tensor matmul_written;  // PSUM: uint8 per element, 1 once a matmul wrote it (Accumulate::kAuto)
   // The loop iteration (nl.affine_range / sequential_range) the tensor was created in; 0 for the
   // kernel's top level. Once that iteration ends the tensor is out of scope.
@@ -74,8 +81,8 @@ struct NkiTensor {
   // partition axis; 0 for tiles.
   int blocks = 0;
   // HBM outputs written inside affine_range loops: per element, the (loop << 32 | iteration) that
-  // last wrote it (lazily sized), to catch two iterations writing one location.
-  std::vector<int64_t> write_tags;
+  // last wrote it, to catch two iterations writing one location.
+  IterationTags write_tags;
   // Auto-allocated PSUM and SBUF tiles of a launch: the span the tensor is live over (shared with the
   // launch, which checks the spans against PSUM's capacity, and SBUF's for a warning, when the kernel
   // has run). Null for other tensors.
@@ -87,6 +94,9 @@ struct NkiTensor {
 std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buffer buffer, std::string name,
                                            bool poisoned = true);
 void poison(Tensor& t);
+// Lays the poison a fresh tensor is owed (see above) on the elements nothing wrote; a no-op once
+// done, or when nothing is owed. Call it before reading the tensor's data.
+void settle_poison(NkiTensor& t);
 
 struct Access {
   std::shared_ptr<NkiTensor> tensor;

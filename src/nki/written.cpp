@@ -34,6 +34,7 @@ void mark_written(const Access& a) {
   if (t.all_written || !trackable(a)) return;
   if (covers_whole(a)) {  // fresh data everywhere: no garbage left, and none to trace back
     t.all_written = true;
+    t.poison_pending = false;  // nothing left for the poison
     t.written_mask = Tensor();
     t.stale_origin = SourceLoc();
     t.stale_what.clear();

@@ -86,7 +86,11 @@ Result<Tensor> numpy_to_tensor(py::handle obj, const std::string& dtype_name_ove
 }
 
 Result<Tensor> object_to_tensor(py::handle o, const std::string& what) {
-  if (py::isinstance<NkiTensor>(o)) return o.cast<NkiTensor&>().data;
+  if (py::isinstance<NkiTensor>(o)) {
+    NkiTensor& t = o.cast<NkiTensor&>();
+    settle_poison(t);
+    return t.data;
+  }
   if (py::isinstance<Access>(o)) return o.cast<Access&>().view.copy();
   if (py::isinstance(o, py::module_::import("numpy").attr("generic")))  // np.float32(1.5), np.int8(3)
     return numpy_to_tensor(py::module_::import("numpy").attr("asarray")(o), "", what);

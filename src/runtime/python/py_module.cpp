@@ -550,12 +550,14 @@ std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const s
       return same;
     }
     launch.shared_hbm.push_back(make_nki_tensor(shape, t, b, name));
+    if (!ctx.compute) settle_poison(*launch.shared_hbm.back());  // nothing will be written into it
     launch.shared_next++;
     return launch.shared_hbm.back();
   }
   // Timing-only runs leave fresh on-chip tiles unfilled (nothing computes on them); HBM tensors,
   // which may be returned, are poisoned as always.
   auto tensor = make_nki_tensor(shape, t, b, name, ctx.compute || !buffer_is_on_chip(b));
+  if (!ctx.compute) settle_poison(*tensor);  // nothing will be written into it
   tensor->created_tag = ctx.affine_tag;
   tensor->scope = scope;
   if (buffer_is_on_chip(b)) tensor->blocks = blocks;
@@ -706,7 +708,11 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
       .def_property_readonly("name", [](const NkiTensor& h) { return h.name; })
       .def_property_readonly("buffer", [](const NkiTensor& h) { return std::string(buffer_name(h.buffer)); })
       .def_readwrite("written", &NkiTensor::written)
-      .def("numpy", [](const NkiTensor& h) { return tensor_to_numpy(h.data); })
+      .def("numpy",
+           [](NkiTensor& h) {
+             settle_poison(h);
+             return tensor_to_numpy(h.data);
+           })
       .def("view",
            [](const std::shared_ptr<NkiTensor>& h, py::handle key) {
              return Access{h, index_view(h->data, key, h->name.empty() ? "tensor" : h->name)};
