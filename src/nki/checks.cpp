@@ -333,18 +333,20 @@ Result<void> check_carried_reads(ExecContext& ctx, int64_t ending_tag) {
 }
 
 InstructionRecord issue_instruction(ExecContext& ctx, Engine e, std::string opcode, const SourceLoc& loc,
-                                    const Access& dst, std::span<const Access* const> srcs, DataFlow flow) {
+                                    const Access& dst, std::span<const Access* const> srcs, DataFlow flow,
+                                    bool settle_reads) {
   if (ctx.affine_tag != 0) follow_iterations(ctx, opcode, loc, dst, srcs);
   bool every_written = true;
   for (const Access* s : srcs) {
-    settle_poison(*s->tensor);
+    if (settle_reads) settle(*s->tensor);
     if (!s->tensor->written) warn_unwritten_read(ctx, opcode, loc, *s);  // nothing at all written: a bug
     every_written = every_written && s->tensor->all_written;
   }
   // dst's unwritten elements may stay unpoisoned only where the instruction writes clean values
   // over them: an instruction that sets dst's flags itself (and may read dst, as an accumulating
   // matmul does) or writes garbage-derived values (flags of 0 over computed data) settles first.
-  if (flow == DataFlow::kCustom || !every_written) settle_poison(*dst.tensor);
+  if (flow == DataFlow::kCustom || !every_written) settle(*dst.tensor);
+  before_write(dst);
   if (flow == DataFlow::kCustom) {
     // the instruction sets dst's flags itself
   } else if (every_written) {
@@ -407,6 +409,8 @@ void follow_scan(ExecContext& ctx, std::string_view opcode, const SourceLoc& loc
 void follow_reduction(ExecContext& ctx, std::string_view opcode, const SourceLoc& loc, const Access& from,
                       const Access& res) {
   (void)ctx;
+  settle(*res.tensor);  // a second destination: prepared as issue_instruction prepares the first
+  before_write(res);
   const auto f = partition_flags(from, res.shape(), res, opcode, loc);
   set_written(res, f ? *f : Tensor());
   if (f && f->defined()) inherit_stale(res, std::span<const Access* const>(std::array{&from}));

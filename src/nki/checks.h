@@ -90,15 +90,18 @@ enum class DataFlow : uint8_t {
 
 // An instruction whose checks passed, as it issues: follows unwritten data from srcs into dst (and
 // warns where it mixes into results) as `flow` says, and gives the trace record. Every instruction
-// goes through here.
+// goes through here, before it computes: it also settles the tensors the instruction reads (their
+// poison and pending copies, nki/nki_tensor.h) and prepares dst for the write (before_write).
+// `settle_reads` false leaves the reads to the instruction (read_view: a matmul reads pending
+// copies in place).
 InstructionRecord issue_instruction(ExecContext& ctx, Engine e, std::string opcode, const SourceLoc& loc,
                                     const Access& dst, std::span<const Access* const> srcs,
-                                    DataFlow flow = DataFlow::kCombined);
+                                    DataFlow flow = DataFlow::kCombined, bool settle_reads = true);
 inline InstructionRecord issue_instruction(ExecContext& ctx, Engine e, std::string opcode, const SourceLoc& loc,
                                            const Access& dst, std::initializer_list<const Access*> srcs,
-                                           DataFlow flow = DataFlow::kCombined) {
+                                           DataFlow flow = DataFlow::kCombined, bool settle_reads = true) {
   return issue_instruction(ctx, e, std::move(opcode), loc, dst,
-                           std::span<const Access* const>(srcs.begin(), srcs.size()), flow);
+                           std::span<const Access* const>(srcs.begin(), srcs.size()), flow, settle_reads);
 }
 
 // Stale data entered dst's values here: `opcode` combined unwritten elements of src with written

@@ -78,7 +78,7 @@ Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src
     return {};
   }
   ctx.trace.add(issue_instruction(ctx, Engine::kDma, kOp, loc, dst, {&src}, DataFlow::kElementwise));
-  if (ctx.compute) dview.assign(from);
+  if (ctx.compute && !defer_copy(dst, src, from)) dview.assign(from);
   return {};
 }
 
@@ -540,8 +540,8 @@ Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& st
   const int64_t m = stationary.shape()[1], n = moving.shape()[1];
   if (auto r = check_matmul_destination(ctx, dst, m, n, kOp, stationary, moving); !r) return r;
   const Tensor result_flags = matmul_flags(loc, dst, stationary, moving, acc);
-  InstructionRecord rec =
-      issue_instruction(ctx, Engine::kTensor, "nc_matmul", loc, dst, {&stationary, &moving}, DataFlow::kCustom);
+  InstructionRecord rec = issue_instruction(ctx, Engine::kTensor, "nc_matmul", loc, dst, {&stationary, &moving},
+                                            DataFlow::kCustom, /*settle_reads=*/false);
   set_written(dst, result_flags);
   if (result_flags.defined()) inherit_stale(dst, std::array{&stationary, &moving});
   rec.elements = stationary.view.numel() > 0 ? m * n : 0;
@@ -567,11 +567,12 @@ Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& st
     if (n_seen == 0) accumulate = false;
     if (n_seen == flags.numel()) accumulate = true;
   }
-  if (accumulate && gemm_into(stationary.view.transpose(), moving.view, out, *accumulate)) {
+  const Tensor lhs = read_view(stationary).transpose(), rhs = read_view(moving);
+  if (accumulate && gemm_into(lhs, rhs, out, *accumulate)) {
     if (wmask.defined()) wmask.fill(1);
     return {};
   }
-  write_matmul_product(dst, matmul(stationary.view.transpose(), moving.view, DType::kFloat32), acc);
+  write_matmul_product(dst, matmul(lhs, rhs, DType::kFloat32), acc);
   return {};
 }
 

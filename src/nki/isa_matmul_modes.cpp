@@ -70,7 +70,7 @@ Result<void> isa_nc_matmul_double_row(ExecContext& ctx, const Access& dst, const
   // The PSUM destination obeys the ordinary mode's rules.
   const int64_t m = stationary.shape()[2], n = moving.shape()[2];
   if (auto r = check_matmul_destination(ctx, dst, m, n, kOp, stationary, moving); !r) return r;
-  settle_poison(*dst.tensor);  // an accumulating matmul reads it
+  settle(*dst.tensor);  // an accumulating matmul reads it
   InstructionRecord rec =
       issue_instruction(ctx, Engine::kTensor, "nc_matmul:double_row", loc, dst, {&stationary, &moving});
   rec.elements = m * n;

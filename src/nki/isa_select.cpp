@@ -157,6 +157,8 @@ Result<void> isa_match_replace8(ExecContext& ctx, const Access& dst, const Acces
   InstructionRecord rec =
       issue_instruction(ctx, Engine::kVector, kOp, loc, dst, {&data, &vals}, DataFlow::kElementwise);
   if (dst_idx) {
+    settle(*dst_idx->tensor);  // a second destination: prepared as issue_instruction prepares the first
+    before_write(*dst_idx);
     mark_written(*dst_idx);
     rec.operands.push_back(record_operand(*dst_idx, true));
   }
@@ -495,8 +497,8 @@ Result<void> isa_dma_indirect(ExecContext& ctx, const Access& tile, const Access
   const Access& src = gather ? rows : tile;
   // A gather reads only the rows the index selects: the table is not checked for unwritten rows.
   // A scatter writes only the rows the index selects, of a destination marked written whole.
-  settle_poison(*src.tensor);
-  settle_poison(*dst.tensor);
+  settle(*src.tensor);
+  settle(*dst.tensor);
   InstructionRecord rec = issue_instruction(ctx, Engine::kDma, "dma_copy", loc, dst, {&index},
                                             gather ? DataFlow::kElementwise : DataFlow::kCombined);
   rec.operands.insert(rec.operands.begin() + 1, record_operand(src, false));

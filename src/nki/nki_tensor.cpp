@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 namespace nki_agent {
 
@@ -51,6 +52,117 @@ void settle_poison(NkiTensor& t) {
     for (; i < n && flags[i] == 0; ++i) std::memcpy(bytes + static_cast<size_t>(i) * size, one.data(), size);
   }
   if (data.storage() != t.data.storage()) t.data.assign(data);
+}
+
+namespace {
+
+// The elements `view` selects of `data` as a box: [lo, hi) along each of data's axes (flattened
+// pairs), when view is a slice of data with step 1 (size-1 axes dropped or kept, axes permuted);
+// nullopt otherwise.
+std::optional<std::vector<int64_t>> box_of(const Tensor& view, const Tensor& data) {
+  if (view.storage() != data.storage() || view.numel() == 0 || !data.is_contiguous()) return std::nullopt;
+  const Shape& shape = data.shape();
+  const size_t nd = shape.size();
+  std::vector<int64_t> row(nd, 1);  // C-order strides of data
+  for (size_t d = nd; d-- > 1;) row[d - 1] = row[d] * shape[d];
+  int64_t rel = view.offset() - data.offset();
+  if (rel < 0 || rel >= data.numel()) return std::nullopt;
+  std::vector<int64_t> box(2 * nd);
+  for (size_t d = 0; d < nd; ++d) {
+    box[2 * d] = rel / row[d];
+    box[2 * d + 1] = box[2 * d] + 1;
+    rel %= row[d];
+  }
+  std::vector<bool> used(nd, false);
+  for (size_t j = 0; j < view.shape().size(); ++j) {
+    const int64_t n = view.shape()[j], s = view.strides()[j];
+    if (n == 1) continue;
+    size_t d = 0;
+    while (d < nd && (used[d] || shape[d] == 1 || row[d] != s)) ++d;
+    if (d == nd || box[2 * d] + n > shape[d]) return std::nullopt;
+    used[d] = true;
+    box[2 * d + 1] = box[2 * d] + n;
+  }
+  return box;
+}
+
+bool intersects(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  for (size_t i = 0; i + 1 < a.size(); i += 2)
+    if (a[i] >= b[i + 1] || b[i] >= a[i + 1]) return false;
+  return true;
+}
+
+bool same_view(const Tensor& a, const Tensor& b) {
+  return a.storage() == b.storage() && a.offset() == b.offset() && a.shape() == b.shape() && a.strides() == b.strides();
+}
+
+// Carries out t's first `count` pending copies, in order.
+void carry_out(NkiTensor& t, size_t count) {
+  count = std::min(count, t.pending_copies.size());
+  for (size_t i = 0; i < count; ++i) {
+    Tensor dst = t.pending_copies[i].dst;
+    dst.assign(t.pending_copies[i].src);
+  }
+  t.pending_copies.erase(t.pending_copies.begin(), t.pending_copies.begin() + static_cast<std::ptrdiff_t>(count));
+}
+
+}  // namespace
+
+void settle(NkiTensor& t) {
+  settle_poison(t);
+  carry_out(t, t.pending_copies.size());
+}
+
+bool defer_copy(const Access& dst, const Access& src, const Tensor& from) {
+  NkiTensor& t = *dst.tensor;
+  if (!buffer_is_on_chip(t.buffer) || !buffer_is_hbm(src.buffer()) || src.tensor == dst.tensor ||
+      from.dtype() != dst.dtype() || from.shape() != dst.view.shape())
+    return false;
+  std::optional<std::vector<int64_t>> box = box_of(dst.view, t.data);
+  if (!box) return false;
+  t.pending_copies.push_back(PendingCopy{dst.view, from, src.tensor, std::move(*box)});
+  auto& to = src.tensor->copied_to;
+  if (to.empty() || to.back().lock() != dst.tensor) {
+    if (to.size() >= 64 && (to.size() & (to.size() - 1)) == 0)  // now and then, forget tensors gone
+      std::erase_if(to, [](const std::weak_ptr<NkiTensor>& w) { return w.expired(); });
+    to.push_back(dst.tensor);
+  }
+  return true;
+}
+
+void before_write(const Access& dst) {
+  NkiTensor& t = *dst.tensor;
+  if (!t.pending_copies.empty()) {
+    const std::optional<std::vector<int64_t>> box = box_of(dst.view, t.data);
+    size_t upto = 0;
+    for (size_t i = 0; i < t.pending_copies.size(); ++i)
+      if (!box || intersects(*box, t.pending_copies[i].box)) upto = i + 1;
+    carry_out(t, upto);
+  }
+  if (!t.copied_to.empty()) {
+    const std::vector<std::weak_ptr<NkiTensor>> to = std::move(t.copied_to);
+    t.copied_to.clear();
+    for (const auto& w : to)
+      if (auto p = w.lock()) carry_out(*p, p->pending_copies.size());
+  }
+}
+
+Tensor read_view(const Access& a) {
+  NkiTensor& t = *a.tensor;
+  settle_poison(t);
+  if (t.pending_copies.empty()) return a.view;
+  if (const std::optional<std::vector<int64_t>> box = box_of(a.view, t.data)) {
+    for (size_t i = t.pending_copies.size(); i-- > 0;) {  // the last copy into these elements
+      const PendingCopy& c = t.pending_copies[i];
+      if (!intersects(*box, c.box)) continue;
+      if (same_view(c.dst, a.view)) return c.src;
+      settle(t);
+      return a.view;
+    }
+    return a.view;  // no copy pending into these elements
+  }
+  settle(t);
+  return a.view;
 }
 
 std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buffer buffer, std::string name,

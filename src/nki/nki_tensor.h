@@ -13,6 +13,12 @@
 // to the host) fills exactly the elements that nothing wrote by then. The values every read sees
 // are those of poisoning at allocation, but a tile that is written whole before it is read — the
 // common case — is never filled at all.
+//
+// DMA copies from HBM into on-chip tiles are carried out lazily too (PendingCopy): the tile keeps
+// the copy's source view, a matmul reading exactly what one copy wrote reads the source in place
+// (read_view), and anything else — another instruction reading the tile, a write overlapping the
+// copy, a write into the source, the host — carries the copies out first, in order (settle,
+// before_write). A tile reloaded block by block for every output block is then never copied.
 #pragma once
 
 #include <memory>
@@ -49,6 +55,17 @@ struct LiveRange {
   }
 };
 
+struct NkiTensor;
+
+// A DMA copy into an on-chip tensor not yet carried out: dst (a view of the tensor's data) is to
+// receive src (a view of `from`'s data, in dst's shape and type).
+struct PendingCopy {
+  Tensor dst;
+  Tensor src;
+  std::shared_ptr<NkiTensor> from;
+  std::vector<int64_t> box;  // dst as [lo, hi) per axis of the tensor, flattened
+};
+
 struct NkiTensor {
   Tensor data;
   Buffer buffer = Buffer::kSharedHbm;
@@ -57,6 +74,8 @@ struct NkiTensor {
   bool immutable = false;        // an input of a kernel that returns its outputs: writes are refused
   bool written = false;          // stored to since the launch began
   bool poison_pending = false;   // the elements nothing wrote still await their poison
+  std::vector<PendingCopy> pending_copies;     // in order (on-chip tensors)
+  std::vector<std::weak_ptr<NkiTensor>> copied_to;  // tensors with pending copies from this one
   // Which elements hold data, for nkia_uninitialized_read. Tensors the kernel allocates start with
   // none (all_written false) and, once something writes part of them, a uint8 mask of data's shape
   // (1: written); an instruction writing the whole tensor sets all_written and drops the mask.
@@ -95,8 +114,11 @@ std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buff
                                            bool poisoned = true);
 void poison(Tensor& t);
 // Lays the poison a fresh tensor is owed (see above) on the elements nothing wrote; a no-op once
-// done, or when nothing is owed. Call it before reading the tensor's data.
+// done, or when nothing is owed.
 void settle_poison(NkiTensor& t);
+// Makes t.data hold what the kernel wrote: its poison, then its pending copies. Call it before
+// reading the tensor's data.
+void settle(NkiTensor& t);
 
 struct Access {
   std::shared_ptr<NkiTensor> tensor;
@@ -118,5 +140,16 @@ struct Access {
 
 // The whole tensor as an access.
 Access whole(const std::shared_ptr<NkiTensor>& t);
+
+// Records the DMA copy of `from` (src's data, already in dst's shape) into dst, to be carried out
+// when it is needed; false (nothing recorded) when it cannot wait: a type conversion, a destination
+// that is not a plain box of its tensor, or a source that is not HBM.
+bool defer_copy(const Access& dst, const Access& src, const Tensor& from);
+// Before an instruction writes dst: carries out dst's tensor's pending copies that the write
+// overlaps (and those before them), and every pending copy that reads dst's tensor.
+void before_write(const Access& dst);
+// The data of `a` for reading: the source of the pending copy that wrote exactly a's elements, when
+// one did (read in place, nothing copied); else a's view, once the tensor is settled.
+Tensor read_view(const Access& a);
 
 }  // namespace nki_agent

@@ -182,5 +182,159 @@ def recycle(x):
   EXPECT_FALSE(r->warnings.empty());  // the unwritten half reaches the output
 }
 
+TEST(PendingCopiesUnit, AMatchingReadIsInPlaceAndAWriteIntoTheSourceCarriesTheCopyOut) {
+  auto hbm = make_nki_tensor({256, 64}, DType::kFloat32, Buffer::kSharedHbm, "x");
+  hbm->data.fill(7.0);
+  mark_written(whole(hbm));
+  auto tile = make_nki_tensor({128, 2, 64}, DType::kFloat32, Buffer::kSbuf, "t");
+  const Access src{hbm, hbm->data.slice(0, 128, 256)}, dst{tile, tile->data.select(1, 0)};
+  ASSERT_TRUE(defer_copy(dst, src, src.view));
+  mark_written(dst);
+  EXPECT_EQ(read_view(dst).storage(), hbm->data.storage());  // read in place
+  EXPECT_EQ(tile->pending_copies.size(), 1u);
+  // The other block has no copy pending: read as it is, the copy still waits.
+  const Access other{tile, tile->data.select(1, 1)};
+  EXPECT_EQ(read_view(other).storage(), tile->data.storage());
+  EXPECT_EQ(tile->pending_copies.size(), 1u);
+  // A part of the block, not the copy's own view: the copy is carried out first.
+  const Access part{tile, tile->data.select(1, 0).slice(1, 0, 8)};
+  EXPECT_EQ(read_view(part).storage(), tile->data.storage());
+  EXPECT_TRUE(tile->pending_copies.empty());
+  EXPECT_EQ(tile->data.select(1, 0).to_f32_vector()[100], 7.0f);
+
+  // Writing the source carries out the copies that read it, before the write.
+  ASSERT_TRUE(defer_copy(other, src, src.view));
+  before_write(src);
+  EXPECT_TRUE(tile->pending_copies.empty());
+  EXPECT_EQ(tile->data.select(1, 1).to_f32_vector()[5], 7.0f);
+  // A conversion or a destination that is not a box of its tile is copied at once.
+  auto bf = make_nki_tensor({128, 64}, DType::kBFloat16, Buffer::kSbuf, "b");
+  EXPECT_FALSE(defer_copy(whole(bf), src, src.view));
+  const Access strided{tile, tile->data.select(1, 0).slice(1, 0, 64, 2)};
+  EXPECT_FALSE(defer_copy(strided, Access{hbm, hbm->data.slice(0, 0, 128).slice(1, 0, 32)},
+                          hbm->data.slice(0, 0, 128).slice(1, 0, 32)));
+}
+
+// Pending DMA copies (nki/nki_tensor.h: defer_copy, read_view, before_write, settle) give what
+// copies carried out at once give, whatever comes between the copy and the read.
+class PendingCopies : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { ASSERT_TRUE(python_host_init()); }
+  static std::vector<float> run(const char* src, const char* entry, std::vector<Tensor> inputs) {
+    KernelCall c;
+    c.src = kernel_files_from_source(src);
+    c.entry = entry;
+    c.inputs = std::move(inputs);
+    auto r = python_run(c);
+    EXPECT_TRUE(r) << r.error().format();
+    if (!r || r->outputs.empty()) return {};
+    EXPECT_TRUE(r->warnings.empty()) << r->warnings.front().format();
+    return r->outputs[0].to_f32_vector();
+  }
+  // [rows, cols] with element (i, j) = base + i * cols + j.
+  static Tensor ramp(int64_t rows, int64_t cols, float base) {
+    std::vector<float> v(static_cast<size_t>(rows * cols));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = base + static_cast<float>(i);
+    return Tensor::from_f32({rows, cols}, v);
+  }
+};
+
+TEST_F(PendingCopies, ATileLoadedBeforeItsSourceIsOverwrittenKeepsTheOldValues) {
+  const auto out = run(R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def reload(x, y):
+    out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    scratch = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.private_hbm)
+    u = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=u, src=x)
+    nisa.dma_copy(dst=scratch, src=u)
+    t = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=scratch)
+    v = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=v, src=y)
+    nisa.dma_copy(dst=scratch, src=v)
+    w = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=w, src=t)
+    nisa.dma_copy(dst=out, src=w)
+    return out
+)py", "reload", {ramp(128, 64, 0.0f), ramp(128, 64, 100000.0f)});
+  ASSERT_EQ(out.size(), 128u * 64u);
+  for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], static_cast<float>(i)) << i;
+}
+
+TEST_F(PendingCopies, OverlappingCopiesAndWritesLandInProgramOrder) {
+  // t <- x; t[:, 0:16] = 5; t[:, 8:24] <- y[:, 0:16]; t[:, 20:32] <- z[:, 0:12]; out <- t.
+  const auto out = run(R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def layers(x, y, z):
+    out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    nisa.memset(dst=t[:, 0:16], value=5.0)
+    nisa.dma_copy(dst=t[:, 8:24], src=y[:, 0:16])
+    nisa.dma_copy(dst=t[:, 20:32], src=z[:, 0:12])
+    nisa.dma_copy(dst=out, src=t)
+    return out
+)py", "layers", {ramp(128, 64, 0.0f), ramp(128, 64, 10000.0f), ramp(128, 64, 20000.0f)});
+  ASSERT_EQ(out.size(), 128u * 64u);
+  for (int64_t i = 0; i < 128; ++i)
+    for (int64_t j = 0; j < 64; ++j) {
+      float want = static_cast<float>(i * 64 + j);
+      if (j < 8) want = 5.0f;
+      else if (j < 20) want = 10000.0f + static_cast<float>(i * 64 + (j - 8));
+      else if (j < 32) want = 20000.0f + static_cast<float>(i * 64 + (j - 20));
+      ASSERT_EQ(out[static_cast<size_t>(i * 64 + j)], want) << i << ", " << j;
+    }
+}
+
+TEST_F(PendingCopies, AMatmulReadsLoadedBlocksInPlaceAndOverwrittenOnesAsWritten) {
+  // Blocks of the moving operand loaded by DMA into one [K, 2, N] tile; block 1 is then scaled on
+  // the Vector engine, so the matmul reads block 0 from HBM in place and block 1 as computed.
+  const auto out = run(R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def mm(lhsT, rhs):
+    out = nl.ndarray((64, 96), dtype=nl.float32, buffer=nl.shared_hbm)
+    a = nl.ndarray((128, 2, 64), dtype=nl.float32, buffer=nl.sbuf)
+    b = nl.ndarray((128, 2, 96), dtype=nl.float32, buffer=nl.sbuf)
+    for k in nl.affine_range(2):
+        nisa.dma_copy(dst=a[:, k, :], src=lhsT[k * 128:(k + 1) * 128, :])
+        nisa.dma_copy(dst=b[:, k, :], src=rhs[k * 128:(k + 1) * 128, :])
+    nisa.tensor_scalar(dst=b[:, 1, :], data=b[:, 1, :], op0=nl.multiply, operand0=2.0)
+    acc = nl.ndarray((64, 96), dtype=nl.float32, buffer=nl.psum)
+    for k in nl.affine_range(2):
+        nisa.nc_matmul(dst=acc, stationary=a[:, k, :], moving=b[:, k, :])
+    res = nl.ndarray((64, 96), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=res, src=acc)
+    nisa.dma_copy(dst=out, src=res)
+    return out
+)py", "mm", {ramp(256, 64, -8000.0f), ramp(256, 96, -12000.0f)});
+  ASSERT_EQ(out.size(), 64u * 96u);
+  const Tensor lhsT = ramp(256, 64, -8000.0f), rhs = ramp(256, 96, -12000.0f);
+  const std::vector<float> l = lhsT.to_f32_vector(), r = rhs.to_f32_vector();
+  for (int64_t m = 0; m < 64; m += 7)
+    for (int64_t n = 0; n < 96; n += 5) {
+      double want = 0;
+      for (int64_t k = 0; k < 256; ++k)
+        want += static_cast<double>(l[static_cast<size_t>(k * 64 + m)]) * r[static_cast<size_t>(k * 96 + n)] *
+                (k >= 128 ? 2.0 : 1.0);
+      EXPECT_NEAR(out[static_cast<size_t>(m * 96 + n)], want, std::abs(want) * 1e-5) << m << ", " << n;
+    }
+}
+
 }  // namespace
 }  // namespace nki_agent

@@ -88,7 +88,7 @@ Result<Tensor> numpy_to_tensor(py::handle obj, const std::string& dtype_name_ove
 Result<Tensor> object_to_tensor(py::handle o, const std::string& what) {
   if (py::isinstance<NkiTensor>(o)) {
     NkiTensor& t = o.cast<NkiTensor&>();
-    settle_poison(t);
+    settle(t);
     return t.data;
   }
   if (py::isinstance<Access>(o)) return o.cast<Access&>().view.copy();
