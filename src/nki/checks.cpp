@@ -286,7 +286,7 @@ void follow_iterations(ExecContext& ctx, const std::string& opcode, const Source
     NkiTensor& t = *s->tensor;
     if (t.chip_tags.empty() || !own_storage(*s)) continue;
     ExecContext::CarriedRead read;
-    read.writer = t.chip_tags.other_iterations(s->view, t.data.offset(), tag, &read.elements);
+    read.writer = t.chip_tags.other_iterations(s->view, t.data, tag, &read.elements);
     if (read.writer == 0) continue;
     read.tensor = s->tensor;
     read.tag = tag;
@@ -300,7 +300,7 @@ void follow_iterations(ExecContext& ctx, const std::string& opcode, const Source
   // larger than the memory) and tensors of more than 4 Mi elements keep no tags: 8 bytes an
   // element would cost more memory than the check is worth.
   if (d.blocks > 0 || d.data.numel() > (int64_t{1} << 22)) return;
-  d.chip_tags.set(dst.view, d.data.offset(), d.data.numel(), tag);
+  d.chip_tags.set(dst.view, d.data, tag);
 }
 
 }  // namespace

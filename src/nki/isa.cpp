@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 #include "nki/checks.h"
 #include "nki/isa_scalar.h"
@@ -34,14 +35,14 @@ Tensor as_shape_of(const Tensor& src, const Shape& shape) {
 // iterations may run in any order, so the result would be undefined.
 Result<void> tag_affine_write(const ExecContext& ctx, const Access& dst, const char* op) {
   NkiTensor& t = *dst.tensor;
-  if (const int64_t tag = t.write_tags.other_iterations(dst.view, t.data.offset(), ctx.affine_tag, nullptr))
+  if (const int64_t tag = t.write_tags.other_iterations(dst.view, t.data, ctx.affine_tag, nullptr))
     return fail(nki_error("err_unexpected_output_dependencies",
                           fmt::format("'{}' into {}: iterations {} and {} of one nl.affine_range loop write the "
                                       "same element",
                                       op, dst.describe(), tag & 0xffffffff, ctx.affine_tag & 0xffffffff),
                           "index the write with the loop variable so each iteration has its own slot, or use "
                           "nl.sequential_range when the iterations must run in order"));
-  t.write_tags.set(dst.view, t.data.offset(), t.data.numel(), ctx.affine_tag);
+  t.write_tags.set(dst.view, t.data, ctx.affine_tag);
   return {};
 }
 
@@ -563,9 +564,8 @@ Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& st
                    dst.view.offset() - t.data.offset());
     const Tensor flags = wmask.contiguous();
     const uint8_t* w = flags.data_as<uint8_t>();
-    const int64_t n_seen = std::count(w, w + flags.numel(), uint8_t{1});
-    if (n_seen == 0) accumulate = false;
-    if (n_seen == flags.numel()) accumulate = true;
+    const auto count = static_cast<size_t>(flags.numel());
+    if (count > 0 && !std::memchr(w, w[0] ^ 1, count)) accumulate = w[0] == 1;  // all 0 or all 1
   }
   const Tensor lhs = read_view(stationary).transpose(), rhs = read_view(moving);
   if (accumulate && gemm_into(lhs, rhs, out, *accumulate)) {

@@ -45,10 +45,44 @@ void for_each_run(const Tensor& view, int64_t base, F&& f) {
 
 }  // namespace
 
+std::optional<std::vector<int64_t>> view_box(const Tensor& view, const Tensor& data) {
+  if (view.storage() != data.storage() || view.numel() == 0 || !data.is_contiguous()) return std::nullopt;
+  const Shape& shape = data.shape();
+  const size_t nd = shape.size();
+  std::vector<int64_t> row(nd, 1);  // C-order strides of data
+  for (size_t d = nd; d-- > 1;) row[d - 1] = row[d] * shape[d];
+  int64_t rel = view.offset() - data.offset();
+  if (rel < 0 || rel >= data.numel()) return std::nullopt;
+  std::vector<int64_t> box(2 * nd);
+  for (size_t d = 0; d < nd; ++d) {
+    box[2 * d] = rel / row[d];
+    box[2 * d + 1] = box[2 * d] + 1;
+    rel %= row[d];
+  }
+  std::vector<bool> used(nd, false);
+  for (size_t j = 0; j < view.shape().size(); ++j) {
+    const int64_t n = view.shape()[j], s = view.strides()[j];
+    if (n == 1) continue;
+    size_t d = 0;
+    while (d < nd && (used[d] || shape[d] == 1 || row[d] != s)) ++d;
+    if (d == nd || box[2 * d] + n > shape[d]) return std::nullopt;
+    used[d] = true;
+    box[2 * d + 1] = box[2 * d] + n;
+  }
+  return box;
+}
+
+bool boxes_intersect(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  for (size_t i = 0; i + 1 < a.size(); i += 2)
+    if (a[i] >= b[i + 1] || b[i] >= a[i + 1]) return false;
+  return true;
+}
+
 bool IterationTags::has_loop(int64_t loop) const { return std::binary_search(loops_.begin(), loops_.end(), loop); }
 
-void IterationTags::set(const Tensor& view, int64_t base, int64_t numel, int64_t tag) {
+void IterationTags::set(const Tensor& view, const Tensor& data, int64_t tag) {
   if (view.numel() == 0) return;
+  const int64_t base = data.offset(), numel = data.numel();
   numel_ = numel;
   const int64_t loop = tag >> 32;
   if (view.numel() == numel && view.offset() == base && view.is_contiguous()) {  // the whole tensor
@@ -59,7 +93,7 @@ void IterationTags::set(const Tensor& view, int64_t base, int64_t numel, int64_t
     loops_.assign(1, loop);
     return;
   }
-  writes_.push_back(Write{view.offset() - base, view.shape(), view.strides(), tag});
+  writes_.push_back(Write{view.offset() - base, view.shape(), view.strides(), tag, view_box(view, data)});
   if (!has_loop(loop)) loops_.insert(std::upper_bound(loops_.begin(), loops_.end(), loop), loop);
   if (writes_.size() > kMaxWrites) apply_writes();
 }
@@ -84,11 +118,23 @@ int64_t IterationTags::at(int64_t offset) {
   return per_element_.empty() ? whole_ : per_element_[static_cast<size_t>(offset)];
 }
 
-int64_t IterationTags::other_iterations(const Tensor& view, int64_t base, int64_t tag, std::vector<int64_t>* out) {
+int64_t IterationTags::other_iterations(const Tensor& view, const Tensor& data, int64_t tag,
+                                        std::vector<int64_t>* out) {
   const int64_t loop = tag >> 32;
   if (!has_loop(loop) || view.numel() == 0) return 0;
-  apply_writes();
   auto other = [&](int64_t w) { return w != 0 && w != tag && (w >> 32) == loop; };
+  if (per_element_.empty() && !other(whole_) && !writes_.empty()) {
+    // Only the parts written since can hold another iteration's tag: when they and the view are
+    // boxes, the view meets none of them, or the tags are applied and walked.
+    if (const std::optional<std::vector<int64_t>> box = view_box(view, data)) {
+      const bool clear = std::all_of(writes_.begin(), writes_.end(), [&](const Write& w) {
+        return w.box && (!other(w.tag) || !boxes_intersect(*box, *w.box));
+      });
+      if (clear) return 0;
+    }
+  }
+  const int64_t base = data.offset();
+  apply_writes();
   if (per_element_.empty()) {
     if (!other(whole_)) return 0;
     if (out)

@@ -11,26 +11,33 @@
 // - `loops` lists the loops whose tags may be present: a read in a loop not listed cannot meet
 //   another iteration of it, and nothing is walked;
 // - writes of parts are kept as a short list of (view, tag) and applied to the per-element tags only
-//   when a read needs them: a tile loaded slice by slice in one loop and read in another never does.
+//   when a read needs them: a tile loaded slice by slice in one loop and read in another never does,
+//   and an output stored block by block is checked block against block while the blocks are boxes.
 // Walking elements goes by runs of the innermost axis, not element by element.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "tensor/tensor.h"
 
 namespace nki_agent {
 
+// The elements `view` selects of `data` as a box: [lo, hi) along each of data's axes (flattened
+// pairs), when view is a slice of data (contiguous) with step 1 — size-1 axes dropped or kept, axes
+// in any order; nullopt otherwise. Two such boxes share elements exactly when they intersect.
+std::optional<std::vector<int64_t>> view_box(const Tensor& view, const Tensor& data);
+bool boxes_intersect(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+
 class IterationTags {
  public:
-  // Tags the elements `view` selects of a tensor whose data starts at `base` and holds `numel`
-  // elements (`view` must lie in that storage).
-  void set(const Tensor& view, int64_t base, int64_t numel, int64_t tag);
+  // Tags the elements `view` selects of a tensor's `data` (`view` must lie in data's storage).
+  void set(const Tensor& view, const Tensor& data, int64_t tag);
   // The elements `view` selects whose tag is of `tag`'s loop but another iteration: their offsets
-  // (from `base`) are appended to `out` when it is given, and the first such tag is returned (0
-  // when there is none).
-  int64_t other_iterations(const Tensor& view, int64_t base, int64_t tag, std::vector<int64_t>* out);
+  // (from data's first element) are appended to `out` when it is given, and the first such tag is
+  // returned (0 when there is none).
+  int64_t other_iterations(const Tensor& view, const Tensor& data, int64_t tag, std::vector<int64_t>* out);
   // The tag of the element at `offset` from the tensor's start.
   int64_t at(int64_t offset);
   // Whether no element was ever tagged.
@@ -42,6 +49,7 @@ class IterationTags {
     Shape shape;
     Strides strides;
     int64_t tag;
+    std::optional<std::vector<int64_t>> box;  // view_box of the part
   };
   bool has_loop(int64_t loop) const;
   void apply_writes();

@@ -56,42 +56,6 @@ void settle_poison(NkiTensor& t) {
 
 namespace {
 
-// The elements `view` selects of `data` as a box: [lo, hi) along each of data's axes (flattened
-// pairs), when view is a slice of data with step 1 (size-1 axes dropped or kept, axes permuted);
-// nullopt otherwise.
-std::optional<std::vector<int64_t>> box_of(const Tensor& view, const Tensor& data) {
-  if (view.storage() != data.storage() || view.numel() == 0 || !data.is_contiguous()) return std::nullopt;
-  const Shape& shape = data.shape();
-  const size_t nd = shape.size();
-  std::vector<int64_t> row(nd, 1);  // C-order strides of data
-  for (size_t d = nd; d-- > 1;) row[d - 1] = row[d] * shape[d];
-  int64_t rel = view.offset() - data.offset();
-  if (rel < 0 || rel >= data.numel()) return std::nullopt;
-  std::vector<int64_t> box(2 * nd);
-  for (size_t d = 0; d < nd; ++d) {
-    box[2 * d] = rel / row[d];
-    box[2 * d + 1] = box[2 * d] + 1;
-    rel %= row[d];
-  }
-  std::vector<bool> used(nd, false);
-  for (size_t j = 0; j < view.shape().size(); ++j) {
-    const int64_t n = view.shape()[j], s = view.strides()[j];
-    if (n == 1) continue;
-    size_t d = 0;
-    while (d < nd && (used[d] || shape[d] == 1 || row[d] != s)) ++d;
-    if (d == nd || box[2 * d] + n > shape[d]) return std::nullopt;
-    used[d] = true;
-    box[2 * d + 1] = box[2 * d] + n;
-  }
-  return box;
-}
-
-bool intersects(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  for (size_t i = 0; i + 1 < a.size(); i += 2)
-    if (a[i] >= b[i + 1] || b[i] >= a[i + 1]) return false;
-  return true;
-}
-
 bool same_view(const Tensor& a, const Tensor& b) {
   return a.storage() == b.storage() && a.offset() == b.offset() && a.shape() == b.shape() && a.strides() == b.strides();
 }
@@ -118,7 +82,7 @@ bool defer_copy(const Access& dst, const Access& src, const Tensor& from) {
   if (!buffer_is_on_chip(t.buffer) || !buffer_is_hbm(src.buffer()) || src.tensor == dst.tensor ||
       from.dtype() != dst.dtype() || from.shape() != dst.view.shape())
     return false;
-  std::optional<std::vector<int64_t>> box = box_of(dst.view, t.data);
+  std::optional<std::vector<int64_t>> box = view_box(dst.view, t.data);
   if (!box) return false;
   t.pending_copies.push_back(PendingCopy{dst.view, from, src.tensor, std::move(*box)});
   auto& to = src.tensor->copied_to;
@@ -133,10 +97,10 @@ bool defer_copy(const Access& dst, const Access& src, const Tensor& from) {
 void before_write(const Access& dst) {
   NkiTensor& t = *dst.tensor;
   if (!t.pending_copies.empty()) {
-    const std::optional<std::vector<int64_t>> box = box_of(dst.view, t.data);
+    const std::optional<std::vector<int64_t>> box = view_box(dst.view, t.data);
     size_t upto = 0;
     for (size_t i = 0; i < t.pending_copies.size(); ++i)
-      if (!box || intersects(*box, t.pending_copies[i].box)) upto = i + 1;
+      if (!box || boxes_intersect(*box, t.pending_copies[i].box)) upto = i + 1;
     carry_out(t, upto);
   }
   if (!t.copied_to.empty()) {
@@ -151,10 +115,10 @@ Tensor read_view(const Access& a) {
   NkiTensor& t = *a.tensor;
   settle_poison(t);
   if (t.pending_copies.empty()) return a.view;
-  if (const std::optional<std::vector<int64_t>> box = box_of(a.view, t.data)) {
+  if (const std::optional<std::vector<int64_t>> box = view_box(a.view, t.data)) {
     for (size_t i = t.pending_copies.size(); i-- > 0;) {  // the last copy into these elements
       const PendingCopy& c = t.pending_copies[i];
-      if (!intersects(*box, c.box)) continue;
+      if (!boxes_intersect(*box, c.box)) continue;
       if (same_view(c.dst, a.view)) return c.src;
       settle(t);
       return a.view;

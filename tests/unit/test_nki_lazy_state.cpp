@@ -42,30 +42,41 @@ TEST(IterationTags, AWholeWriteTagsEveryElementAndAPartialOneOnlyItsOwn) {
   const Tensor t = Tensor::zeros({8, 6, 4}, DType::kFloat32);
   IterationTags tags;
   EXPECT_TRUE(tags.empty());
-  tags.set(t, 0, t.numel(), tag(3, 0));
+  tags.set(t, t, tag(3, 0));
   EXPECT_FALSE(tags.empty());
   for (int64_t off = 0; off < t.numel(); ++off) ASSERT_EQ(tags.at(off), tag(3, 0));
 
   const Tensor part = t.slice(1, 2, 5).slice(2, 1, 3);  // [8, 3, 2], strided
-  tags.set(part, 0, t.numel(), tag(3, 1));
+  tags.set(part, t, tag(3, 1));
   const std::set<int64_t> in = offsets(part);
   for (int64_t off = 0; off < t.numel(); ++off) ASSERT_EQ(tags.at(off), in.count(off) ? tag(3, 1) : tag(3, 0)) << off;
+}
+
+TEST(IterationTags, ViewsThatAreSlicesOfTheirTensorAreBoxes) {
+  const Tensor t = Tensor::zeros({4, 3, 8}, DType::kFloat32);
+  EXPECT_EQ(view_box(t, t), (std::vector<int64_t>{0, 4, 0, 3, 0, 8}));
+  EXPECT_EQ(view_box(t.select(1, 2).slice(1, 2, 6), t), (std::vector<int64_t>{0, 4, 2, 3, 2, 6}));
+  EXPECT_EQ(view_box(t.slice(0, 1, 3).transpose(), t), (std::vector<int64_t>{1, 3, 0, 3, 0, 8}));
+  EXPECT_FALSE(view_box(t.slice(2, 0, 8, 2), t));                       // a step of 2
+  EXPECT_FALSE(view_box(Tensor::zeros({4, 3, 8}, DType::kFloat32), t));  // another storage
+  EXPECT_TRUE(boxes_intersect({0, 4, 2, 3}, {3, 5, 0, 3}));
+  EXPECT_FALSE(boxes_intersect({0, 4, 2, 3}, {3, 5, 0, 2}));
 }
 
 TEST(IterationTags, OtherIterationsOfTheSameLoopOnlyAreFound) {
   const Tensor t = Tensor::zeros({4, 16}, DType::kFloat32);
   IterationTags tags;
-  tags.set(t.slice(1, 0, 8), 0, t.numel(), tag(5, 0));   // loop 5, iteration 0: columns 0..7
-  tags.set(t.slice(1, 8, 16), 0, t.numel(), tag(6, 2));  // loop 6: columns 8..15
+  tags.set(t.slice(1, 0, 8), t, tag(5, 0));   // loop 5, iteration 0: columns 0..7
+  tags.set(t.slice(1, 8, 16), t, tag(6, 2));  // loop 6: columns 8..15
   std::vector<int64_t> found;
   // Iteration 1 of loop 5 reading columns 6..9 meets iteration 0's columns 6 and 7 only.
-  EXPECT_EQ(tags.other_iterations(t.slice(1, 6, 10), 0, tag(5, 1), &found), tag(5, 0));
+  EXPECT_EQ(tags.other_iterations(t.slice(1, 6, 10), t, tag(5, 1), &found), tag(5, 0));
   EXPECT_EQ(found, (std::vector<int64_t>{6, 7, 22, 23, 38, 39, 54, 55}));
   // The same iteration, or a loop that wrote nothing here, meets nothing.
-  EXPECT_EQ(tags.other_iterations(t, 0, tag(5, 0), nullptr), 0);
-  EXPECT_EQ(tags.other_iterations(t, 0, tag(7, 1), nullptr), 0);
+  EXPECT_EQ(tags.other_iterations(t, t, tag(5, 0), nullptr), 0);
+  EXPECT_EQ(tags.other_iterations(t, t, tag(7, 1), nullptr), 0);
   // Without `out`, the first tag found is still returned.
-  EXPECT_EQ(tags.other_iterations(t.slice(1, 10, 12), 0, tag(6, 0), nullptr), tag(6, 2));
+  EXPECT_EQ(tags.other_iterations(t.slice(1, 10, 12), t, tag(6, 0), nullptr), tag(6, 2));
 }
 
 TEST(IterationTags, ManyPartialWritesAgreeWithAnElementByElementRecord) {
@@ -86,7 +97,14 @@ TEST(IterationTags, ManyPartialWritesAgreeWithAnElementByElementRecord) {
     if (w % 3 == 0) v = v.transpose();
     if (w % 50 == 49) v = t;  // now and then the whole tensor
     const int64_t tg = tag(1 + w % 2, w);
-    tags.set(v, 0, t.numel(), tg);
+    // Before the write: whether v meets another iteration of tg's loop, against the record.
+    bool meets = false;
+    for (int64_t off : offsets(v)) {
+      const int64_t e = expect[static_cast<size_t>(off)];
+      meets = meets || (e != 0 && e != tg && (e >> 32) == (tg >> 32));
+    }
+    ASSERT_EQ(tags.other_iterations(v, t, tg, nullptr) != 0, meets) << "write " << w;
+    tags.set(v, t, tg);
     for (int64_t off : offsets(v)) expect[static_cast<size_t>(off)] = tg;
     if (w % 7 == 0) {  // reads in between apply what was deferred so far
       for (int64_t off = 0; off < t.numel(); ++off) ASSERT_EQ(tags.at(off), expect[static_cast<size_t>(off)]);
