@@ -324,6 +324,132 @@ def k(table, ids, picks):
   EXPECT_EQ(r.error().loc.line, 14);
 }
 
+// Vector indirection through .ap(vector_offset=idx, indirect_dim=0), both dialects: a gather of
+// rows from a column offset (a pattern that reads 6 of each row's 8 elements), and a scatter of the
+// gathered tile back into zeroed rows of an output; then the refusals (scalar and vector offset
+// together, an SBUF tensor indexed, a pattern step that is not the row size, an index tile of the
+// wrong partitions).
+TEST_F(NkiSelect, VectorOffsetGathersAndScattersRows) {
+  const char* current = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(table, ids):
+    n, d = table.shape
+    rows = nl.ndarray((32, 6), dtype=table.dtype, buffer=nl.shared_hbm)
+    scattered = nl.ndarray((n, d), dtype=table.dtype, buffer=nl.shared_hbm)
+    idx = nl.ndarray((32, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=idx, src=ids)
+    got = nl.ndarray((32, 6), dtype=table.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=got, src=table.ap(pattern=[[d, 32], [1, 6]], offset=2, vector_offset=idx, indirect_dim=0))
+    nisa.dma_copy(dst=rows, src=got)
+    zero = nl.ndarray((n, d), dtype=table.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=zero, value=0.0)
+    nisa.dma_copy(dst=scattered, src=zero)
+    nisa.dma_copy(dst=scattered.ap(pattern=[[d, 32], [1, 6]], offset=2, vector_offset=idx, indirect_dim=0), src=got)
+    return rows, scattered
+)py";
+  const char* legacy = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(table, ids):
+    n, d = table.shape
+    rows = nl.ndarray((32, 6), dtype=table.dtype, buffer=nl.shared_hbm)
+    scattered = nl.ndarray((n, d), dtype=table.dtype, buffer=nl.shared_hbm)
+    idx = nl.load(ids)
+    got = nl.ndarray((32, 6), dtype=table.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=got, src=table.ap(pattern=[[d, 32], [1, 6]], offset=2, vector_offset=idx, indirect_dim=0))
+    nl.store(rows, value=got)
+    nl.store(scattered, value=nl.zeros((n, d), dtype=table.dtype, buffer=nl.sbuf))
+    nisa.dma_copy(dst=scattered.ap(pattern=[[d, 32], [1, 6]], offset=2, vector_offset=idx, indirect_dim=0), src=got)
+    return rows, scattered
+)py";
+  const int64_t n = 64, d = 8;
+  const Tensor table = values({n, d});
+  std::vector<int64_t> ids;
+  for (int64_t p = 0; p < 32; ++p) ids.push_back((p * 7 + 3) % n);
+  const std::vector<float> tv = table.to_f32_vector();
+  for (const char* src : {current, legacy}) {
+    auto r = run(src, {table, Tensor::from_i64({32, 1}, ids, DType::kInt32)});
+    ASSERT_TRUE(r) << r.error().format();
+    EXPECT_TRUE(r->warnings.empty()) << r->warnings.front().format();
+    const std::vector<float> rows = r->outputs[0].to_f32_vector(), sc = r->outputs[1].to_f32_vector();
+    std::vector<bool> hit(static_cast<size_t>(n), false);
+    for (int64_t p = 0; p < 32; ++p) {
+      const int64_t row = ids[static_cast<size_t>(p)];
+      hit[static_cast<size_t>(row)] = true;
+      for (int64_t f = 0; f < 6; ++f)
+        ASSERT_EQ(rows[static_cast<size_t>(p * 6 + f)], tv[static_cast<size_t>(row * d + 2 + f)]) << p << ", " << f;
+    }
+    for (int64_t row = 0; row < n; ++row)
+      for (int64_t f = 0; f < d; ++f) {
+        const bool moved = hit[static_cast<size_t>(row)] && f >= 2;
+        ASSERT_EQ(sc[static_cast<size_t>(row * d + f)], moved ? tv[static_cast<size_t>(row * d + f)] : 0.0f)
+            << row << ", " << f;
+      }
+  }
+  // A row number past the end is the indirect DMA's runtime error.
+  std::vector<int64_t> bad_ids = ids;
+  bad_ids[9] = n;
+  auto r = run(current, {table, Tensor::from_i64({32, 1}, bad_ids, DType::kInt32)});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "nkia_indirect_index_out_of_bounds") << r.error().format();
+
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"table.ap(pattern=[[8, 32], [1, 6]], scalar_offset=0, vector_offset=idx)", "nkia_bad_operand"},
+      {"got.ap(pattern=[[6, 32], [1, 6]], vector_offset=idx)", "nkia_bad_operand"},
+      {"table.ap(pattern=[[16, 32], [1, 6]], vector_offset=idx)", "nkia_bad_operand"},
+      {"table.ap(pattern=[[8, 32], [1, 6]], vector_offset=idx, indirect_dim=1)", "nkia_bad_operand"},
+      {"table.ap(pattern=[[8, 16], [1, 6]], vector_offset=idx)", "nkia_indirect_index_tile"},
+  };
+  for (const auto& [expr, code] : refused) {
+    const std::string src = std::string(R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(table, ids):
+    out = nl.ndarray((32, 6), dtype=table.dtype, buffer=nl.shared_hbm)
+    idx = nl.ndarray((32, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=idx, src=ids)
+    got = nl.ndarray((32, 6), dtype=table.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=got, src=)py") + expr + R"py()
+    nisa.dma_copy(dst=out, src=got)
+    return out
+)py";
+    auto rr = run(src, {table, Tensor::from_i64({32, 1}, ids, DType::kInt32)});
+    ASSERT_FALSE(rr) << expr;
+    EXPECT_EQ(rr.error().code, code) << expr << ": " << rr.error().format();
+    EXPECT_EQ(rr.error().loc.line, 12) << expr;
+  }
+  // Only dma_copy takes such an access: a DMA transpose of indexed rows is refused at its line.
+  auto rt = run(R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(table, ids):
+    out = nl.ndarray((6, 32), dtype=table.dtype, buffer=nl.shared_hbm)
+    idx = nl.ndarray((32, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=idx, src=ids)
+    got = nl.ndarray((6, 32), dtype=table.dtype, buffer=nl.sbuf)
+    nisa.dma_transpose(dst=got, src=table.ap(pattern=[[8, 32], [1, 6]], vector_offset=idx, indirect_dim=0))
+    nisa.dma_copy(dst=out, src=got)
+    return out
+)py",
+                {table, Tensor::from_i64({32, 1}, ids, DType::kInt32)});
+  ASSERT_FALSE(rt);
+  EXPECT_EQ(rt.error().code, "nkia_bad_operand") << rt.error().format();
+  EXPECT_EQ(rt.error().loc.line, 12);
+}
+
 // local_gather against its definition: per 16-partition group, the group's uint16 indices read
 // partition first and cut to num_valid_indices; each index an element offset from which
 // num_elem_per_idx contiguous elements of every partition of the group are copied.

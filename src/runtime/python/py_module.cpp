@@ -298,6 +298,63 @@ Access permute_view(const Access& a, const std::vector<int>& perm) {
   return Access{a.tensor, a.view.transpose(perm)};
 }
 
+Access pattern_view(const Access& a, const std::vector<std::pair<int64_t, int64_t>>& pattern, int64_t offset);
+Access to_access(py::handle h, const char* role);
+
+// t.ap(pattern=[[row, P], [step, num], ...], offset=0, vector_offset=idx, indirect_dim=0): vector
+// indirection, partition p of the access reading (or writing) row idx[p] of the HBM tensor t: the
+// elements offset + idx[p] * row + sum(step * i) over the remaining pairs, where row is the size of
+// one index of axis 0 (prod(t.shape[1:])) and must be the first pair's step, and P the partitions of
+// idx ([P, 1]). nisa.dma_copy gathers from such an access and scatters into one (the rows as an
+// HBM view, the index as given: _nkia.lang._IndirectAp).
+py::object indirect_ap(const Access& a, const std::vector<std::pair<int64_t, int64_t>>& pattern, int64_t offset,
+                       py::handle scalar_offset, py::handle vector_offset, int64_t indirect_dim) {
+  const std::string what = tensor_label(a);
+  auto bad = [&](const std::string& message, const std::string& hint) { raise(nki_error("nkia_bad_operand", message, hint)); };
+  if (!scalar_offset.is_none())
+    bad(fmt::format("{}.ap() takes scalar_offset or vector_offset, not both", what),
+        "index one row per partition with vector_offset, or move the whole access with scalar_offset");
+  if (!buffer_is_hbm(a.buffer()))
+    bad(fmt::format("{}.ap(vector_offset=...) indexes rows of an HBM tensor, but {} is in {}", what, what,
+                    buffer_name(a.buffer())),
+        "call .ap(vector_offset=idx, indirect_dim=0) on the HBM side of the dma_copy");
+  const Shape& shape = a.tensor->data.shape();
+  if (indirect_dim != 0 || shape.empty())
+    bad(fmt::format("{}.ap(vector_offset=...) indexes axis 0 only, not indirect_dim={}", what, indirect_dim),
+        "pass indirect_dim=0: each partition's index names a row (an index of axis 0)");
+  int64_t row = 1;
+  for (size_t d = 1; d < shape.size(); ++d) row *= shape[d];
+  if (pattern.size() < 2 || pattern[0].first != row)
+    bad(fmt::format("{}.ap(vector_offset=...) takes a pattern [[{}, P], [step, num], ...]: the first pair's step is "
+                    "the row size {} of {}",
+                    what, row, row, shape_str(shape)),
+        fmt::format("write pattern=[[{}, P], [1, F]] to move F elements of each indexed row", row));
+  const Access index = to_access(vector_offset, "vector_offset");
+  if (!buffer_is_on_chip(index.buffer()) || index.view.ndim() != 2 || index.shape()[1] != 1 ||
+      index.shape()[0] != pattern[0].second)
+    raise(nki_error("nkia_indirect_index_tile",
+                    fmt::format("{}.ap(vector_offset={}) needs an SBUF [{}, 1] tile: one row number for each of the "
+                                "pattern's {} partitions",
+                                what, index.describe(), pattern[0].second, pattern[0].second),
+                    "load the row numbers into an SBUF tile of shape [P, 1] (an integer dtype)"));
+  // The rows as a view [rows, num...]: every row whose elements the pattern keeps inside the tensor.
+  int64_t reach = offset;
+  for (size_t k = 1; k < pattern.size(); ++k) reach += std::max<int64_t>(0, pattern[k].first * (pattern[k].second - 1));
+  const int64_t rows = std::min(shape[0], reach < a.tensor->data.numel() ? (a.tensor->data.numel() - 1 - reach) / row + 1 : 0);
+  if (rows <= 0)
+    raise(nki_error("err_tensor_access_out_of_bound",
+                    fmt::format("out-of-bound access for {}: the pattern with offset {} reaches past the tensor's end "
+                                "in every row",
+                                what, offset),
+                    "keep offset + sum(step * (num - 1)) within one row"));
+  std::vector<std::pair<int64_t, int64_t>> rows_pattern = pattern;
+  rows_pattern[0] = {row, rows};
+  const Access rows_view = pattern_view(a, rows_pattern, offset);
+  Shape out_shape{pattern[0].second};
+  for (size_t k = 1; k < pattern.size(); ++k) out_shape.push_back(pattern[k].second);
+  return py::module_::import("_nkia.lang").attr("_IndirectAp")(rows_view, vector_offset, py::tuple(py::cast(out_shape)));
+}
+
 // t.ap(pattern=[[step, num], ...], offset=0): the hardware access pattern over the whole tensor's
 // storage (the current view is ignored). Steps and the offset are in elements; for SBUF/PSUM the
 // first pair is the partition dimension and its step must be the per-partition element count.
@@ -340,19 +397,10 @@ Access pattern_view(const Access& a, const std::vector<std::pair<int64_t, int64_
 // .ap()'s dynamic offset: scalar_offset (an int — a loop variable of a dynamic loop — or a 1 x 1
 // tensor holding the value, read now: instructions run in program order) times the elements of one
 // index of `indirect_dim`, prod(base.shape[indirect_dim + 1:]). A timing-only run computes no
-// values, so a tensor's offset reads as 0 there. vector_offset (per-partition rows, a DMA gather)
-// is refused with a diagnostic.
-Access to_access(py::handle h, const char* role);
+// values, so a tensor's offset reads as 0 there. (vector_offset is indirect_ap's.)
 
-int64_t ap_dynamic_offset(const Access& a, py::handle scalar_offset, py::handle vector_offset, int64_t indirect_dim) {
+int64_t ap_dynamic_offset(const Access& a, py::handle scalar_offset, int64_t indirect_dim) {
   const std::string what = tensor_label(a);
-  if (!vector_offset.is_none())
-    raise(nki_error("nkia_bad_operand",
-                    fmt::format("{}.ap(vector_offset=...) (a per-partition gather) is not "
-                                "simulated by nki-agent",
-                                what),
-                    "gather the rows with an indirect load instead: nisa.dma_copy(dst=tile, src=t[idx_tile, ...]) "
-                    "in the legacy dialect, or one dma_copy per row"));
   if (scalar_offset.is_none()) return 0;
   const Shape& shape = a.tensor->data.shape();
   if (indirect_dim < 0 || indirect_dim >= static_cast<int64_t>(shape.size()))
@@ -734,9 +782,11 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
       .def(
           "ap",
           [](const std::shared_ptr<NkiTensor>& h, std::vector<std::pair<int64_t, int64_t>> pattern, int64_t offset,
-             py::handle scalar_offset, py::handle vector_offset, int64_t indirect_dim) {
+             py::handle scalar_offset, py::handle vector_offset, int64_t indirect_dim) -> py::object {
             const Access a = whole(h);
-            return pattern_view(a, pattern, offset + ap_dynamic_offset(a, scalar_offset, vector_offset, indirect_dim));
+            if (!vector_offset.is_none())
+              return indirect_ap(a, pattern, offset, scalar_offset, vector_offset, indirect_dim);
+            return py::cast(pattern_view(a, pattern, offset + ap_dynamic_offset(a, scalar_offset, indirect_dim)));
           },
           py::arg("pattern"), py::arg("offset") = 0, py::arg("scalar_offset") = py::none(),
           py::arg("vector_offset") = py::none(), py::arg("indirect_dim") = 0)
@@ -771,8 +821,10 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
       .def(
           "ap",
           [](const Access& a, std::vector<std::pair<int64_t, int64_t>> pattern, int64_t offset,
-             py::handle scalar_offset, py::handle vector_offset, int64_t indirect_dim) {
-            return pattern_view(a, pattern, offset + ap_dynamic_offset(a, scalar_offset, vector_offset, indirect_dim));
+             py::handle scalar_offset, py::handle vector_offset, int64_t indirect_dim) -> py::object {
+            if (!vector_offset.is_none())
+              return indirect_ap(a, pattern, offset, scalar_offset, vector_offset, indirect_dim);
+            return py::cast(pattern_view(a, pattern, offset + ap_dynamic_offset(a, scalar_offset, indirect_dim)));
           },
           py::arg("pattern"), py::arg("offset") = 0, py::arg("scalar_offset") = py::none(),
           py::arg("vector_offset") = py::none(), py::arg("indirect_dim") = 0)

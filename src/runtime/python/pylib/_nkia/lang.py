@@ -1193,6 +1193,44 @@ class _IndirectRows:
                        "gather rows with nl.load(t[idx, ...]) and scatter with nl.store(t[idx, ...], value=...)")
 
 
+class _IndirectAp(_IndirectRows):
+    """``t.ap(pattern=[[row, P], ...], vector_offset=idx, indirect_dim=0)``: partition p of the
+    access is row idx[p] of the HBM tensor t (the rows as the C++ core built them). nisa.dma_copy
+    gathers from it and scatters into it."""
+
+    def __init__(self, rows, index, shape):
+        self.base, self.index, self.rows = rows.tensor, index, rows
+        self._shape = tuple(shape)
+
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def _nkia_tile(self):
+        raise NkiError("nkia_bad_operand",
+                       "an access with vector_offset is used outside nisa.dma_copy: only dma_copy gathers and "
+                       "scatters rows chosen at run time in nki-agent",
+                       "gather the rows into an SBUF tile with nisa.dma_copy first, then use the tile")
+
+
+def _dma_copy_indirect(dst, src, dst_rmw_op, oob_mode, mask=None):
+    """nisa.dma_copy with one side an indirect access (_IndirectRows): a gather from HBM rows into a
+    tile, or a scatter of a tile's partitions into HBM rows."""
+    if isinstance(dst, _IndirectRows) and isinstance(src, _IndirectRows):
+        raise NkiError("nkia_bad_operand", "a dma_copy can index rows at run time on one side only",
+                       "gather into an SBUF tile first, then scatter the tile")
+    if dst_rmw_op is not None or mask is not None:
+        raise NkiError("nkia_bad_operand",
+                       "an indirect dma_copy takes neither dst_rmw_op nor mask in nki-agent",
+                       "gather the rows into a tile, combine on an engine, and scatter the result")
+    skip = str(oob_mode) == "skip" if oob_mode is not None else False
+    if isinstance(src, _IndirectRows):
+        core.dma_indirect(dst, src.rows, src.index, True, skip)
+    else:
+        core.dma_indirect(src, dst.rows, dst.index, False, skip)
+
+
 def _free_slices(items):
     """The free-axis part of an indirect key as slices: index tiles along one free axis become
     the strided slice they address."""

@@ -7,7 +7,10 @@ from _nkia.isa_common import (dge_mode, engine, get_nc_version, gpsimd_engine, m
                               vector_engine)
 
 
-def dma_copy(dst, src, dst_rmw_op=None, **kwargs):
+def dma_copy(dst, src, dst_rmw_op=None, oob_mode=None, **kwargs):
+    if isinstance(dst, lang._IndirectRows) or isinstance(src, lang._IndirectRows):  # .ap(vector_offset=)
+        lang._dma_copy_indirect(dst, src, dst_rmw_op, oob_mode)
+        return
     core.dma_copy(dst, src, lang.op_name(dst_rmw_op) if dst_rmw_op is not None else "")
 
 

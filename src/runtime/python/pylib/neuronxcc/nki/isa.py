@@ -250,6 +250,9 @@ def _free_elements(t):
 def dma_copy(dst, src, mask=None, dst_rmw_op=None, oob_mode=None, dge_mode=None, **kwargs):
     """Copies src into dst through a DMA queue (HBM <-> SBUF, or within one memory); with
     dst_rmw_op=nl.add the DMA engine accumulates: dst += src."""
+    if isinstance(dst, lang._IndirectRows) or isinstance(src, lang._IndirectRows):
+        lang._dma_copy_indirect(dst, src, dst_rmw_op, oob_mode, mask)
+        return
     rmw = lang.op_name(dst_rmw_op) if dst_rmw_op is not None else ""
     m = lang._Mask(mask, dst.shape)
     if not m.empty:
