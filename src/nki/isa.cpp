@@ -458,17 +458,24 @@ Result<void> check_matmul_inputs(const ExecContext& ctx, const Access& stationar
 
 namespace {
 
-// The flags of a matmul's results: dst[m, n] sums K products stationary[k, m] * moving[k, n]; it is
-// written when every product's factors are, and garbage otherwise (stale data mixed in when some
-// are). Accumulating results also keep what they held.
+// Flags of a matmul operand as [K, X]: the contraction axes (all but the last) flattened.
+Tensor contraction_rows(const Tensor& flags) {
+  if (!flags.defined() || flags.ndim() <= 2) return flags;
+  int64_t k = 1;
+  for (int64_t d = 0; d + 1 < flags.ndim(); ++d) k *= flags.shape()[static_cast<size_t>(d)];
+  return flags.reshape({k, flags.shape().back()});
+}
+
+}  // namespace
+
 Tensor matmul_flags(const SourceLoc& loc, const Access& dst, const Access& stationary, const Access& moving,
-                    Accumulate acc) {
-  const Tensor fs = written_flags(stationary), fm = written_flags(moving);
+                    Accumulate acc, const char* op) {
+  const Tensor fs = contraction_rows(written_flags(stationary)), fm = contraction_rows(written_flags(moving));
   const NkiTensor& t = *dst.tensor;
   const bool accumulates = acc == Accumulate::kAccumulate || (acc == Accumulate::kAuto && t.matmul_written.defined());
   const Tensor prev = accumulates ? written_flags(dst) : Tensor();
   if (!fs.defined() && !fm.defined() && !prev.defined()) return {};
-  const int64_t k = stationary.shape()[0], m = stationary.shape()[1], n = moving.shape()[1];
+  const int64_t m = stationary.shape().back(), n = moving.shape().back(), k = stationary.view.numel() / std::max<int64_t>(m, 1);
   Tensor out = Tensor::full({m, n}, DType::kUInt8, 1);
   uint8_t* o = out.data_as<uint8_t>();
   if (fs.defined() || fm.defined()) {
@@ -483,7 +490,7 @@ Tensor matmul_flags(const SourceLoc& loc, const Access& dst, const Access& stati
     }
     if (mixed)
       for (const Access* a : {&stationary, &moving})
-        if (!all_written(*a)) note_stale(dst, "nc_matmul", loc, *a);
+        if (!all_written(*a)) note_stale(dst, op, loc, *a);
   }
   if (prev.defined()) {
     const Tensor seen = acc == Accumulate::kAuto ? Tensor(t.matmul_written.storage(), DType::kUInt8, dst.view.shape(),
@@ -497,8 +504,6 @@ Tensor matmul_flags(const SourceLoc& loc, const Access& dst, const Access& stati
   }
   return out;
 }
-
-}  // namespace
 
 Result<void> check_matmul_destination(const ExecContext& ctx, const Access& dst, int64_t m, int64_t n, const char* op,
                                       const Access& stationary, const Access& moving) {
@@ -540,7 +545,7 @@ Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& st
   if (auto r = check_matmul_inputs(ctx, stationary, moving); !r) return r;
   const int64_t m = stationary.shape()[1], n = moving.shape()[1];
   if (auto r = check_matmul_destination(ctx, dst, m, n, kOp, stationary, moving); !r) return r;
-  const Tensor result_flags = matmul_flags(loc, dst, stationary, moving, acc);
+  const Tensor result_flags = matmul_flags(loc, dst, stationary, moving, acc, kOp);
   InstructionRecord rec = issue_instruction(ctx, Engine::kTensor, "nc_matmul", loc, dst, {&stationary, &moving},
                                             DataFlow::kCustom, /*settle_reads=*/false);
   set_written(dst, result_flags);

@@ -125,6 +125,13 @@ Result<void> check_matmul_destination(const ExecContext& ctx, const Access& dst,
 // Writes a matmul's float32 [M, N] product into its PSUM destination as `acc` says (kAuto: per
 // element, through NkiTensor::matmul_written), for both matmul modes.
 void write_matmul_product(const Access& dst, const Tensor& product, Accumulate acc);
+// Which results of a matmul hold data (nki/written.h), for both modes: dst[m, n] sums the products
+// of stationary[..., m] and moving[..., n] over the contraction axes (all but the last: [K] for the
+// ordinary mode, [K, 2] for double-row); it is written when every product's factors are, garbage
+// when some are not (noted as where stale data entered dst, under `op`), and an accumulating result
+// also keeps what it held. Undefined when every result is written.
+Tensor matmul_flags(const SourceLoc& loc, const Access& dst, const Access& stationary, const Access& moving,
+                    Accumulate acc, const char* op);
 // The operand rules of nc_matmul alone, for front ends that allocate the result after them.
 Result<void> check_matmul_inputs(const ExecContext& ctx, const Access& stationary, const Access& moving);
 

@@ -354,5 +354,28 @@ def mm(lhsT, rhs):
     }
 }
 
+TEST_F(PendingCopies, AScalarOffsetLoadedByDmaIsReadAfterTheCopy) {
+  // The 1 x 1 offset tile is loaded from HBM (a pending copy) and read by .ap(scalar_offset=).
+  const auto out = run(R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def pick(x, off):
+    R, F = x.shape
+    out = nl.ndarray((4, F), dtype=x.dtype, buffer=nl.shared_hbm)
+    row = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=row, src=off)
+    t = nl.ndarray((4, F), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x.ap(pattern=[[F, 4], [1, F]], offset=0, scalar_offset=row))
+    nisa.dma_copy(dst=out, src=t)
+    return out
+)py", "pick", {ramp(16, 8, 0.0f), Tensor::from_i64({1, 1}, std::vector<int64_t>{9}, DType::kInt32)});
+  ASSERT_EQ(out.size(), 32u);
+  for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], static_cast<float>(9 * 8 + i)) << i;
+}
+
 }  // namespace
 }  // namespace nki_agent

@@ -301,5 +301,61 @@ TEST_F(NkiWritten, AnAssignmentUnderAnEmptyMaskWritesNothing) {
   for (size_t i = 0; i < got.size(); ++i) ASSERT_FLOAT_EQ(got[i], 3.0f * in[i]) << i;
 }
 
+// The double-row FP8 matmul (trn2) follows unwritten data as the ordinary one does: a stationary
+// tile loaded for its first 64 columns gives 64 result rows that hold data. Storing those raises
+// nothing; storing all 128 rows is a warning.
+constexpr const char* kDoubleRowHalf = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+def product(lhsT, rhs):
+    K, M = lhsT.shape
+    _, N = rhs.shape
+    a = nl.ndarray((128, 2, M), dtype=lhsT.dtype, buffer=nl.sbuf)
+    b = nl.ndarray((128, 2, N), dtype=rhs.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=a[:, :, 0:64], src=lhsT[:, 0:64])
+    nisa.dma_copy(dst=b, src=rhs.reshape((128, 2, N)))
+    acc = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=acc, stationary=a, moving=b, perf_mode=nisa.matmul_perf_mode.double_row)
+    res = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=res, src=acc)
+    return res
+
+
+@nki.jit
+def k_half(lhsT, rhs):
+    res = product(lhsT, rhs)
+    out = nl.ndarray((64, rhs.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=res[0:64, :])
+    return out
+
+
+@nki.jit
+def k_all(lhsT, rhs):
+    res = product(lhsT, rhs)
+    out = nl.ndarray(res.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=res)
+    return out
+)py";
+
+TEST_F(NkiWritten, ADoubleRowMatmulFollowsUnwrittenColumnsOfItsOperands) {
+  const Tensor lhsT = values({256, 128}).astype(DType::kFloat8E4M3), rhs = values({256, 64}).astype(DType::kFloat8E4M3);
+  for (const char* entry : {"k_half", "k_all"}) {
+    KernelCall c;
+    c.src = kernel_files_from_source(kDoubleRowHalf);
+    c.entry = entry;
+    c.inputs = {lhsT, rhs};
+    c.target = "trn2";
+    auto r = python_run(c);
+    ASSERT_TRUE(r) << r.error().format();
+    if (std::string(entry) == "k_half")
+      EXPECT_TRUE(r->warnings.empty()) << codes(r->warnings);
+    else
+      EXPECT_FALSE(r->warnings.empty()) << entry;
+  }
+}
+
 }  // namespace
 }  // namespace nki_agent

@@ -420,7 +420,10 @@ int64_t ap_dynamic_offset(const Access& a, py::handle scalar_offset, int64_t ind
           fmt::format("{}.ap(scalar_offset=...) takes a 1 x 1 integer tensor or an int, not {}", what, s.describe()),
           "hold the offset in a [1, 1] nl.int32 SBUF tile (or pass a loop variable)"));
     ExecContext& ctx = exec_or_raise("ap");
-    if (ctx.compute) value = static_cast<int64_t>(s.view.item());
+    if (ctx.compute) {
+      settle(*s.tensor);  // its poison and pending copies, as any read
+      value = static_cast<int64_t>(s.view.item());
+    }
   }
   return value * row;
 }
@@ -801,7 +804,11 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
       .def_property_readonly("ndim", [](const Access& a) { return a.view.ndim(); })
       .def_property_readonly("buffer", [](const Access& a) { return std::string(buffer_name(a.buffer())); })
       .def_property_readonly("tensor", [](const Access& a) { return a.tensor; })
-      .def("numpy", [](const Access& a) { return tensor_to_numpy(a.view); })
+      .def("numpy",
+           [](const Access& a) {
+             settle(*a.tensor);
+             return tensor_to_numpy(a.view);
+           })
       .def("view",
            [](const Access& a, py::handle key) {
              return Access{a.tensor, index_view(a.view, key, a.tensor->name.empty() ? "tensor" : a.tensor->name)};
