@@ -337,7 +337,8 @@ Result<HardwareSpec> build_spec(const toml::table& root, std::string_view origin
     TableReader r(dma_t, "dma", origin);
     NKIA_TRY_VOID(
         r.only({"engines", "partitions_per_engine", "bytes_per_ns", "efficiency", "descriptor_overhead_ns",
-                "min_descriptor_bytes", "trigger_latency_ns", "max_inflight_per_queue", "transpose_efficiency"}));
+                "min_descriptor_bytes", "trigger_latency_ns", "max_inflight_per_queue", "transpose_efficiency",
+                "compute_efficiency"}));
     NKIA_TRY(n, r.integer("engines", std::nullopt, 1, 256));
     NKIA_TRY(ppe, r.integer("partitions_per_engine", std::nullopt, 1, 1024));
     NKIA_TRY(bw, r.number("bytes_per_ns", std::nullopt, 0.001, 1e6));
@@ -347,6 +348,7 @@ Result<HardwareSpec> build_spec(const toml::table& root, std::string_view origin
     NKIA_TRY(lat, r.number("trigger_latency_ns", 0.0, 0, 1e9));
     NKIA_TRY(inflight, r.integer("max_inflight_per_queue", 0, 0, 1 << 20));
     NKIA_TRY(teff, r.number("transpose_efficiency", 1.0, 0.001, 1.0));
+    NKIA_TRY(ceff, r.number("compute_efficiency", 1.0, 0.001, 1.0));
     hw.dma.engines = static_cast<int>(n);
     hw.dma.partitions_per_engine = static_cast<int>(ppe);
     hw.dma.bytes_per_ns = bw;
@@ -356,6 +358,7 @@ Result<HardwareSpec> build_spec(const toml::table& root, std::string_view origin
     hw.dma.trigger_latency_ns = lat;
     hw.dma.max_inflight_per_queue = static_cast<int>(inflight);
     hw.dma.transpose_efficiency = teff;
+    hw.dma.compute_efficiency = ceff;
     NKIA_TRY_VOID(r.finish());
   }
   if (const toml::node* c = root.get("concurrency")) {

@@ -64,6 +64,7 @@ struct DmaSpec {
   double trigger_latency_ns = 1300;
   int max_inflight_per_queue = 4;  // 0: unlimited
   double transpose_efficiency = 1.0;
+  double compute_efficiency = 1.0;  // DMAs that accumulate into their destination (dst_rmw_op)
 
   double engine_bytes_per_ns() const { return bytes_per_ns * efficiency; }
 };

@@ -339,11 +339,14 @@ class Lowerer {
     const int64_t per_engine_desc = (op.dma_descriptors + engines - 1) / engines;
     double bw = d.engine_bytes_per_ns();
     if (r.opcode.find("transpose") != std::string::npos) bw *= d.transpose_efficiency;
+    const bool accumulates = r.opcode.find(":add") != std::string::npos;  // dma_copy:add reads dst too
+    if (accumulates) bw *= d.compute_efficiency;
     const double desc_ns =
         d.descriptor_overhead_ns + static_cast<double>(std::max(desc_bytes, d.min_descriptor_bytes)) / bw;
     op.duration_ns = static_cast<double>(per_engine_desc) * desc_ns;
     if (src_hbm) op.hbm_read_bytes = src.bytes;
     if (dst_hbm) op.hbm_write_bytes = dst.bytes;
+    if (dst_hbm && accumulates) op.hbm_read_bytes += dst.bytes;
   }
 
   void lower(uint32_t index, const OperandRecord* dst_override) {

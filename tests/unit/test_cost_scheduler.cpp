@@ -360,6 +360,26 @@ TEST(CostScheduler, DmaEnginesFollowPartitions) {
   }
 }
 
+// A DMA that accumulates into HBM (dma_copy:add, dst_rmw_op) moves its bytes at compute_efficiency
+// of a copy's bandwidth (half on trn1 and trn2, spec §6.5) and reads its destination too.
+TEST(CostScheduler, DmaAccumulationRunsAtItsOwnBandwidthAndReadsItsDestination) {
+  for (const char* target : {"trn1", "trn2"}) {
+    auto hw = hardware_for_target(target);
+    ASSERT_TRUE(hw) << hw.error().format();
+    EXPECT_DOUBLE_EQ(hw->dma.compute_efficiency, 0.5) << target;
+    Trace t;
+    t.add(rec(Engine::kDma, "dma_copy", {hbm("out", {128, 2048}, true), sb("t", {128, 2048})}));
+    t.add(rec(Engine::kDma, "dma_copy:add", {hbm("acc", {128, 2048}, true), sb("u", {128, 2048})}));
+    const CostReport r = run(t, *hw);
+    const CostOp& copy = r.program.ops[0];
+    const CostOp& add = r.program.ops[1];
+    EXPECT_NEAR(add.duration_ns, 2.0 * copy.duration_ns, 1e-6 * copy.duration_ns) << target;
+    EXPECT_EQ(copy.hbm_read_bytes, 0) << target;
+    EXPECT_EQ(add.hbm_read_bytes, 128 * 2048 * 4) << target;
+    EXPECT_EQ(add.hbm_write_bytes, 128 * 2048 * 4) << target;
+  }
+}
+
 // Published data points, on the real hardware descriptions.
 
 TEST(CostCalibrationPoints, Trn2OneEngineMoves32KiBIn1416ns) {
