@@ -14,8 +14,10 @@ over the counts, and scaled: the byte address is base_addr + linear(i % num_free
 bytes, the start partition base_partition + linear(i % num_par_tiles) * P, and (PSUM) the bank
 base_bank + linear(i % num_bank_tiles). Empty counts mean one tile per dimension.
 
-Directive decorators (``skip_middle_end_transformations``, ``enable_stack_allocator``,
-``force_auto_alloc``) only steer the real compiler's passes and return the kernel as it is.
+Directive decorators (``skip_middle_end_transformations``, ``enable_stack_allocator``) only steer
+the real compiler's passes and return the kernel as it is. ``force_auto_alloc`` turns automatic
+allocation on for the kernel: its direct allocations are ignored (every tensor is allocated as with
+nl.sbuf / nl.psum, and none of the placement rules apply).
 """
 import itertools
 
@@ -141,7 +143,15 @@ def _directive(*args, **kwargs):
     return lambda f: f
 
 
+def force_auto_alloc(func=None):
+    """@force_auto_alloc (above or below @nki.jit): the kernel's direct allocations are ignored."""
+    if func is None:
+        return force_auto_alloc
+    target = getattr(func, "func", func)  # a Kernel (nki.jit applied first) or the plain function
+    target._nkia_force_auto_alloc = True
+    return func
+
+
 skip_middle_end_transformations = _directive
 enable_stack_allocator = _directive
-force_auto_alloc = _directive
 disable_stack_allocator = _directive

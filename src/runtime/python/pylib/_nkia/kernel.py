@@ -12,6 +12,7 @@ import functools
 import numpy as np
 
 import _nkia_core as core
+from _nkia import lang
 from _nkia import typing as nki_typing
 from _nkia.errors import NkiError
 
@@ -164,7 +165,11 @@ class Kernel:
                     mutable[name] = t
                 elif returns:
                     core.set_immutable(t, True)
-        result = core.launch(self.func, hbm_args, hbm_kwargs, list(self.grid))
+        lang._force_auto_alloc = bool(getattr(self.func, "_nkia_force_auto_alloc", False))
+        try:
+            result = core.launch(self.func, hbm_args, hbm_kwargs, list(self.grid))
+        finally:
+            lang._force_auto_alloc = False
         if returns:
             _check_outputs(self.func, result, [t for t in named.values() if isinstance(t, core.Tensor)], mutable,
                            returns[-1])

@@ -175,12 +175,18 @@ def ndarray(shape, dtype, buffer=None, name="", **kwargs):
     return _create(dims, blocks, dtype, buffer, name, "explicit", kwargs.get("address"))
 
 
+# Set while a kernel decorated with nki.compiler.force_auto_alloc runs: placements are ignored.
+_force_auto_alloc = False
+
+
 def _create(dims, blocks, dtype, buffer, name, origin, address=None):
     """The tensor, with where the kernel placed it (direct allocation, address=) when it did."""
     dt = dtype_name(dtype)
     buf = str(buffer or sbuf)
     placement = None
-    if isinstance(buffer, _DirectBuffer):
+    if _force_auto_alloc:
+        pass
+    elif isinstance(buffer, _DirectBuffer):
         placement = (True, buffer.places(dims, blocks, _ITEMSIZE.get(dt, 4)))
     elif address is not None and buf in ("sbuf", "psum"):
         try:
