@@ -296,9 +296,11 @@ void follow_iterations(ExecContext& ctx, const std::string& opcode, const Source
   }
   NkiTensor& d = *dst.tensor;
   if (!buffer_is_on_chip(dst.buffer()) || d.created_tag == tag || !own_storage(dst)) return;
-  // Legacy block tensors (whose blocks the compiler rotates through buffers, and which can be far
-  // larger than the memory) and tensors of more than 4 Mi elements keep no tags: 8 bytes an
-  // element would cost more memory than the check is worth.
+  // Legacy block tensors keep no tags: real software-pipelined kernels hand values from one
+  // affine_range iteration to a later one through their blocks, and the compiler accepts them (the
+  // public flash-attention kernel, conformance case S36, reads in iteration i the running sums
+  // iteration i - 2 wrote). Tensors of more than 4 Mi elements keep none either: should their
+  // writes of parts be applied element by element, 8 bytes an element would cost too much memory.
   if (d.blocks > 0 || d.data.numel() > (int64_t{1} << 22)) return;
   d.chip_tags.set(dst.view, d.data, tag);
 }
