@@ -84,6 +84,10 @@ bool defer_copy(const Access& dst, const Access& src, const Tensor& from) {
     return false;
   std::optional<std::vector<int64_t>> box = view_box(dst.view, t.data);
   if (!box) return false;
+  // Each write into t looks at every pending copy: a tile loaded in thousands of small pieces
+  // carries them out now and then instead of keeping them all.
+  constexpr size_t kMaxPendingCopies = 256;
+  if (t.pending_copies.size() >= kMaxPendingCopies) carry_out(t, t.pending_copies.size());
   t.pending_copies.push_back(PendingCopy{dst.view, from, src.tensor, std::move(*box)});
   auto& to = src.tensor->copied_to;
   if (to.empty() || to.back().lock() != dst.tensor) {
