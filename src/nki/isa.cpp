@@ -79,7 +79,7 @@ Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src
     return {};
   }
   ctx.trace.add(issue_instruction(ctx, Engine::kDma, kOp, loc, dst, {&src}, DataFlow::kElementwise));
-  if (ctx.compute && !defer_copy(dst, src, from)) dview.assign(from);
+  if (ctx.compute && (ctx.eager_state || !defer_copy(dst, src, from))) dview.assign(from);
   return {};
 }
 

@@ -26,6 +26,10 @@ struct ExecContext {
   // and records its trace entry, but skips the numerics (destinations keep what they held, poison
   // for fresh memory). The trace is the same as a computing run's.
   bool compute = true;
+  // true: fresh tensors are poisoned when created and DMA copies are carried out at once, instead
+  // of lazily (nki/nki_tensor.h). The values every read sees are the same either way; the switch
+  // exists to show that (test_nki_lazy_state runs every kernel both ways) and for debugging.
+  bool eager_state = false;
   Trace trace;
   // The innermost nl.affine_range loop running, and its iteration: (loop << 32 | iteration), 0
   // outside every affine loop. HBM writes are tagged with it (err_unexpected_output_dependencies).

@@ -390,6 +390,7 @@ std::string encode_call(const KernelCall& c) {
                       {"kwargs", c.kwargs},           {"grid", c.grid},
                       {"input_names", c.input_names}, {"target", c.target},
                       {"compute", c.compute},         {"collect_trace", c.collect_trace},
+                      {"eager_state", c.eager_state},
                       {"zero_inputs", specs_to_json(c.zero_inputs)}, {"want_outputs", c.want_outputs}};
   return pack(h, c.inputs, "inputs");
 }
@@ -402,7 +403,8 @@ Result<KernelCall> decode_call(std::string_view bytes) {
       !get_to(u->header, "files", c.src.files) || !get_to(u->header, "entry", c.entry) ||
       !get_to(u->header, "kwargs", c.kwargs) || !get_to(u->header, "grid", c.grid) ||
       !get_to(u->header, "input_names", c.input_names) || !get_to(u->header, "target", c.target) ||
-      !get_to(u->header, "compute", c.compute) || !get_to(u->header, "collect_trace", c.collect_trace))
+      !get_to(u->header, "compute", c.compute) || !get_to(u->header, "collect_trace", c.collect_trace) ||
+      !get_to(u->header, "eager_state", c.eager_state))
     return fail(bad_wire("a call field is missing or has the wrong type"));
   if (!c.target.empty() && !target_by_name(c.target)) return fail(bad_wire("an unknown target"));
   if (!get_to(u->header, "want_outputs", c.want_outputs) || !u->header.contains("zero_inputs"))

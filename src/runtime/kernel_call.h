@@ -63,6 +63,9 @@ struct KernelCall {
   // computed; outputs come back as the poison fresh memory holds (nki/isa.h).
   bool compute = true;
   bool collect_trace = true;  // false: the outcome's trace stays empty
+  // true: no lazy state — fresh memory poisoned at once, DMA copies carried out at once
+  // (ExecContext::eager_state); the results are the same.
+  bool eager_state = false;
   // Inputs the worker makes as zeros of these types and shapes, after `inputs` (input_names, when
   // given, name both, in that order): a timing-only check reads no values, so no data travels.
   std::vector<TensorSpec> zero_inputs;

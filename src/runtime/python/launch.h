@@ -74,6 +74,7 @@ struct RunScope {
   const TargetSpec* target = &target_trn1();
   bool compute = true;        // false: timing-only (ExecContext::compute)
   bool collect_trace = true;  // false: launches' traces are dropped
+  bool eager_state = false;   // ExecContext::eager_state
   Trace trace;
   WarningList warnings;  // every launch's warnings, handed over when it ends
 };

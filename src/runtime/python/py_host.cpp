@@ -154,6 +154,7 @@ void begin_launch(LaunchContext& launch) {
   if (!t_run) return;
   launch.exec.target = t_run->target;
   launch.exec.compute = t_run->compute;
+  launch.exec.eager_state = t_run->eager_state;
 }
 
 void end_launch(LaunchContext& launch) noexcept {
@@ -172,6 +173,7 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
   }
   scope.compute = call.compute;
   scope.collect_trace = call.collect_trace;
+  scope.eager_state = call.eager_state;
   if (t_run) return fail("nkia_internal_python", "python_run inside another python_run");
   t_run = &scope;
   struct Reset {

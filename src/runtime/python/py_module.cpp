@@ -601,14 +601,15 @@ std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const s
       return same;
     }
     launch.shared_hbm.push_back(make_nki_tensor(shape, t, b, name));
-    if (!ctx.compute) settle_poison(*launch.shared_hbm.back());  // nothing will be written into it
+    // nothing will be written into it (timing-only), or poisoning waits for nothing (eager)
+    if (!ctx.compute || ctx.eager_state) settle_poison(*launch.shared_hbm.back());
     launch.shared_next++;
     return launch.shared_hbm.back();
   }
   // Timing-only runs leave fresh on-chip tiles unfilled (nothing computes on them); HBM tensors,
   // which may be returned, are poisoned as always.
   auto tensor = make_nki_tensor(shape, t, b, name, ctx.compute || !buffer_is_on_chip(b));
-  if (!ctx.compute) settle_poison(*tensor);  // nothing will be written into it
+  if (!ctx.compute || ctx.eager_state) settle_poison(*tensor);  // as above
   tensor->created_tag = ctx.affine_tag;
   tensor->scope = scope;
   if (buffer_is_on_chip(b)) tensor->blocks = blocks;
@@ -973,6 +974,7 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
                                                : check_matmul_inputs(ctx, s, mv));
         const int64_t free_axis = pm == MatmulPerfMode::kDoubleRow ? 2 : 1;
         auto dst = make_nki_tensor({s.shape()[free_axis], mv.shape()[free_axis]}, DType::kFloat32, Buffer::kPsum, "");
+        if (ctx.eager_state) settle_poison(*dst);
         dst->scope = t_launch->current_scope();
         dst->created_tag = ctx.affine_tag;
         track_psum(*dst, dst->data.shape()[0]);
