@@ -335,10 +335,9 @@ Result<HardwareSpec> build_spec(const toml::table& root, std::string_view origin
   NKIA_TRY(dma_t, sub_table(root, "dma", origin, true));
   {
     TableReader r(dma_t, "dma", origin);
-    NKIA_TRY_VOID(
-        r.only({"engines", "partitions_per_engine", "bytes_per_ns", "efficiency", "descriptor_overhead_ns",
-                "min_descriptor_bytes", "trigger_latency_ns", "max_inflight_per_queue", "transpose_efficiency",
-                "compute_efficiency"}));
+    NKIA_TRY_VOID(r.only({"engines", "partitions_per_engine", "bytes_per_ns", "efficiency", "descriptor_overhead_ns",
+                          "min_descriptor_bytes", "trigger_latency_ns", "max_inflight_per_queue",
+                          "transpose_efficiency", "compute_efficiency"}));
     NKIA_TRY(n, r.integer("engines", std::nullopt, 1, 256));
     NKIA_TRY(ppe, r.integer("partitions_per_engine", std::nullopt, 1, 1024));
     NKIA_TRY(bw, r.number("bytes_per_ns", std::nullopt, 0.001, 1e6));

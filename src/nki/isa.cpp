@@ -475,7 +475,8 @@ Tensor matmul_flags(const SourceLoc& loc, const Access& dst, const Access& stati
   const bool accumulates = acc == Accumulate::kAccumulate || (acc == Accumulate::kAuto && t.matmul_written.defined());
   const Tensor prev = accumulates ? written_flags(dst) : Tensor();
   if (!fs.defined() && !fm.defined() && !prev.defined()) return {};
-  const int64_t m = stationary.shape().back(), n = moving.shape().back(), k = stationary.view.numel() / std::max<int64_t>(m, 1);
+  const int64_t m = stationary.shape().back(), n = moving.shape().back(),
+                k = stationary.view.numel() / std::max<int64_t>(m, 1);
   Tensor out = Tensor::full({m, n}, DType::kUInt8, 1);
   uint8_t* o = out.data_as<uint8_t>();
   if (fs.defined() || fm.defined()) {

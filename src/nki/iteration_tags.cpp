@@ -78,7 +78,9 @@ bool boxes_intersect(const std::vector<int64_t>& a, const std::vector<int64_t>& 
   return true;
 }
 
-bool IterationTags::has_loop(int64_t loop) const { return std::binary_search(loops_.begin(), loops_.end(), loop); }
+bool IterationTags::has_loop(int64_t loop) const {
+  return std::binary_search(loops_.begin(), loops_.end(), loop);
+}
 
 void IterationTags::set(const Tensor& view, const Tensor& data, int64_t tag) {
   if (view.numel() == 0) return;

@@ -74,8 +74,10 @@ struct NkiTensor {
   bool immutable = false;        // an input of a kernel that returns its outputs: writes are refused
   bool written = false;          // stored to since the launch began
   bool poison_pending = false;   // the elements nothing wrote still await their poison
-  std::vector<PendingCopy> pending_copies;     // in order (on-chip tensors)
-  std::vector<std::weak_ptr<NkiTensor>> copied_to;  // tensors with pending copies from this one
+  // Lazy DMA copies (above): those into this on-chip tensor, in order, and the tensors holding
+  // pending copies out of this one.
+  std::vector<PendingCopy> pending_copies;
+  std::vector<std::weak_ptr<NkiTensor>> copied_to;
   // Which elements hold data, for nkia_uninitialized_read. Tensors the kernel allocates start with
   // none (all_written false) and, once something writes part of them, a uint8 mask of data's shape
   // (1: written); an instruction writing the whole tensor sets all_written and drops the mask.

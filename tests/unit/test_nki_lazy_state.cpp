@@ -19,7 +19,9 @@
 namespace nki_agent {
 namespace {
 
-constexpr int64_t tag(int64_t loop, int64_t iteration) { return (loop << 32) | iteration; }
+constexpr int64_t tag(int64_t loop, int64_t iteration) {
+  return (loop << 32) | iteration;
+}
 
 // The offsets (from the storage's start) of the elements `view` selects, element by element.
 std::set<int64_t> offsets(const Tensor& view) {
@@ -57,7 +59,7 @@ TEST(IterationTags, ViewsThatAreSlicesOfTheirTensorAreBoxes) {
   EXPECT_EQ(view_box(t, t), (std::vector<int64_t>{0, 4, 0, 3, 0, 8}));
   EXPECT_EQ(view_box(t.select(1, 2).slice(1, 2, 6), t), (std::vector<int64_t>{0, 4, 2, 3, 2, 6}));
   EXPECT_EQ(view_box(t.slice(0, 1, 3).transpose(), t), (std::vector<int64_t>{1, 3, 0, 3, 0, 8}));
-  EXPECT_FALSE(view_box(t.slice(2, 0, 8, 2), t));                       // a step of 2
+  EXPECT_FALSE(view_box(t.slice(2, 0, 8, 2), t));                        // a step of 2
   EXPECT_FALSE(view_box(Tensor::zeros({4, 3, 8}, DType::kFloat32), t));  // another storage
   EXPECT_TRUE(boxes_intersect({0, 4, 2, 3}, {3, 5, 0, 3}));
   EXPECT_FALSE(boxes_intersect({0, 4, 2, 3}, {3, 5, 0, 2}));
@@ -280,7 +282,8 @@ def reload(x, y):
     nisa.tensor_copy(dst=w, src=t)
     nisa.dma_copy(dst=out, src=w)
     return out
-)py", "reload", {ramp(128, 64, 0.0f), ramp(128, 64, 100000.0f)});
+)py",
+                       "reload", {ramp(128, 64, 0.0f), ramp(128, 64, 100000.0f)});
   ASSERT_EQ(out.size(), 128u * 64u);
   for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], static_cast<float>(i)) << i;
 }
@@ -303,14 +306,18 @@ def layers(x, y, z):
     nisa.dma_copy(dst=t[:, 20:32], src=z[:, 0:12])
     nisa.dma_copy(dst=out, src=t)
     return out
-)py", "layers", {ramp(128, 64, 0.0f), ramp(128, 64, 10000.0f), ramp(128, 64, 20000.0f)});
+)py",
+                       "layers", {ramp(128, 64, 0.0f), ramp(128, 64, 10000.0f), ramp(128, 64, 20000.0f)});
   ASSERT_EQ(out.size(), 128u * 64u);
   for (int64_t i = 0; i < 128; ++i)
     for (int64_t j = 0; j < 64; ++j) {
       float want = static_cast<float>(i * 64 + j);
-      if (j < 8) want = 5.0f;
-      else if (j < 20) want = 10000.0f + static_cast<float>(i * 64 + (j - 8));
-      else if (j < 32) want = 20000.0f + static_cast<float>(i * 64 + (j - 20));
+      if (j < 8)
+        want = 5.0f;
+      else if (j < 20)
+        want = 10000.0f + static_cast<float>(i * 64 + (j - 8));
+      else if (j < 32)
+        want = 20000.0f + static_cast<float>(i * 64 + (j - 20));
       ASSERT_EQ(out[static_cast<size_t>(i * 64 + j)], want) << i << ", " << j;
     }
 }
@@ -340,7 +347,8 @@ def mm(lhsT, rhs):
     nisa.tensor_copy(dst=res, src=acc)
     nisa.dma_copy(dst=out, src=res)
     return out
-)py", "mm", {ramp(256, 64, -8000.0f), ramp(256, 96, -12000.0f)});
+)py",
+                       "mm", {ramp(256, 64, -8000.0f), ramp(256, 96, -12000.0f)});
   ASSERT_EQ(out.size(), 64u * 96u);
   const Tensor lhsT = ramp(256, 64, -8000.0f), rhs = ramp(256, 96, -12000.0f);
   const std::vector<float> l = lhsT.to_f32_vector(), r = rhs.to_f32_vector();
@@ -372,7 +380,8 @@ def pick(x, off):
     nisa.dma_copy(dst=t, src=x.ap(pattern=[[F, 4], [1, F]], offset=0, scalar_offset=row))
     nisa.dma_copy(dst=out, src=t)
     return out
-)py", "pick", {ramp(16, 8, 0.0f), Tensor::from_i64({1, 1}, std::vector<int64_t>{9}, DType::kInt32)});
+)py",
+                       "pick", {ramp(16, 8, 0.0f), Tensor::from_i64({1, 1}, std::vector<int64_t>{9}, DType::kInt32)});
   ASSERT_EQ(out.size(), 32u);
   for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], static_cast<float>(9 * 8 + i)) << i;
 }

@@ -310,7 +310,9 @@ Access to_access(py::handle h, const char* role);
 py::object indirect_ap(const Access& a, const std::vector<std::pair<int64_t, int64_t>>& pattern, int64_t offset,
                        py::handle scalar_offset, py::handle vector_offset, int64_t indirect_dim) {
   const std::string what = tensor_label(a);
-  auto bad = [&](const std::string& message, const std::string& hint) { raise(nki_error("nkia_bad_operand", message, hint)); };
+  auto bad = [&](const std::string& message, const std::string& hint) {
+    raise(nki_error("nkia_bad_operand", message, hint));
+  };
   if (!scalar_offset.is_none())
     bad(fmt::format("{}.ap() takes scalar_offset or vector_offset, not both", what),
         "index one row per partition with vector_offset, or move the whole access with scalar_offset");
@@ -340,7 +342,8 @@ py::object indirect_ap(const Access& a, const std::vector<std::pair<int64_t, int
   // The rows as a view [rows, num...]: every row whose elements the pattern keeps inside the tensor.
   int64_t reach = offset;
   for (size_t k = 1; k < pattern.size(); ++k) reach += std::max<int64_t>(0, pattern[k].first * (pattern[k].second - 1));
-  const int64_t rows = std::min(shape[0], reach < a.tensor->data.numel() ? (a.tensor->data.numel() - 1 - reach) / row + 1 : 0);
+  const int64_t rows =
+      std::min(shape[0], reach < a.tensor->data.numel() ? (a.tensor->data.numel() - 1 - reach) / row + 1 : 0);
   if (rows <= 0)
     raise(nki_error("err_tensor_access_out_of_bound",
                     fmt::format("out-of-bound access for {}: the pattern with offset {} reaches past the tensor's end "
@@ -352,7 +355,8 @@ py::object indirect_ap(const Access& a, const std::vector<std::pair<int64_t, int
   const Access rows_view = pattern_view(a, rows_pattern, offset);
   Shape out_shape{pattern[0].second};
   for (size_t k = 1; k < pattern.size(); ++k) out_shape.push_back(pattern[k].second);
-  return py::module_::import("_nkia.lang").attr("_IndirectAp")(rows_view, vector_offset, py::tuple(py::cast(out_shape)));
+  return py::module_::import("_nkia.lang")
+      .attr("_IndirectAp")(rows_view, vector_offset, py::tuple(py::cast(out_shape)));
 }
 
 // t.ap(pattern=[[step, num], ...], offset=0): the hardware access pattern over the whole tensor's
