@@ -185,7 +185,7 @@ def _create(dims, blocks, dtype, buffer, name, origin, address=None):
     buf = str(buffer or sbuf)
     placement = None
     if _force_auto_alloc:
-        pass
+        pass  # every tensor allocated automatically, whatever the kernel asked for
     elif isinstance(buffer, _DirectBuffer):
         placement = (True, buffer.places(dims, blocks, _ITEMSIZE.get(dt, 4)))
     elif address is not None and buf in ("sbuf", "psum"):
