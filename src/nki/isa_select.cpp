@@ -527,6 +527,59 @@ Result<void> isa_dma_indirect(ExecContext& ctx, const Access& tile, const Access
   return {};
 }
 
+Result<void> isa_dma_transpose_gather(ExecContext& ctx, const Access& dst, const Access& rows, const Access& index,
+                                      bool skip_oob, const SourceLoc& loc) {
+  constexpr const char* kOp = "dma_transpose (indirect gather)";
+  if (!buffer_is_hbm(rows.buffer()) || rows.view.ndim() != 2)
+    return fail(nki_error("nkia_dma_transpose_layout",
+                          fmt::format("'{}' gathers rows of a 2-D HBM access, not {}", kOp, rows.describe()),
+                          "call .ap(pattern=[[row, R], [1, E]], vector_offset=idx, indirect_dim=0) on the HBM tensor"));
+  if (index.buffer() != Buffer::kSbuf || (index.dtype() != DType::kInt32 && index.dtype() != DType::kUInt32) ||
+      index.view.ndim() != 2 || (index.shape()[1] != 1 && index.shape()[0] != 128))
+    return fail(nki_error("nkia_indirect_index_tile",
+                          fmt::format("'{}' index {} must be an int32 or uint32 SBUF tile of [R, 1] or [128, N]", kOp,
+                                      index.describe()),
+                          "load the row numbers into an SBUF tile of shape [R, 1], or [128, N] for more than 128"));
+  const int64_t n_rows = index.view.numel(), elems = rows.view.shape()[1];
+  if (rows.view.itemsize() != 2 && rows.view.itemsize() != 4)
+    return fail(nki_error("nkia_dma_transpose_layout",
+                          fmt::format("'{}' moves 2- or 4-byte elements, not {}", kOp, rows.describe()),
+                          "transpose bfloat16/float16 or float32/int32 data; convert other types first"));
+  if (dst.buffer() != Buffer::kSbuf)
+    return fail(nki_error("err_unsupported_memory",
+                          fmt::format("'{}' writes SBUF, not {}", kOp, buffer_name(dst.buffer())),
+                          "transpose into an nl.sbuf tile"));
+  if (auto r = check_partition_limit(ctx, dst, kOp); !r) return r;
+  if (dst.shape() != Shape{elems, n_rows} || dst.dtype() != rows.dtype())
+    return fail(nki_error("nkia_dma_transpose_layout",
+                          fmt::format("'{}' of {} rows of {} gives {} [{}, {}], but the destination is {}", kOp, n_rows,
+                                      rows.describe(), dtype_name(rows.dtype()), elems, n_rows, dst.describe()),
+                          "allocate the destination as [elements per row, rows gathered] in the source's dtype"));
+  settle(*rows.tensor);
+  InstructionRecord rec = issue_instruction(ctx, Engine::kDma, "dma_transpose", loc, dst, {&index});
+  rec.operands.insert(rec.operands.begin() + 1, record_operand(rows, false));
+  rec.elements = dst.view.numel();
+  ctx.trace.add(std::move(rec));
+  if (!ctx.compute) return {};
+  // index_flat[r] = index[r % P, r / P]: the tile read column by column.
+  const int64_t p = index.shape()[0];
+  const std::vector<int64_t> idx = index.view.contiguous().to_i64_vector();
+  const int64_t table_rows = rows.view.shape()[0];
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const int64_t row = idx[static_cast<size_t>((r % p) * (n_rows / p) + r / p)];
+    if (row < 0 || row >= table_rows) {
+      if (skip_oob) continue;
+      return fail(nki_error("nkia_indirect_index_out_of_bounds",
+                            fmt::format("'{}': index {} asks for row {} of {}, which has {} rows", kOp, r, row,
+                                        rows.describe(), table_rows),
+                            "keep the row numbers within the tensor, or pass oob_mode=nisa.oob_mode.skip"));
+    }
+    Tensor column = dst.view.select(1, r);
+    column.assign(rows.view.select(0, row));
+  }
+  return {};
+}
+
 Result<void> isa_local_gather(ExecContext& ctx, const Access& dst, const Access& src, const Access& index,
                               int64_t num_elem_per_idx, std::optional<int64_t> num_valid_indices,
                               const SourceLoc& loc) {

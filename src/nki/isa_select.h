@@ -85,4 +85,12 @@ Result<void> isa_local_gather(ExecContext& ctx, const Access& dst, const Access&
 Result<void> isa_dma_indirect(ExecContext& ctx, const Access& tile, const Access& rows, const Access& index,
                               bool gather, bool skip_oob, const SourceLoc& loc);
 
+// A DMA gather-transpose (nisa.dma_transpose of t.ap(..., vector_offset=index)): the R rows of E
+// elements that `index` names, read from `rows` (an HBM [rows, E] view), land transposed in dst, an
+// SBUF [E, R] tile: dst[e, r] = rows[index_flat[r], e]. `index` is an int32/uint32 SBUF tile [R, 1],
+// or [128, N] with R = 128 * N read column by column (index_flat = index.T.flatten(), as the DMA
+// engines do). Out-of-range rows as isa_dma_indirect.
+Result<void> isa_dma_transpose_gather(ExecContext& ctx, const Access& dst, const Access& rows, const Access& index,
+                                      bool skip_oob, const SourceLoc& loc);
+
 }  // namespace nki_agent

@@ -428,7 +428,7 @@ def k(table, ids):
     EXPECT_EQ(rr.error().code, code) << expr << ": " << rr.error().format();
     EXPECT_EQ(rr.error().loc.line, 12) << expr;
   }
-  // Only dma_copy takes such an access: a DMA transpose of indexed rows is refused at its line.
+  // Other instructions do not take such an access.
   auto rt = run(R"py(
 import nki
 import nki.isa as nisa
@@ -436,11 +436,11 @@ import nki.language as nl
 
 @nki.jit
 def k(table, ids):
-    out = nl.ndarray((6, 32), dtype=table.dtype, buffer=nl.shared_hbm)
+    out = nl.ndarray((32, 6), dtype=table.dtype, buffer=nl.shared_hbm)
     idx = nl.ndarray((32, 1), dtype=nl.int32, buffer=nl.sbuf)
     nisa.dma_copy(dst=idx, src=ids)
-    got = nl.ndarray((6, 32), dtype=table.dtype, buffer=nl.sbuf)
-    nisa.dma_transpose(dst=got, src=table.ap(pattern=[[8, 32], [1, 6]], vector_offset=idx, indirect_dim=0))
+    got = nl.ndarray((32, 6), dtype=table.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=got, src=table.ap(pattern=[[8, 32], [1, 6]], vector_offset=idx, indirect_dim=0))
     nisa.dma_copy(dst=out, src=got)
     return out
 )py",
@@ -448,6 +448,72 @@ def k(table, ids):
   ASSERT_FALSE(rt);
   EXPECT_EQ(rt.error().code, "nkia_bad_operand") << rt.error().format();
   EXPECT_EQ(rt.error().loc.line, 12);
+}
+
+// A DMA gather-transpose: nisa.dma_transpose of t.ap(pattern=[[row, R], [1, E]], vector_offset=idx)
+// puts the R rows idx names, transposed, into an [E, R] tile: dst[e, r] = t[idx_flat[r], e]. With
+// a [128, N] index tile the rows are read column by column (idx_flat = idx.T.flatten()). Both
+// dialects; a row past the end is nkia_indirect_index_out_of_bounds.
+TEST_F(NkiSelect, DmaTransposeGathersRowsThroughVectorOffset) {
+  const char* current = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(table, ids):
+    n, d = table.shape
+    P, N = ids.shape
+    out = nl.ndarray((d, P * N), dtype=table.dtype, buffer=nl.shared_hbm)
+    idx = nl.ndarray((P, N), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=idx, src=ids)
+    t = nl.ndarray((d, P * N), dtype=table.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=0.0)
+    nisa.dma_transpose(dst=t, src=table.ap(pattern=[[d, P * N], [1, d]], vector_offset=idx, indirect_dim=0))
+    nisa.dma_copy(dst=out, src=t)
+    return out
+)py";
+  const char* legacy = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(table, ids):
+    n, d = table.shape
+    P, N = ids.shape
+    out = nl.ndarray((d, P * N), dtype=table.dtype, buffer=nl.shared_hbm)
+    idx = nl.load(ids)
+    t = nisa.dma_transpose(table.ap(pattern=[[d, P * N], [1, d]], vector_offset=idx, indirect_dim=0))
+    nl.store(out, value=t)
+    return out
+)py";
+  const int64_t n = 300, d = 16;
+  const Tensor table = values({n, d});
+  const std::vector<float> tv = table.to_f32_vector();
+  for (const auto& [p, cols] : std::vector<std::pair<int64_t, int64_t>>{{40, 1}, {128, 2}}) {
+    std::vector<int64_t> ids;
+    for (int64_t i = 0; i < p * cols; ++i) ids.push_back((i * 11 + 5) % n);
+    const Tensor id_tile = Tensor::from_i64({p, cols}, ids, DType::kInt32);
+    for (const char* src : {current, legacy}) {
+      auto r = run(src, {table, id_tile});
+      ASSERT_TRUE(r) << r.error().format();
+      const std::vector<float> got = r->outputs[0].to_f32_vector();
+      const int64_t rows = p * cols;
+      for (int64_t rr = 0; rr < rows; ++rr) {
+        const int64_t row = ids[static_cast<size_t>((rr % p) * cols + rr / p)];  // column by column
+        for (int64_t e = 0; e < d; ++e)
+          ASSERT_EQ(got[static_cast<size_t>(e * rows + rr)], tv[static_cast<size_t>(row * d + e)])
+              << p << "x" << cols << " r=" << rr << " e=" << e;
+      }
+    }
+  }
+  std::vector<int64_t> bad(40, 3);
+  bad[7] = n;
+  auto r = run(current, {table, Tensor::from_i64({40, 1}, bad, DType::kInt32)});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "nkia_indirect_index_out_of_bounds") << r.error().format();
+  EXPECT_EQ(r.error().loc.line, 15);
 }
 
 // local_gather against its definition: per 16-partition group, the group's uint16 indices read

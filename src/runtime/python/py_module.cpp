@@ -331,14 +331,17 @@ py::object indirect_ap(const Access& a, const std::vector<std::pair<int64_t, int
                     "the row size {} of {}",
                     what, row, row, shape_str(shape)),
         fmt::format("write pattern=[[{}, P], [1, F]] to move F elements of each indexed row", row));
+  // One row number per index of the first pair: an [R, 1] tile (dma_copy: R partitions), or for a
+  // gather-transpose a [128, N] one read column by column (R = 128 * N).
   const Access index = to_access(vector_offset, "vector_offset");
-  if (!buffer_is_on_chip(index.buffer()) || index.view.ndim() != 2 || index.shape()[1] != 1 ||
-      index.shape()[0] != pattern[0].second)
+  if (!buffer_is_on_chip(index.buffer()) || index.view.ndim() != 2 || index.view.numel() != pattern[0].second ||
+      (index.shape()[1] != 1 && index.shape()[0] != 128))
     raise(nki_error("nkia_indirect_index_tile",
                     fmt::format("{}.ap(vector_offset={}) needs an SBUF [{}, 1] tile: one row number for each of the "
-                                "pattern's {} partitions",
-                                what, index.describe(), pattern[0].second, pattern[0].second),
-                    "load the row numbers into an SBUF tile of shape [P, 1] (an integer dtype)"));
+                                "pattern's {} rows ([128, {}] for a dma_transpose gathering more than 128)",
+                                what, index.describe(), pattern[0].second, pattern[0].second,
+                                pattern[0].second / 128),
+                    "load the row numbers into an SBUF tile of shape [R, 1] (an integer dtype)"));
   // The rows as a view [rows, num...]: every row whose elements the pattern keeps inside the tensor.
   int64_t reach = offset;
   for (size_t k = 1; k < pattern.size(); ++k) reach += std::max<int64_t>(0, pattern[k].first * (pattern[k].second - 1));
@@ -1159,6 +1162,11 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
     ExecContext& ctx = exec_or_raise("local_gather");
     check(isa_local_gather(ctx, to_access(dst, "dst"), to_access(src, "src_buffer"), to_access(index, "index"),
                            num_elem_per_idx, num_valid_indices, caller_loc()));
+  });
+  m.def("dma_transpose_gather", [](py::handle dst, py::handle rows, py::handle index, bool skip_oob) {
+    ExecContext& ctx = exec_or_raise("dma_transpose");
+    check(isa_dma_transpose_gather(ctx, to_access(dst, "dst"), to_access(rows, "src"), to_access(index, "index"),
+                                   skip_oob, caller_loc()));
   });
   m.def("dma_indirect", [](py::handle tile, py::handle rows, py::handle index, bool gather, bool skip_oob) {
     ExecContext& ctx = exec_or_raise("dma_copy");

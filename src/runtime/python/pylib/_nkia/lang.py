@@ -1237,6 +1237,20 @@ def _dma_copy_indirect(dst, src, dst_rmw_op, oob_mode, mask=None):
         core.dma_indirect(src, dst.rows, dst.index, False, skip)
 
 
+def _dma_transpose_gather(dst, src, axes, oob_mode):
+    """nisa.dma_transpose of rows chosen at run time (t.ap(..., vector_offset=idx)): 2-D only."""
+    if not isinstance(src, _IndirectAp) or len(src.shape) != 2:
+        raise NkiError("nkia_dma_transpose_layout",
+                       "a dma_transpose gathering rows takes a 2-D t.ap(pattern=[[row, R], [1, E]], "
+                       "vector_offset=idx, indirect_dim=0) source in nki-agent",
+                       "gather [R, E] (R rows of E elements) and transpose it into an [E, R] tile")
+    if axes is not None and tuple(int(a) for a in axes) != (1, 0):
+        raise NkiError("nkia_dma_transpose_layout", f"a 2-D dma_transpose permutes with axes (1, 0), not {tuple(axes)}",
+                       "pass axes=(1, 0) or none")
+    skip = str(oob_mode) == "skip" if oob_mode is not None else False
+    core.dma_transpose_gather(dst, src.rows, src.index, skip)
+
+
 def _free_slices(items):
     """The free-axis part of an indirect key as slices: index tiles along one free axis become
     the strided slice they address."""

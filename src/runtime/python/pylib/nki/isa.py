@@ -14,9 +14,13 @@ def dma_copy(dst, src, dst_rmw_op=None, oob_mode=None, **kwargs):
     core.dma_copy(dst, src, lang.op_name(dst_rmw_op) if dst_rmw_op is not None else "")
 
 
-def dma_transpose(dst, src, axes=None, dge_mode=None, **kwargs):
+def dma_transpose(dst, src, axes=None, dge_mode=None, oob_mode=None, **kwargs):
     """dst = src with its axes permuted by the DMA engines: (1, 0) of a 2-D source, (2, 1, 0) of a
-    3-D one, (3, 1, 2, 0) of a 4-D one (the default for the rank)."""
+    3-D one, (3, 1, 2, 0) of a 4-D one (the default for the rank). A source given as
+    t.ap(..., vector_offset=idx) gathers the rows idx names and transposes them (2-D)."""
+    if isinstance(src, lang._IndirectRows):
+        lang._dma_transpose_gather(dst, src, axes, oob_mode)
+        return
     core.dma_transpose(dst, src, [int(a) for a in axes] if axes is not None else [])
 
 

@@ -265,6 +265,10 @@ def dma_transpose(src, axes=None, mask=None, dtype=None, dge_mode=None, **kwargs
     if mask is not None:
         raise lang.NkiError("nkia_bad_operand", "dma_transpose with mask= is not simulated",
                             "index the source down to the part to transpose instead of masking it")
+    if isinstance(src, lang._IndirectRows):
+        out = _out([int(src.shape[1]), int(src.shape[0])], dtype, src.dtype)
+        lang._dma_transpose_gather(out, src, axes, kwargs.get("oob_mode"))
+        return out
     shape = [int(d) for d in src.shape]
     perm = list(axes) if axes is not None else {2: [1, 0], 3: [2, 1, 0], 4: [3, 1, 2, 0]}.get(len(shape), [])
     out_shape = [shape[a] for a in perm] if sorted(perm) == list(range(len(shape))) else shape[::-1]
