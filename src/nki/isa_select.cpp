@@ -536,10 +536,10 @@ Result<void> isa_dma_transpose_gather(ExecContext& ctx, const Access& dst, const
                           "call .ap(pattern=[[row, R], [1, E]], vector_offset=idx, indirect_dim=0) on the HBM tensor"));
   if (index.buffer() != Buffer::kSbuf || (index.dtype() != DType::kInt32 && index.dtype() != DType::kUInt32) ||
       index.view.ndim() != 2 || (index.shape()[1] != 1 && index.shape()[0] != 128))
-    return fail(nki_error("nkia_indirect_index_tile",
-                          fmt::format("'{}' index {} must be an int32 or uint32 SBUF tile of [R, 1] or [128, N]", kOp,
-                                      index.describe()),
-                          "load the row numbers into an SBUF tile of shape [R, 1], or [128, N] for more than 128"));
+    return fail(nki_error(
+        "nkia_indirect_index_tile",
+        fmt::format("'{}' index {} must be an int32 or uint32 SBUF tile of [R, 1] or [128, N]", kOp, index.describe()),
+        "load the row numbers into an SBUF tile of shape [R, 1], or [128, N] for more than 128"));
   const int64_t n_rows = index.view.numel(), elems = rows.view.shape()[1];
   if (rows.view.itemsize() != 2 && rows.view.itemsize() != 4)
     return fail(nki_error("nkia_dma_transpose_layout",

@@ -339,8 +339,7 @@ py::object indirect_ap(const Access& a, const std::vector<std::pair<int64_t, int
     raise(nki_error("nkia_indirect_index_tile",
                     fmt::format("{}.ap(vector_offset={}) needs an SBUF [{}, 1] tile: one row number for each of the "
                                 "pattern's {} rows ([128, {}] for a dma_transpose gathering more than 128)",
-                                what, index.describe(), pattern[0].second, pattern[0].second,
-                                pattern[0].second / 128),
+                                what, index.describe(), pattern[0].second, pattern[0].second, pattern[0].second / 128),
                     "load the row numbers into an SBUF tile of shape [R, 1] (an integer dtype)"));
   // The rows as a view [rows, num...]: every row whose elements the pattern keeps inside the tensor.
   int64_t reach = offset;
