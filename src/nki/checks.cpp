@@ -408,11 +408,15 @@ void follow_scan(ExecContext& ctx, std::string_view opcode, const SourceLoc& loc
       if (!all_written(*a)) note_stale(dst, opcode, loc, *a);
 }
 
+void prepare_second_destination(const Access& dst) {
+  settle(*dst.tensor);
+  before_write(dst);
+}
+
 void follow_reduction(ExecContext& ctx, std::string_view opcode, const SourceLoc& loc, const Access& from,
                       const Access& res) {
   (void)ctx;
-  settle(*res.tensor);  // a second destination: prepared as issue_instruction prepares the first
-  before_write(res);
+  prepare_second_destination(res);
   const auto f = partition_flags(from, res.shape(), res, opcode, loc);
   set_written(res, f ? *f : Tensor());
   if (f && f->defined()) inherit_stale(res, std::span<const Access* const>(std::array{&from}));

@@ -123,6 +123,11 @@ Result<void> check_carried_reads(ExecContext& ctx, int64_t ending_tag);
 void follow_scan(ExecContext& ctx, std::string_view opcode, const SourceLoc& loc, const Access& dst,
                  std::initializer_list<const Access*> data, const Access* initial);
 
+// A destination an instruction writes besides its first (activation's reduce_res, nc_match_replace8's
+// dst_idx), prepared as issue_instruction prepares the first: its poison and pending copies settled,
+// copies it overlaps or that read it carried out (nki/nki_tensor.h).
+void prepare_second_destination(const Access& dst);
+
 // The flags of a per-partition reduction of `from`'s elements into `res` ([P, 1]: activation's and
 // the select instructions' reduce_res), warning where it mixes unwritten elements with written ones.
 void follow_reduction(ExecContext& ctx, std::string_view opcode, const SourceLoc& loc, const Access& from,

@@ -83,6 +83,14 @@ Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src
   return {};
 }
 
+Result<void> check_dma_transpose_elements(const Access& src, const char* op) {
+  if (src.view.itemsize() != 2 && src.view.itemsize() != 4)
+    return fail(nki_error("nkia_dma_transpose_layout",
+                          fmt::format("'{}' moves 2- or 4-byte elements, not {}", op, src.describe()),
+                          "transpose bfloat16/float16 or float32/int32 data; convert other types first"));
+  return {};
+}
+
 Result<void> isa_dma_transpose(ExecContext& ctx, const Access& dst, const Access& src, std::vector<int> axes,
                                const SourceLoc& loc) {
   constexpr const char* kOp = "dma_transpose";
@@ -102,10 +110,7 @@ Result<void> isa_dma_transpose(ExecContext& ctx, const Access& dst, const Access
                           fmt::format("pass axes=({}) or none; for another layout transpose on chip with "
                                       "nisa.nc_transpose",
                                       fmt::join(perm, ", "))));
-  if (src.view.itemsize() != 2 && src.view.itemsize() != 4)
-    return fail(nki_error("nkia_dma_transpose_layout",
-                          fmt::format("'{}' moves 2- or 4-byte elements, not {}", kOp, src.describe()),
-                          "transpose bfloat16/float16 or float32/int32 data; convert other types first"));
+  if (auto r = check_dma_transpose_elements(src, kOp); !r) return r;
   if (src.buffer() == Buffer::kPsum || dst.buffer() != Buffer::kSbuf)
     return fail(nki_error("err_unsupported_memory",
                           fmt::format("'{}' reads HBM or SBUF and writes SBUF, not {} -> {}", kOp,
@@ -466,8 +471,11 @@ Tensor contraction_rows(const Tensor& flags) {
   return flags.reshape({k, flags.shape().back()});
 }
 
-}  // namespace
-
+// Which results of a matmul hold data (nki/written.h), for both modes: dst[m, n] sums the products
+// of stationary[..., m] and moving[..., n] over the contraction axes (all but the last: [K] for the
+// ordinary mode, [K, 2] for double-row); it is written when every product's factors are, garbage
+// when some are not (noted as where stale data entered dst, under `op`), and an accumulating result
+// also keeps what it held. Undefined when every result is written.
 Tensor matmul_flags(const SourceLoc& loc, const Access& dst, const Access& stationary, const Access& moving,
                     Accumulate acc, const char* op) {
   const Tensor fs = contraction_rows(written_flags(stationary)), fm = contraction_rows(written_flags(moving));
@@ -504,6 +512,19 @@ Tensor matmul_flags(const SourceLoc& loc, const Access& dst, const Access& stati
       if (w[i]) o[i] = static_cast<uint8_t>(o[i] & p[i]);
   }
   return out;
+}
+
+}  // namespace
+
+InstructionRecord issue_matmul(ExecContext& ctx, const char* opcode, const char* op, const SourceLoc& loc,
+                               const Access& dst, const Access& stationary, const Access& moving, Accumulate acc,
+                               bool settle_reads) {
+  const Tensor result_flags = matmul_flags(loc, dst, stationary, moving, acc, op);
+  InstructionRecord rec = issue_instruction(ctx, Engine::kTensor, opcode, loc, dst, {&stationary, &moving},
+                                            DataFlow::kCustom, settle_reads);
+  set_written(dst, result_flags);
+  if (result_flags.defined()) inherit_stale(dst, std::array{&stationary, &moving});
+  return rec;
 }
 
 Result<void> check_matmul_destination(const ExecContext& ctx, const Access& dst, int64_t m, int64_t n, const char* op,
@@ -546,11 +567,8 @@ Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& st
   if (auto r = check_matmul_inputs(ctx, stationary, moving); !r) return r;
   const int64_t m = stationary.shape()[1], n = moving.shape()[1];
   if (auto r = check_matmul_destination(ctx, dst, m, n, kOp, stationary, moving); !r) return r;
-  const Tensor result_flags = matmul_flags(loc, dst, stationary, moving, acc, kOp);
-  InstructionRecord rec = issue_instruction(ctx, Engine::kTensor, "nc_matmul", loc, dst, {&stationary, &moving},
-                                            DataFlow::kCustom, /*settle_reads=*/false);
-  set_written(dst, result_flags);
-  if (result_flags.defined()) inherit_stale(dst, std::array{&stationary, &moving});
+  InstructionRecord rec =
+      issue_matmul(ctx, "nc_matmul", kOp, loc, dst, stationary, moving, acc, /*settle_reads=*/false);
   rec.elements = stationary.view.numel() > 0 ? m * n : 0;
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};

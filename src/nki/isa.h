@@ -59,6 +59,9 @@ struct ExecContext {
 Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc,
                           std::optional<BinaryOp> rmw = std::nullopt);
 
+// DMA transposes move 2- or 4-byte elements; others are nkia_dma_transpose_layout.
+Result<void> check_dma_transpose_elements(const Access& src, const char* op);
+
 // dst = src with its axes permuted by `axes` (dst axis i is src axis axes[i]) through a DMA queue:
 // (1, 0) of a 2-D source, (2, 1, 0) of a 3-D one, (3, 1, 2, 0) of a 4-D one; an empty `axes` takes
 // the one for the source's rank. The source is in HBM or SBUF, the destination in SBUF, with the
@@ -129,13 +132,13 @@ Result<void> check_matmul_destination(const ExecContext& ctx, const Access& dst,
 // Writes a matmul's float32 [M, N] product into its PSUM destination as `acc` says (kAuto: per
 // element, through NkiTensor::matmul_written), for both matmul modes.
 void write_matmul_product(const Access& dst, const Tensor& product, Accumulate acc);
-// Which results of a matmul hold data (nki/written.h), for both modes: dst[m, n] sums the products
-// of stationary[..., m] and moving[..., n] over the contraction axes (all but the last: [K] for the
-// ordinary mode, [K, 2] for double-row); it is written when every product's factors are, garbage
-// when some are not (noted as where stale data entered dst, under `op`), and an accumulating result
-// also keeps what it held. Undefined when every result is written.
-Tensor matmul_flags(const SourceLoc& loc, const Access& dst, const Access& stationary, const Access& moving,
-                    Accumulate acc, const char* op);
+// Issues a matmul of either mode once its checks passed: issue_instruction (trace record `opcode`;
+// `settle_reads` as there), with dst's flags following unwritten operand elements through the
+// contraction (the ordinary mode's [K], double-row's [K, 2]) — a result is written when all its
+// products' factors are; `op` names the instruction where stale data entered dst.
+InstructionRecord issue_matmul(ExecContext& ctx, const char* opcode, const char* op, const SourceLoc& loc,
+                               const Access& dst, const Access& stationary, const Access& moving, Accumulate acc,
+                               bool settle_reads);
 // The operand rules of nc_matmul alone, for front ends that allocate the result after them.
 Result<void> check_matmul_inputs(const ExecContext& ctx, const Access& stationary, const Access& moving);
 

@@ -3,10 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 
 #include "nki/checks.h"
-#include "nki/written.h"
 
 namespace nki_agent {
 
@@ -72,11 +70,8 @@ Result<void> isa_nc_matmul_double_row(ExecContext& ctx, const Access& dst, const
   // The PSUM destination obeys the ordinary mode's rules.
   const int64_t m = stationary.shape()[2], n = moving.shape()[2];
   if (auto r = check_matmul_destination(ctx, dst, m, n, kOp, stationary, moving); !r) return r;
-  const Tensor result_flags = matmul_flags(loc, dst, stationary, moving, acc, kOp);
-  InstructionRecord rec = issue_instruction(ctx, Engine::kTensor, "nc_matmul:double_row", loc, dst,
-                                            {&stationary, &moving}, DataFlow::kCustom);
-  set_written(dst, result_flags);
-  if (result_flags.defined()) inherit_stale(dst, std::array{&stationary, &moving});
+  InstructionRecord rec = issue_matmul(ctx, "nc_matmul:double_row", kOp, loc, dst, stationary, moving, acc,
+                                       /*settle_reads=*/true);
   rec.elements = m * n;
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};

@@ -157,8 +157,7 @@ Result<void> isa_match_replace8(ExecContext& ctx, const Access& dst, const Acces
   InstructionRecord rec =
       issue_instruction(ctx, Engine::kVector, kOp, loc, dst, {&data, &vals}, DataFlow::kElementwise);
   if (dst_idx) {
-    settle(*dst_idx->tensor);  // a second destination: prepared as issue_instruction prepares the first
-    before_write(*dst_idx);
+    prepare_second_destination(*dst_idx);
     mark_written(*dst_idx);
     rec.operands.push_back(record_operand(*dst_idx, true));
   }
@@ -428,6 +427,14 @@ Result<void> isa_partition_reduce(ExecContext& ctx, const Access& dst, BinaryOp 
 
 namespace {
 
+// An indirect DMA's row number past the end of its rows; `at` names the index ("partition 3").
+Diagnostic row_out_of_bounds(const char* op, const std::string& at, int64_t row, const Access& rows) {
+  return nki_error("nkia_indirect_index_out_of_bounds",
+                   fmt::format("'{}': {} asks for row {} of {}, which has {} rows", op, at, row, rows.describe(),
+                               rows.view.shape()[0]),
+                   "keep the row numbers within the tensor, or pass oob_mode=nisa.oob_mode.skip");
+}
+
 Result<void> check_index_tile(const Access& index, int64_t partitions, const char* op) {
   if (index.buffer() != Buffer::kSbuf || (index.dtype() != DType::kInt32 && index.dtype() != DType::kUInt32) ||
       index.partitions() != partitions)
@@ -512,10 +519,7 @@ Result<void> isa_dma_indirect(ExecContext& ctx, const Access& tile, const Access
     const int64_t row = idx[static_cast<size_t>(p)];
     if (row < 0 || row >= nrows) {
       if (skip_oob) continue;
-      return fail(nki_error("nkia_indirect_index_out_of_bounds",
-                            fmt::format("'{}': partition {} asks for row {} of {}, which has {} rows", op, p, row,
-                                        rows.describe(), nrows),
-                            "keep the row numbers within the tensor, or pass oob_mode=nisa.oob_mode.skip"));
+      return fail(row_out_of_bounds(op, fmt::format("partition {}", p), row, rows));
     }
     Tensor hbm_row = rows.view.select(0, row);
     Tensor tile_row = tile.view.select(0, p);
@@ -541,10 +545,7 @@ Result<void> isa_dma_transpose_gather(ExecContext& ctx, const Access& dst, const
         fmt::format("'{}' index {} must be an int32 or uint32 SBUF tile of [R, 1] or [128, N]", kOp, index.describe()),
         "load the row numbers into an SBUF tile of shape [R, 1], or [128, N] for more than 128"));
   const int64_t n_rows = index.view.numel(), elems = rows.view.shape()[1];
-  if (rows.view.itemsize() != 2 && rows.view.itemsize() != 4)
-    return fail(nki_error("nkia_dma_transpose_layout",
-                          fmt::format("'{}' moves 2- or 4-byte elements, not {}", kOp, rows.describe()),
-                          "transpose bfloat16/float16 or float32/int32 data; convert other types first"));
+  if (auto r = check_dma_transpose_elements(rows, kOp); !r) return r;
   if (dst.buffer() != Buffer::kSbuf)
     return fail(nki_error("err_unsupported_memory",
                           fmt::format("'{}' writes SBUF, not {}", kOp, buffer_name(dst.buffer())),
@@ -569,10 +570,7 @@ Result<void> isa_dma_transpose_gather(ExecContext& ctx, const Access& dst, const
     const int64_t row = idx[static_cast<size_t>((r % p) * (n_rows / p) + r / p)];
     if (row < 0 || row >= table_rows) {
       if (skip_oob) continue;
-      return fail(nki_error("nkia_indirect_index_out_of_bounds",
-                            fmt::format("'{}': index {} asks for row {} of {}, which has {} rows", kOp, r, row,
-                                        rows.describe(), table_rows),
-                            "keep the row numbers within the tensor, or pass oob_mode=nisa.oob_mode.skip"));
+      return fail(row_out_of_bounds(kOp, fmt::format("index {}", r), row, rows));
     }
     Tensor column = dst.view.select(1, r);
     column.assign(rows.view.select(0, row));

@@ -260,7 +260,7 @@ def load(src, dtype=None, mask=None, **kwargs):
     _require_hbm(src, "nl.load", "source")
     if isinstance(src, _IndirectRows):
         t = _tile(src.shape, dtype or src.dtype, sbuf)
-        core.dma_indirect(t, src.rows, src.index, True, str(kwargs.get("oob_mode", "")) == "skip")
+        core.dma_indirect(t, src.rows, src.index, True, _skip_oob(kwargs.get("oob_mode")))
         return t
     t = _tile(src.shape, dtype or src.dtype, sbuf)
     m = _Mask(mask, src.shape)
@@ -274,7 +274,7 @@ def store(dst, value, mask=None, **kwargs):
     tile is first copied to SBUF, as the compiler does (DMA cannot read PSUM)."""
     _require_hbm(dst, "nl.store", "destination")
     if isinstance(dst, _IndirectRows):
-        core.dma_indirect(value, dst.rows, dst.index, False, str(kwargs.get("oob_mode", "")) == "skip")
+        core.dma_indirect(value, dst.rows, dst.index, False, _skip_oob(kwargs.get("oob_mode")))
         return
     m = _Mask(mask, dst.shape)
     if m.empty:
@@ -1172,6 +1172,11 @@ def _affine_key(self, key):
 
 # ---- tensors as Python objects ------------------------------------------------------------------
 
+def _skip_oob(oob_mode):
+    """Whether an indirect DMA skips out-of-bounds rows (oob_mode=nisa.oob_mode.skip) instead of failing."""
+    return oob_mode is not None and str(oob_mode) == "skip"
+
+
 class _IndirectRows:
     """``t[idx_tile, ...]``: the rows of an HBM tensor named at run time by an SBUF tile of row
     numbers (one per partition). nl.load gathers them, nl.store scatters into them."""
@@ -1230,7 +1235,7 @@ def _dma_copy_indirect(dst, src, dst_rmw_op, oob_mode, mask=None):
         raise NkiError("nkia_bad_operand",
                        "an indirect dma_copy takes neither dst_rmw_op nor mask in nki-agent",
                        "gather the rows into a tile, combine on an engine, and scatter the result")
-    skip = str(oob_mode) == "skip" if oob_mode is not None else False
+    skip = _skip_oob(oob_mode)
     if isinstance(src, _IndirectRows):
         core.dma_indirect(dst, src.rows, src.index, True, skip)
     else:
@@ -1247,8 +1252,7 @@ def _dma_transpose_gather(dst, src, axes, oob_mode):
     if axes is not None and tuple(int(a) for a in axes) != (1, 0):
         raise NkiError("nkia_dma_transpose_layout", f"a 2-D dma_transpose permutes with axes (1, 0), not {tuple(axes)}",
                        "pass axes=(1, 0) or none")
-    skip = str(oob_mode) == "skip" if oob_mode is not None else False
-    core.dma_transpose_gather(dst, src.rows, src.index, skip)
+    core.dma_transpose_gather(dst, src.rows, src.index, _skip_oob(oob_mode))
 
 
 def _free_slices(items):
