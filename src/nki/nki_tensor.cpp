@@ -134,13 +134,14 @@ Tensor read_view(const Access& a) {
 }
 
 std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buffer buffer, std::string name,
-                                           bool poisoned) {
+                                           Poison poison) {
   auto t = std::make_shared<NkiTensor>();
   t->data = Tensor::uninitialized(shape, dtype);
-  t->poison_pending = poisoned;
+  t->poison_pending = poison != Poison::kNone;
   t->all_written = false;
   t->buffer = buffer;
   t->name = std::move(name);
+  if (poison == Poison::kNow) settle_poison(*t);
   return t;
 }
 

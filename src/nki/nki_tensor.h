@@ -110,10 +110,13 @@ struct NkiTensor {
   std::shared_ptr<LiveRange> live;
 };
 
-// A new tensor in `buffer`, poisoned (left as allocated with `poisoned` false: timing-only runs
-// compute nothing, so nothing reads it). Checks are the caller's (nki/checks.h).
+// When a fresh tensor gets its poison: at its first read (kLazy, see above), at once (kNow), or never
+// (kNone: left as allocated, for timing-only runs, which compute nothing, so nothing reads it).
+enum class Poison : uint8_t { kLazy, kNow, kNone };
+
+// A new tensor in `buffer`, poisoned as `poison` says. Checks are the caller's (nki/checks.h).
 std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buffer buffer, std::string name,
-                                           bool poisoned = true);
+                                           Poison poison = Poison::kLazy);
 void poison(Tensor& t);
 // Lays the poison a fresh tensor is owed (see above) on the elements nothing wrote; a no-op once
 // done, or when nothing is owed.

@@ -157,8 +157,11 @@ TEST(LazyPoison, ATensorWrittenWholeOwesNoPoisonAndOneNeverWrittenIsAllPoison) {
   settle_poison(*never);
   for (float v : never->data.to_f32_vector()) EXPECT_TRUE(std::isnan(v));
 
-  auto timing = make_nki_tensor({2, 3}, DType::kFloat32, Buffer::kSbuf, "timing", /*poisoned=*/false);
+  auto timing = make_nki_tensor({2, 3}, DType::kFloat32, Buffer::kSbuf, "timing", Poison::kNone);
   EXPECT_FALSE(timing->poison_pending);
+  auto now = make_nki_tensor({2, 3}, DType::kFloat32, Buffer::kSbuf, "now", Poison::kNow);
+  EXPECT_FALSE(now->poison_pending);
+  for (float v : now->data.to_f32_vector()) EXPECT_TRUE(std::isnan(v));
 }
 
 // Through a kernel: a tile recycles the memory of one that held real data; the half the kernel

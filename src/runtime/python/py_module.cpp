@@ -559,6 +559,14 @@ std::optional<Placement> parse_placement(py::handle h) {
   return p;
 }
 
+// When a tensor the kernel creates gets its poison (nki/nki_tensor.h). Timing-only runs leave fresh
+// on-chip tiles unfilled (nothing computes on them) and poison HBM tensors, which may be returned,
+// at once (nothing will be written into them); eager-state runs poison at once; others lazily.
+Poison fresh_poison(const ExecContext& ctx, Buffer b) {
+  if (!ctx.compute) return buffer_is_on_chip(b) ? Poison::kNone : Poison::kNow;
+  return ctx.eager_state ? Poison::kNow : Poison::kLazy;
+}
+
 // `blocks`: leading block dimensions before the partition dimension (legacy nl.par_dim).
 // `origin`: "explicit" (the kernel's nl.ndarray / nl.zeros ...), "result" (an nl / nisa call's result
 // tile) or "scratch" (part of one instruction's emulation); `placement`: see parse_placement.
@@ -606,16 +614,11 @@ std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const s
             "allocate the same outputs, in the same order, in every instance"));
       return same;
     }
-    launch.shared_hbm.push_back(make_nki_tensor(shape, t, b, name));
-    // nothing will be written into it (timing-only), or poisoning waits for nothing (eager)
-    if (!ctx.compute || ctx.eager_state) settle_poison(*launch.shared_hbm.back());
+    launch.shared_hbm.push_back(make_nki_tensor(shape, t, b, name, fresh_poison(ctx, b)));
     launch.shared_next++;
     return launch.shared_hbm.back();
   }
-  // Timing-only runs leave fresh on-chip tiles unfilled (nothing computes on them); HBM tensors,
-  // which may be returned, are poisoned as always.
-  auto tensor = make_nki_tensor(shape, t, b, name, ctx.compute || !buffer_is_on_chip(b));
-  if (!ctx.compute || ctx.eager_state) settle_poison(*tensor);  // as above
+  auto tensor = make_nki_tensor(shape, t, b, name, fresh_poison(ctx, b));
   tensor->created_tag = ctx.affine_tag;
   tensor->scope = scope;
   if (buffer_is_on_chip(b)) tensor->blocks = blocks;
@@ -979,8 +982,8 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
         check(pm == MatmulPerfMode::kDoubleRow ? check_matmul_double_row_inputs(ctx, s, mv)
                                                : check_matmul_inputs(ctx, s, mv));
         const int64_t free_axis = pm == MatmulPerfMode::kDoubleRow ? 2 : 1;
-        auto dst = make_nki_tensor({s.shape()[free_axis], mv.shape()[free_axis]}, DType::kFloat32, Buffer::kPsum, "");
-        if (ctx.eager_state) settle_poison(*dst);
+        auto dst = make_nki_tensor({s.shape()[free_axis], mv.shape()[free_axis]}, DType::kFloat32, Buffer::kPsum, "",
+                                   fresh_poison(ctx, Buffer::kPsum));
         dst->scope = t_launch->current_scope();
         dst->created_tag = ctx.affine_tag;
         track_psum(*dst, dst->data.shape()[0]);
