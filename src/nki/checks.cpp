@@ -369,7 +369,18 @@ InstructionRecord issue_instruction(ExecContext& ctx, Engine e, std::string opco
       flags = and_flags(flags, *f);
     }
     set_written(dst, flags);
-    if (flags.defined()) inherit_stale(dst, srcs);
+    if (flags.defined()) {
+      inherit_stale(dst, srcs);
+      // Unwritten elements stored into HBM: on hardware the tensor gets whatever memory nothing wrote
+      // held there (the masked-off lanes of a partial load), so the store itself is the read.
+      NkiTensor& t = *dst.tensor;
+      if (buffer_is_hbm(t.buffer) && !t.stale_origin.known() && !all_ones(flags)) {
+        t.stale_origin = loc;
+        t.stale_what =
+            fmt::format("'{}' stored elements of {} that nothing wrote into {}", opcode,
+                        srcs.size() == 1 ? srcs.begin()[0]->describe() : std::string("its sources"), dst.describe());
+      }
+    }
   }
   return instruction_record(e, std::move(opcode), loc, dst, srcs);
 }

@@ -944,6 +944,24 @@ c = nisa.tensor_scalar(a, op0=nl.multiply, operand0=b))py"),
         .spec = "§5.3 Shapes; §4.4",
     },
     {
+        .code = "nkia_host_math_on_tile",
+        .origin = kSimulator,
+        .title = "NumPy is called on a tile",
+        .meaning = "NumPy runs on the host while the kernel is traced; a tile's values exist only on the device, "
+                   "so `np.maximum(t, 0)`, `np.exp(t)`, `np.sum(t)` or `np.asarray(t)` on a tile computes nothing "
+                   "the kernel can use. NumPy may shape constants from shapes and arguments (`np.prod(x.shape)`, "
+                   "`1 / np.sqrt(d)`), and `np.shape`, `np.ndim` and `np.size` of a tile are its shape's.",
+        .hint = "Compute on tiles with the NKI instruction: `nl.maximum(t, 0.0)`, `nl.exp(t)`, "
+                "`nl.sum(t, axis=[1])`.",
+        .example_bad = snippet(R"py(
+t = nl.load(x)
+y = np.maximum(t, 0))py"),
+        .example_fix = snippet(R"py(
+t = nl.load(x)
+y = nl.maximum(t, 0.0))py"),
+        .spec = "§1.2; §3.3",
+    },
+    {
         .code = "nkia_indirect_index_out_of_bounds",
         .origin = kSimulator,
         .title = "A runtime index points outside the tensor",
@@ -1287,6 +1305,26 @@ y = nisa.tensor_scalar(t, op0=nl.subtract, operand0=m1))py"),
                 "(`nl.ndarray(src.shape, dtype=src.dtype, buffer=nl.sbuf)`), and start both on an allowed "
                 "partition.",
         .spec = "§5.3 Shapes; §4.4",
+    },
+    {
+        .code = "nkia_trace_time_value_read",
+        .origin = kSimulator,
+        .title = "Kernel code reads the values of a tensor",
+        .meaning = "An NKI kernel is traced with its tensors' shapes and dtypes only: the values exist on the "
+                   "device, after the launch, and the compiled program cannot depend on them. Kernel code that "
+                   "reads values (`t.numpy()`, however the call is spelt or reached) is refused while a kernel "
+                   "runs. A host function may read a kernel's results after the launch returns; when the entry "
+                   "itself is the kernel (as in `verify`), nothing reads values until the outputs leave the run.",
+        .hint = "Compute with `nl` / `nisa` instructions on tiles instead of reading values into Python; "
+                "control flow and constants must come from shapes, dtypes and arguments, never from data.",
+        .example_bad = snippet(R"py(
+scale = float(x.numpy().max())          # reads the input's values
+t = nl.multiply(nl.load(x), 1.0 / scale))py"),
+        .example_fix = snippet(R"py(
+t = nl.load(x)
+m = nl.max(nl.abs(t), axis=[1], keepdims=True)
+t = nl.divide(t, m))py"),
+        .spec = "§1.2; §3.7",
     },
     {
         .code = "nkia_uninitialized_read",

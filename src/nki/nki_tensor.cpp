@@ -139,6 +139,7 @@ std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buff
   t->data = Tensor::uninitialized(shape, dtype);
   t->poison_pending = poison != Poison::kNone;
   t->all_written = false;
+  t->all_stored = !buffer_is_hbm(buffer);
   t->buffer = buffer;
   t->name = std::move(name);
   if (poison == Poison::kNow) settle_poison(*t);

@@ -84,6 +84,12 @@ struct NkiTensor {
   // Kernel arguments and constants are written from the start.
   bool all_written = true;
   Tensor written_mask;
+  // Which elements any instruction stored to, whatever it stored (garbage from unwritten memory
+  // included), for HBM tensors the kernel allocates: what tells an output's never-stored elements
+  // from stored garbage (KernelOutcome::output_unstored). A uint8 mask like written_mask, undefined
+  // with all_stored.
+  bool all_stored = true;
+  Tensor stored_mask;
   bool unwritten_read_reported = false;  // the warning is raised once per tensor
   // Where garbage first entered the tensor's values (nki/written.h): an instruction that combined
   // unwritten elements with written ones, and what it did. Unknown while there is none.

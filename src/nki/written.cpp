@@ -14,11 +14,14 @@ bool trackable(const Access& a) {
   return a.view.storage() == a.tensor->data.storage() && a.view.numel() > 0;
 }
 
-// The view of a's tensor's written_mask that a's view selects.
+// The view of one of a's tensor's masks (written_mask, stored_mask) that a's view selects.
+Tensor view_of(const Tensor& mask, const Access& a) {
+  return Tensor(mask.storage(), DType::kUInt8, a.view.shape(), a.view.strides(),
+                a.view.offset() - a.tensor->data.offset());
+}
+
 Tensor mask_of(const Access& a) {
-  const NkiTensor& t = *a.tensor;
-  return Tensor(t.written_mask.storage(), DType::kUInt8, a.view.shape(), a.view.strides(),
-                a.view.offset() - t.data.offset());
+  return view_of(a.tensor->written_mask, a);
 }
 
 bool covers_whole(const Access& a) {
@@ -26,11 +29,25 @@ bool covers_whole(const Access& a) {
   return a.view.numel() >= d.numel() && a.view.is_contiguous() && a.view.offset() == d.offset();
 }
 
+// Every element `a` selects has been stored to (NkiTensor::stored_mask).
+void mark_stored(const Access& a) {
+  NkiTensor& t = *a.tensor;
+  if (t.all_stored || !trackable(a)) return;
+  if (covers_whole(a)) {
+    t.all_stored = true;
+    t.stored_mask = Tensor();
+    return;
+  }
+  if (!t.stored_mask.defined()) t.stored_mask = Tensor::zeros(t.data.shape(), DType::kUInt8);
+  view_of(t.stored_mask, a).fill(1);
+}
+
 }  // namespace
 
 void mark_written(const Access& a) {
   NkiTensor& t = *a.tensor;
   t.written = true;
+  mark_stored(a);
   if (t.all_written || !trackable(a)) return;
   if (covers_whole(a)) {  // fresh data everywhere: no garbage left, and none to trace back
     t.all_written = true;
@@ -48,12 +65,31 @@ void set_written(const Access& dst, const Tensor& flags) {
   if (!flags.defined() || !trackable(dst) || all_ones(flags)) return mark_written(dst);
   NkiTensor& t = *dst.tensor;
   t.written = true;
+  mark_stored(dst);
   if (!t.written_mask.defined())
     t.written_mask =
         t.all_written ? Tensor::full(t.data.shape(), DType::kUInt8, 1) : Tensor::zeros(t.data.shape(), DType::kUInt8);
   t.all_written = false;
   Tensor m = mask_of(dst);
   m.assign(flags.shape() == m.shape() ? flags : flags.reshape(m.shape()));
+}
+
+std::vector<std::pair<int64_t, int64_t>> unstored_runs(const NkiTensor& t, size_t max_runs) {
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  if (t.all_stored) return runs;
+  const int64_t n = t.data.numel();
+  if (!t.stored_mask.defined()) return {{0, n}};
+  const auto* m = static_cast<const uint8_t*>(t.stored_mask.data());
+  for (int64_t i = 0; i < n && runs.size() < max_runs;) {
+    const void* z = std::memchr(m + i, 0, static_cast<size_t>(n - i));
+    if (z == nullptr) break;
+    const int64_t start = static_cast<const uint8_t*>(z) - m;
+    int64_t end = start;
+    while (end < n && m[end] == 0) ++end;
+    runs.emplace_back(start, end - start);
+    i = end;
+  }
+  return runs;
 }
 
 bool all_written(const Access& a) {

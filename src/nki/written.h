@@ -13,8 +13,10 @@
 // Flags are uint8 tensors, 1 for a written element; an undefined flags Tensor means "all written".
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "nki/nki_tensor.h"
@@ -25,6 +27,10 @@ namespace nki_agent {
 void mark_written(const Access& a);
 // Sets the flags of the elements dst selects to `flags` (dst's shape; undefined: all written).
 void set_written(const Access& dst, const Tensor& flags);
+
+// The elements of t that nothing stored to (NkiTensor::stored_mask), as runs (first flat index in
+// row-major order, length), at most max_runs of them; empty when every element was stored to.
+std::vector<std::pair<int64_t, int64_t>> unstored_runs(const NkiTensor& t, size_t max_runs);
 
 // Whether every element `a` selects is written (cheap when the whole tensor is).
 bool all_written(const Access& a);

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "nki/target.h"
 #include "tensor/npy.h"
@@ -348,7 +350,8 @@ Result<KernelFiles> load_kernel_files(const std::string& path) {
     if (!text) return fail(text.error());
     total += static_cast<int64_t>(text->size());
     if (total > kMaxKernelSourceBytes)
-      return fail("nkia_kernel_too_large", fmt::format("more than {} MiB of Python under {}", kMaxKernelSourceBytes >> 20, kf.root),
+      return fail("nkia_kernel_too_large",
+                  fmt::format("more than {} MiB of Python under {}", kMaxKernelSourceBytes >> 20, kf.root),
                   "keep the kernel and its helper modules in a small folder of their own");
     kf.files[fs::relative(p, root, ec).generic_string()] = std::move(*text);
     return {};
@@ -359,7 +362,8 @@ Result<KernelFiles> load_kernel_files(const std::string& path) {
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       const fs::path& p = it->path();
       const std::string name = p.filename().string();
-      if (it->is_directory(ec) && (name.starts_with(".") || name == "__pycache__" || !fs::exists(p / "__init__.py", ec))) {
+      if (it->is_directory(ec) &&
+          (name.starts_with(".") || name == "__pycache__" || !fs::exists(p / "__init__.py", ec))) {
         it.disable_recursion_pending();
         continue;
       }
@@ -384,14 +388,66 @@ KernelFiles kernel_files_from_source(std::string source, std::string name) {
   return kf;
 }
 
+bool OutputStores::unstored_at(int64_t i) const {
+  auto it = std::upper_bound(unstored.begin(), unstored.end(), i,
+                             [](int64_t v, const std::pair<int64_t, int64_t>& r) { return v < r.first; });
+  if (it == unstored.begin()) return false;
+  --it;
+  return i < it->first + it->second;
+}
+
+namespace {
+
+nlohmann::json stores_to_json(const std::vector<OutputStores>& stores) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const OutputStores& s : stores)
+    a.push_back({{"known", s.known}, {"unstored", s.unstored}, {"truncated", s.truncated}});
+  return a;
+}
+
+// Each output's runs: sorted, disjoint, inside the output, at most kMaxUnstoredRuns.
+Result<std::vector<OutputStores>> stores_from_json(const nlohmann::json& header, const std::vector<TensorSpec>& specs) {
+  std::vector<OutputStores> out;
+  auto it = header.find("output_stores");
+  if (it == header.end()) return out;  // not known for any output
+  if (!it->is_array() || (!it->empty() && it->size() != specs.size()))
+    return fail(bad_wire("'output_stores' is missing or does not match the outputs"));
+  for (size_t k = 0; k < it->size(); ++k) {
+    const nlohmann::json& j = (*it)[k];
+    OutputStores s;
+    if (!j.is_object() || !get_to(j, "known", s.known) || !get_to(j, "unstored", s.unstored) ||
+        !get_to(j, "truncated", s.truncated) || s.unstored.size() > kMaxUnstoredRuns)
+      return fail(bad_wire("a malformed 'output_stores' entry"));
+    int64_t n = 1;
+    for (int64_t d : specs[k].shape) n = d > 0 && n <= INT64_MAX / d ? n * d : (d == 0 ? 0 : -1);
+    int64_t end = 0;
+    for (const auto& [start, len] : s.unstored) {
+      if (start < end || len <= 0 || n < 0 || start > n - len)
+        return fail(bad_wire("'output_stores' runs out of order"));
+      end = start + len;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string encode_call(const KernelCall& c) {
-  nlohmann::json h = {{"root", c.src.root},           {"main_path", c.src.main_path},
-                      {"files", c.src.files},         {"entry", c.entry},
-                      {"kwargs", c.kwargs},           {"grid", c.grid},
-                      {"input_names", c.input_names}, {"target", c.target},
-                      {"compute", c.compute},         {"collect_trace", c.collect_trace},
+  nlohmann::json h = {{"root", c.src.root},
+                      {"main_path", c.src.main_path},
+                      {"files", c.src.files},
+                      {"entry", c.entry},
+                      {"kwargs", c.kwargs},
+                      {"grid", c.grid},
+                      {"input_names", c.input_names},
+                      {"target", c.target},
+                      {"compute", c.compute},
+                      {"collect_trace", c.collect_trace},
                       {"eager_state", c.eager_state},
-                      {"zero_inputs", specs_to_json(c.zero_inputs)}, {"want_outputs", c.want_outputs}};
+                      {"kernel_only", c.kernel_only},
+                      {"zero_inputs", specs_to_json(c.zero_inputs)},
+                      {"want_outputs", c.want_outputs}};
   return pack(h, c.inputs, "inputs");
 }
 
@@ -404,7 +460,7 @@ Result<KernelCall> decode_call(std::string_view bytes) {
       !get_to(u->header, "kwargs", c.kwargs) || !get_to(u->header, "grid", c.grid) ||
       !get_to(u->header, "input_names", c.input_names) || !get_to(u->header, "target", c.target) ||
       !get_to(u->header, "compute", c.compute) || !get_to(u->header, "collect_trace", c.collect_trace) ||
-      !get_to(u->header, "eager_state", c.eager_state))
+      !get_to(u->header, "eager_state", c.eager_state) || !get_to(u->header, "kernel_only", c.kernel_only))
     return fail(bad_wire("a call field is missing or has the wrong type"));
   if (!c.target.empty() && !target_by_name(c.target)) return fail(bad_wire("an unknown target"));
   if (!get_to(u->header, "want_outputs", c.want_outputs) || !u->header.contains("zero_inputs"))
@@ -426,6 +482,7 @@ std::string encode_outcome(const Result<KernelOutcome>& r) {
   nlohmann::json header = {{"printed", r->printed},
                            {"trace", std::move(trace_header)},
                            {"output_specs", specs_to_json(r->output_specs)},
+                           {"output_stores", stores_to_json(r->output_stores)},
                            {"warnings", std::move(warnings)}};
   return pack(header, r->outputs, "outputs", "trace", trace_bytes);
 }
@@ -454,9 +511,13 @@ Result<KernelOutcome> decode_outcome(std::string_view bytes) {
   if (w->size() > kMaxWarnings) return fail(bad_wire("more warnings than the cap"));
   for (const auto& j : *w) {
     Diagnostic d = Diagnostic::from_json(j);
-    if (d.code.empty() || d.severity == Severity::kError) return fail(bad_wire("a warning without a code, or an error"));
+    if (d.code.empty() || d.severity == Severity::kError)
+      return fail(bad_wire("a warning without a code, or an error"));
     o.warnings.push_back(std::move(d));
   }
+  auto stores = stores_from_json(u->header, o.output_specs);
+  if (!stores) return fail(stores.error());
+  o.output_stores = std::move(*stores);
   o.outputs = std::move(u->arrays);
   if (!o.outputs.empty()) {
     bool agree = o.outputs.size() == o.output_specs.size();

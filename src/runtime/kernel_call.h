@@ -19,9 +19,11 @@
 // kMaxTraceRecords records, counts that disagree with the bytes, and trailing bytes.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/diagnostic.h"
@@ -33,8 +35,8 @@ namespace nki_agent {
 
 // A kernel's Python sources: paths relative to a root folder, '/'-separated.
 struct KernelFiles {
-  std::string root;       // the folder they came from, to turn relative paths back into real ones
-  std::string main_path;  // the file that holds the entry, relative to root
+  std::string root;                          // the folder they came from, to turn relative paths back into real ones
+  std::string main_path;                     // the file that holds the entry, relative to root
   std::map<std::string, std::string> files;  // relative path -> source
 };
 
@@ -52,7 +54,7 @@ KernelFiles kernel_files_from_source(std::string source, std::string name = "ker
 struct KernelCall {
   KernelFiles src;
   std::string entry;
-  std::vector<Tensor> inputs;                 // the tensor arguments, in order
+  std::vector<Tensor> inputs;  // the tensor arguments, in order
   // Optional names of the inputs (empty, or one per input). When every name is a parameter of the
   // entry function the inputs bind by name, else by position.
   std::vector<std::string> input_names;
@@ -70,7 +72,23 @@ struct KernelCall {
   // given, name both, in that order): a timing-only check reads no values, so no data travels.
   std::vector<TensorSpec> zero_inputs;
   bool want_outputs = true;  // false: the outcome's outputs stay empty; output_specs still describe them
+  // true: the entry runs as a kernel launch even when it is a plain function — a candidate under
+  // verification has no host side. Whenever the entry is a kernel, no NumPy array of the inputs
+  // exists in the run and Python can read no values (nkia_trace_time_value_read).
+  bool kernel_only = false;
 };
+
+// Which elements of one output the kernel never stored to (NkiTensor::stored_mask), known for the
+// HBM tensors a kernel entry returns: what tells an output's unwritten elements from stored garbage.
+struct OutputStores {
+  bool known = false;  // false: an array a host function returned, or a view
+  // Runs of never-stored elements: (first flat index, row-major; length). Empty: all stored.
+  std::vector<std::pair<int64_t, int64_t>> unstored;
+  bool truncated = false;  // more runs than kMaxUnstoredRuns: those past the last are not listed
+  // Whether flat element i was never stored to (false when not known).
+  bool unstored_at(int64_t i) const;
+};
+inline constexpr size_t kMaxUnstoredRuns = 65536;
 
 struct KernelOutcome {
   std::vector<Tensor> outputs;  // in return order (a tuple's elements, or the one tensor)
@@ -81,6 +99,7 @@ struct KernelOutcome {
   // What the run found that did not stop it (severity warning; at most kMaxWarnings, each distinct
   // code and line once, its message saying how often it was raised), in the order first raised.
   std::vector<Diagnostic> warnings;
+  std::vector<OutputStores> output_stores;  // one per output spec (or none)
 };
 
 // Most zero inputs and output specs a message may hold.

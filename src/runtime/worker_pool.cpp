@@ -18,6 +18,8 @@
 #include <string_view>
 #include <thread>
 
+#include "runtime/worker_env.h"
+
 extern char** environ;  // NOLINT: POSIX declares it nowhere in a header
 
 namespace nki_agent {
@@ -48,24 +50,6 @@ std::string describe_status(int status) {
 
 const char* kBugHint = "this is a fault in nki-agent's worker, not in the kernel; the pool starts a new worker";
 
-// The worker's environment: the host's, with the numeric libraries' thread pools at one thread.
-// A BLAS linked into the worker starts its pool before main(), so this must be set at spawn time
-// (serve_worker sets it again for libraries its warm-up loads). A zygote must be single-threaded.
-constexpr std::string_view kThreadPoolEnv[] = {"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1"};
-
-std::vector<std::string> worker_environment() {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string_view kv(*e);
-    const bool replaced = std::any_of(std::begin(kThreadPoolEnv), std::end(kThreadPoolEnv), [kv](std::string_view t) {
-      return kv.substr(0, kv.find('=') + 1) == t.substr(0, t.find('=') + 1);
-    });
-    if (!replaced) env.emplace_back(kv);
-  }
-  for (auto t : kThreadPoolEnv) env.emplace_back(t);
-  return env;
-}
-
 }  // namespace
 
 Result<std::string> locate_worker(const std::string& explicit_path) {
@@ -94,7 +78,8 @@ Result<std::string> locate_worker(const std::string& explicit_path) {
 
 // ---- WorkerProcess ----
 
-Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::string& path, double startup_seconds) {
+Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::string& path, double startup_seconds,
+                                                            const std::vector<std::string>& environment) {
   auto startup_failure = [&path](const std::string& what) {
     return fail(std::string(kWorkerStartup), fmt::format("cannot start the worker program {}: {}", path, what),
                 "check that the worker program belongs to this build of nki-agent");
@@ -126,7 +111,8 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::string& p
   ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   std::string arg0 = path;
   char* argv[] = {arg0.data(), nullptr};
-  std::vector<std::string> env = worker_environment();
+  std::vector<std::string> env = worker_environment(environ);  // an allow-list, never the host's
+  env.insert(env.end(), environment.begin(), environment.end());
   std::vector<char*> envp;
   envp.reserve(env.size() + 1);
   for (auto& e : env) envp.push_back(e.data());
@@ -287,7 +273,7 @@ Result<std::unique_ptr<WorkerPool>> WorkerPool::create(WorkerPoolOptions options
   std::vector<std::optional<Diagnostic>> errors(pool->slots_.size());
   for (size_t i = 0; i < pool->slots_.size(); ++i)
     starters.emplace_back([&pool, &errors, i] {
-      auto w = WorkerProcess::spawn(pool->path_, pool->options_.startup_seconds);
+      auto w = WorkerProcess::spawn(pool->path_, pool->options_.startup_seconds, pool->options_.environment);
       if (w)
         pool->slots_[i].process = std::move(*w);
       else
@@ -359,7 +345,7 @@ WorkerReport WorkerPool::call_report(const WorkerRequest& request) {
     proc.reset();
   }
   if (!proc) {
-    auto fresh = WorkerProcess::spawn(path_, options_.startup_seconds);
+    auto fresh = WorkerProcess::spawn(path_, options_.startup_seconds, options_.environment);
     if (!fresh) {
       release(idx, 0);
       out.error = fresh.error();

@@ -44,6 +44,9 @@ struct WorkerPoolOptions {
   std::string worker_path;  // empty: $NKIA_WORKER, then nki-agent-worker beside /proc/self/exe
   double startup_seconds = kDefaultWorkerStartupSeconds;
   double backstop_slack_seconds = kDefaultBackstopSlackSeconds;
+  // "NAME=value" entries the caller deliberately gives the workers, on top of the allow-listed
+  // environment (runtime/worker_env.h). Nothing of the host's environment is passed otherwise.
+  std::vector<std::string> environment;
 };
 
 struct WorkerResponse : SandboxOutput {
@@ -66,7 +69,8 @@ class WorkerProcess {
  public:
   // Starts the program and waits for its "ready" frame. kWorkerNotFound, kWorkerStartup, or the
   // Diagnostic its warm-up failed with.
-  static Result<std::unique_ptr<WorkerProcess>> spawn(const std::string& path, double startup_seconds);
+  static Result<std::unique_ptr<WorkerProcess>> spawn(const std::string& path, double startup_seconds,
+                                                      const std::vector<std::string>& environment = {});
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;

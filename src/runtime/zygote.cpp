@@ -13,6 +13,7 @@
 
 #include "runtime/protocol.h"
 #include "runtime/sandbox.h"
+#include "runtime/worker_env.h"
 
 namespace nki_agent {
 namespace {
@@ -125,6 +126,7 @@ int worker_main(int argc, char** argv, const HandlerRegistry& registry) {
                  argv[0], argv[0]);
     return kWorkerExitUsage;
   }
+  restrict_own_environment();  // whoever started it, no host variable reaches a kernel
   return serve_worker(registry, kWorkerSocketFd);
 }
 

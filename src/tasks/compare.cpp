@@ -58,6 +58,7 @@ nlohmann::json OutputCheck::to_json() const {
                       {"elements", elements},
                       {"mismatches", mismatches},
                       {"unwritten", unwritten},
+                      {"stored_nan", stored_nan},
                       {"max_abs_error", max_abs_error},
                       {"max_rel_error", max_rel_error},
                       {"rel_norm_error", rel_norm_error},
@@ -99,7 +100,8 @@ bool all_equal_to_first(const float* v, int64_t n) {
 }  // namespace
 
 OutputCheck compare_output(const Tensor& actual, const Tensor& expected, const Tolerance& tol,
-                           std::span<const Tensor> inputs) {
+                           std::span<const Tensor> inputs, const OutputStores* stores) {
+  const bool stores_known = stores != nullptr && stores->known && !stores->truncated;
   OutputCheck r;
   const F32View av(actual), ev(expected);
   const float* a = av.data;
@@ -117,7 +119,7 @@ OutputCheck compare_output(const Tensor& actual, const Tensor& expected, const T
   const double atol = tol.atol * scale;
   const double rel_floor = tol.atol > 0 ? tol.atol : 1e-30;
   double diff2 = 0, ref2 = 0, max_abs = 0, max_rel = 0, ref_max = 0;
-  int64_t first_bad = -1, mismatches = 0;
+  int64_t first_bad = -1, first_unwritten = -1, mismatches = 0;
   for (int64_t i = 0; i < n; ++i) {
     const double x = a[i], y = e[i];
     bool bad;
@@ -143,7 +145,14 @@ OutputCheck compare_output(const Tensor& actual, const Tensor& expected, const T
     } else {  // a finite reference, a NaN or infinite result
       ref_max = std::max(ref_max, std::fabs(y));
       bad = true;
-      if (std::isnan(x)) ++r.unwritten;
+      if (std::isnan(x)) {
+        if (!stores_known || stores->unstored_at(i)) {
+          ++r.unwritten;
+          if (first_unwritten < 0) first_unwritten = i;
+        } else {
+          ++r.stored_nan;
+        }
+      }
       max_abs = std::numeric_limits<double>::infinity();
     }
     if (bad) {
@@ -177,12 +186,25 @@ OutputCheck compare_output(const Tensor& actual, const Tensor& expected, const T
                                            r.first_bad_actual, r.first_bad_expected)
                              : "";
   if (r.unwritten > 0) {
+    const int64_t u = first_unwritten;
+    const std::string first = fmt::format(" (first at {}: expected {})", fmt_index(unravel(u, expected.shape())), e[u]);
     r.check = "unwritten";
+    r.message = stores_known ? fmt::format(
+                                   "{} of {} elements were never stored to: they hold NaN, the poison of fresh kernel "
+                                   "memory, where the reference is finite{}; store every element of the output (check "
+                                   "loop bounds and masks for ragged tiles)",
+                                   r.unwritten, n, first)
+                             : fmt::format(
+                                   "{} of {} elements hold NaN, the poison of fresh kernel memory, where the reference "
+                                   "is finite{}: never written, or computed as NaN; store every element of the output "
+                                   "(check loop bounds and masks for ragged tiles)",
+                                   r.unwritten, n, first);
+  } else if (r.stored_nan > 0) {
+    r.check = "mismatch";
     r.message = fmt::format(
-        "{} of {} elements were never written: they hold NaN, the poison of fresh kernel memory, "
-        "where the reference is finite{}; store every element of the output (check loop bounds "
-        "and masks for ragged tiles) — or the kernel computed NaN there",
-        r.unwritten, n, at);
+        "{} of {} elements differ beyond atol={:g} rtol={:g}{}; {} of them hold NaN that the kernel stored "
+        "where the reference is finite: it computed NaN there, or stored garbage read from memory nothing wrote",
+        r.mismatches, n, atol, tol.rtol, at, r.stored_nan);
   } else if (all_zero && !ref_all_zero) {
     r.check = "zero_output";
     r.message =

@@ -3,8 +3,12 @@
 // The verdict is meant for a model fixing its kernel, so a failure names the check and gives the
 // numbers: max abs/rel error, mismatch count, the first bad index with both values. Checks, in
 // the order a failure is named:
-//   unwritten        NaN where the reference is finite: the region was never stored to (fresh
-//                    kernel memory holds NaN) or was computed as NaN
+//   unwritten        NaN where the reference is finite and the kernel never stored there (fresh
+//                    kernel memory holds NaN); where the simulator does not know what was stored
+//                    (a host function's arrays), every such NaN counts
+//   uninitialized_read  (named by verify, from mismatch) NaN stored where the reference is finite,
+//                    and the run warned that it read memory nothing wrote: garbage from masked-off
+//                    lanes reached the output
 //   zero_output      every element is 0 but the reference is not
 //   constant_output  every element is the same value but the reference varies
 //   input_copy       the output equals one of the kernel's inputs, the reference does not
@@ -23,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/kernel_call.h"
 #include "tasks/task.h"
 #include "tensor/tensor.h"
 
@@ -33,7 +38,8 @@ struct OutputCheck {
   std::string message;  // one sentence with the numbers
   int64_t elements = 0;
   int64_t mismatches = 0;  // elements outside the element tolerance (non-finite disagreements included)
-  int64_t unwritten = 0;   // NaN where the reference is finite
+  int64_t unwritten = 0;   // NaN where the reference is finite, never stored to
+  int64_t stored_nan = 0;  // NaN where the reference is finite, though the kernel stored there
   double max_abs_error = 0;
   double max_rel_error = 0;
   double rel_norm_error = 0;
@@ -48,8 +54,9 @@ struct OutputCheck {
 
 // Both tensors must have the same shape (the caller checks shapes and dtypes first). `inputs` are
 // the kernel's inputs, for the input_copy guard.
+// `stores` (may be null) says which elements the kernel never stored to.
 OutputCheck compare_output(const Tensor& actual, const Tensor& expected, const Tolerance& tol,
-                           std::span<const Tensor> inputs);
+                           std::span<const Tensor> inputs, const OutputStores* stores = nullptr);
 
 // Whether a reference output is degenerate for verification: all zero, constant, non-finite
 // everywhere, or below the tolerance (a zero output would pass its element check). Empty: fine;

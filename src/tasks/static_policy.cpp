@@ -53,8 +53,8 @@ const std::vector<std::string>& policy_allowed_imports() {
 
 namespace {
 
-// Frameworks the kernel sandbox turns into stand-ins (policy.py's STAND_INS): importing them in a
-// candidate means computing through the reference's world.
+// Frameworks the kernel sandbox turns into stand-ins (policy.py: packages it does not have): importing
+// them in a candidate means computing through the reference's world.
 const std::vector<std::string> kFrameworks = {"torch",  "torch_xla",           "torch_neuronx", "jax",  "jax_neuronx",
                                               "jaxlib", "neuronx_distributed", "tensorflow",    "cupy", "scipy"};
 

@@ -35,8 +35,8 @@ struct PolicyOptions {
   std::vector<DType> forbidden_dtypes;  // Task::forbidden_dtypes()
 };
 
-// Top-level modules a kernel may import: runtime/python/pylib/_nkia/policy.py's ALLOWED (a test
-// keeps the two lists equal).
+// Top-level modules a candidate may import under verification: pure computation. Every one is loaded
+// in the kernel sandbox (runtime/python/pylib/_nkia/policy.py's OURS and PRELOADED; a test checks).
 const std::vector<std::string>& policy_allowed_imports();
 
 // The violations (empty: the source passes). Codes of the Result's own failure: nkia_helper_* when

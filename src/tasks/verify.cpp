@@ -36,6 +36,9 @@ std::string check_hint(const std::string& check) {
   if (check == "unwritten")
     return "store every element of each output: derive trip counts from the input shapes with ceiling division and "
            "mask the last, partial tile";
+  if (check == "uninitialized_read")
+    return "give the compute and store calls the same mask as the load that filled the tile, or initialise the tile "
+           "(nl.zeros, nisa.memset) before a partial load";
   if (check == "zero_output" || check == "constant_output")
     return "compute the result from the inputs and store it into the tensor you return";
   if (check == "input_copy") return "the output must be computed from the inputs, not copied from one of them";
@@ -71,6 +74,7 @@ KernelCall prompt_timing_call(const Task& task, KernelFiles files) {
   KernelCall call;
   call.src = std::move(files);
   call.entry = task.entry;
+  call.kernel_only = true;
   call.target = task.target;
   call.compute = false;
   call.collect_trace = true;
@@ -261,6 +265,7 @@ class Verifier {
     KernelCall call;
     call.src = files_;
     call.entry = task_.entry;
+    call.kernel_only = true;  // a candidate has no host side: it never sees values
     call.inputs = in.kernel_args;
     call.input_names = in.names;
     call.target = task_.target;
@@ -292,9 +297,22 @@ class Verifier {
     auto expected = ref_.outputs(c.seed, *c.set, c.profile, in.forward_inputs);
     if (!expected) return fail(expected.error());
     r.passed = true;
+    // The run's own word on memory nothing wrote: NaN stored from it is an uninitialised read.
+    const Diagnostic* uninit = nullptr;
+    for (const Diagnostic& w : outcome->warnings)
+      if (w.code == "nkia_uninitialized_read" && uninit == nullptr) uninit = &w;
     for (size_t k = 0; k < outs.size(); ++k) {
+      const OutputStores* stores = k < outcome->output_stores.size() ? &outcome->output_stores[k] : nullptr;
       OutputCheck oc =
-          compare_output(outs[k], (*expected)[k], task_.tolerance_for(task_.outputs[k].dtype), in.kernel_args);
+          compare_output(outs[k], (*expected)[k], task_.tolerance_for(task_.outputs[k].dtype), in.kernel_args, stores);
+      if (oc.check == "mismatch" && oc.stored_nan > 0 && uninit != nullptr) {
+        oc.check = "uninitialized_read";
+        const std::string loc = uninit->loc.known() ? fmt::format(" at {}:{}", uninit->loc.file, uninit->loc.line) : "";
+        oc.message = fmt::format(
+            "{} elements hold NaN the kernel stored where the reference is finite: it read memory "
+            "nothing wrote{} ({}) and the garbage reached the output; {}",
+            oc.stored_nan, loc, uninit->message, oc.message);
+      }
       if (oc.reference_too_small)
         r.notes.push_back(
             fmt::format("output {}: the reference is below atol (max |expected| = {:.3g}); only the "
@@ -355,6 +373,7 @@ class Verifier {
     KernelCall call;
     call.src = files_;
     call.entry = task_.entry;
+    call.kernel_only = true;  // a candidate has no host side: it never sees values
     call.target = task_.target;
     call.compute = false;
     call.collect_trace = false;

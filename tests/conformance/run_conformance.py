@@ -57,17 +57,9 @@ def _has_call(node):
     return any(isinstance(n, (ast.Call, ast.Await)) for n in ast.walk(node))
 
 
-def _is_test_class(node):
-    """A unittest.TestCase subclass: a test driver, not kernel code."""
-    return any(isinstance(b, ast.Attribute) and isinstance(b.value, ast.Name) and b.value.id == "unittest"
-               for b in node.bases)
-
-
 def _is_definition(node):
     """A top-level statement that defines something without running device or driver code."""
-    if isinstance(node, ast.ClassDef):
-        return not _is_test_class(node)
-    if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef)):
+    if isinstance(node, (ast.ClassDef, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef)):
         return True
     if isinstance(node, ast.Expr):  # a docstring
         return isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
@@ -81,26 +73,11 @@ def _is_definition(node):
 
 def strip_module_code(src):
     """Drops the module-level statements other than imports, function and class definitions and
-    call-free assignments: `if __name__ == "__main__":` drivers, device launches and checks run at
-    import time, and unittest.TestCase classes (test drivers) go."""
+    call-free assignments: the driver code that runs at import time (`if __name__ == "__main__":`
+    blocks, device launches and checks). Everything the file defines loads as written."""
     lines = src.splitlines(keepends=True)
     for node in ast.parse(src).body:
         if not _is_definition(node):
-            _blank(lines, node)
-    return "".join(lines)
-
-
-def drop_import(src, module):
-    """Drops the module-level imports of `module` (and its submodules)."""
-    lines = src.splitlines(keepends=True)
-    for node in ast.parse(src).body:
-        if isinstance(node, ast.Import):
-            tops = {a.name.split(".")[0] for a in node.names}
-            if module in tops:
-                if tops != {module}:
-                    raise ValueError(f"line {node.lineno}: cannot drop {module} from a mixed import")
-                _blank(lines, node)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module.split(".")[0] == module:
             _blank(lines, node)
     return "".join(lines)
 
@@ -110,8 +87,6 @@ def prepare_source(src, steps):
         name, _, arg = step.partition(":")
         if name == "strip_module_code":
             src = strip_module_code(src)
-        elif name == "drop_import":
-            src = drop_import(src, arg)
         else:
             raise ValueError(f"unknown source preparation {step!r}")
     return src
@@ -157,12 +132,18 @@ def extract_kernel(run, mirror, kernel_dir):
             f.write(src)
         if path == run.path:
             main = dest
-        if run.package_root:  # every folder of the package tree is a package
+        if run.package_root:  # every folder of the package tree is a package, with its own __init__.py
             parts = rel.split("/")[:-1]
             for i in range(1, len(parts) + 1):
                 init = os.path.join(kernel_dir, *parts[:i], "__init__.py")
                 if not os.path.exists(init):
-                    open(init, "w").close()
+                    upstream = "/".join([run.package_root.rstrip("/")] + parts[:i] + ["__init__.py"])
+                    try:
+                        text = git_show(git_dir, run.commit, upstream)
+                    except FileNotFoundError:
+                        text = ""  # a folder without one upstream: an empty package, as Python makes it
+                    with open(init, "w", encoding="utf-8") as f:
+                        f.write(text)
     return main
 
 

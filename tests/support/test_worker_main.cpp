@@ -14,17 +14,23 @@
 #include "runtime/zygote.h"
 #include "support/hostile_handlers.h"
 
+#include <string>
+
 int main(int argc, char** argv) {
+  // Read before worker_main() restricts the environment to the allow-list (the pool passes it
+  // deliberately, through WorkerPoolOptions::environment).
+  static const std::string warmup_mode =
+      std::getenv("NKIA_TEST_WORKER_WARMUP") ? std::getenv("NKIA_TEST_WORKER_WARMUP") : "";
   nki_agent::HandlerRegistry registry;
   nki_agent::register_builtin_handlers(registry);
   nki_agent::testing::register_hostile_handlers(registry);
   registry.set_warmup([]() -> nki_agent::Result<void> {
-    const char* mode = std::getenv("NKIA_TEST_WORKER_WARMUP");
-    if (mode != nullptr && std::strcmp(mode, "fail") == 0)
+    const std::string& mode = warmup_mode;
+    if (mode == "fail")
       return nki_agent::fail("nkia_test_warmup_failed", "the test warm-up failed on purpose", "unset it");
-    if (mode != nullptr && std::strcmp(mode, "hang") == 0)
+    if (mode == "hang")
       while (true) ::sleep(1000);
-    if (mode != nullptr && std::strcmp(mode, "thread") == 0)
+    if (mode == "thread")
       std::thread([] {
         while (true) ::sleep(1000);
       }).detach();

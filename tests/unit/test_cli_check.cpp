@@ -4,12 +4,12 @@
 // kernel that over-subscribes SBUF passes with one nkia_sbuf_capacity_exceeded warning.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <sys/wait.h>
 
 #include "support/python_oracle.h"
 
@@ -47,7 +47,9 @@ nlohmann::json json_file(const std::string& path) {
   return json_of(ss.str());
 }
 
-void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
 
 // The 1-based line of the first line of `src` that contains `needle`.
 int line_of(const std::string& src, const std::string& needle) {
@@ -262,15 +264,15 @@ TEST_F(CliCheck, SbufOverSubscriptionIsAWarningNotAFailure) {
   // Text: the warning on stderr, then the summary.
   auto t = cli("check " + dir_.file("hog.py") + " --entry k --shapes 'a=float32[128,512]'", true);
   EXPECT_EQ(t.exit_code, 0) << t.out;
-  const std::string where = dir_.file("hog.py") + ":" + std::to_string(line_of(kHogKernel, "        t = nl.ndarray")) +
-                            ":";
+  const std::string where =
+      dir_.file("hog.py") + ":" + std::to_string(line_of(kHogKernel, "        t = nl.ndarray")) + ":";
   EXPECT_NE(t.out.find(where), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("warning[nkia_sbuf_capacity_exceeded]"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("passed the checks"), std::string::npos) << t.out;
 
   // `run` computes it and reports the same warning; a kernel that fits gets none.
-  auto run = cli("--json run " + dir_.file("hog.py") + " --entry k --random 'a=float32[128,512]' --out " +
-                 dir_.file("out"));
+  auto run =
+      cli("--json run " + dir_.file("hog.py") + " --entry k --random 'a=float32[128,512]' --out " + dir_.file("out"));
   ASSERT_EQ(run.exit_code, 0) << run.out;
   auto rj = json_of(run.out);
   ASSERT_EQ(rj["warnings"].size(), 1u);
@@ -296,6 +298,29 @@ TEST_F(CliCheck, UsageAndInputErrors) {
       cli("--json check " + dir_.file("k.py") + " -e k " + kShapes + " --trace " + dir_.file("no/such/dir/t.json"));
   EXPECT_EQ(unwritable.exit_code, 1);
   EXPECT_EQ(json_of(unwritable.out)["diagnostics"][0]["code"], "nkia_unwritable");
+}
+
+// Inputs bind by name; a misspelt name is an error naming the parameters, never a silent switch
+// to positional binding; inputs named after no parameter bind by position, and the run says so.
+TEST_F(CliCheck, InputsBindByNameAndAMisspeltNameIsAnError) {
+  auto misspelt =
+      cli("--json check " + dir_.file("k.py") + " -e k --shapes 'aa=bfloat16[256,512]' 'w=bfloat16[128,128]'");
+  EXPECT_EQ(misspelt.exit_code, 1) << misspelt.out;
+  auto d = json_of(misspelt.out)["diagnostics"][0];
+  EXPECT_EQ(d["code"], "nkia_bad_input_name") << misspelt.out;
+  EXPECT_NE(d["message"].get<std::string>().find("'aa'"), std::string::npos);
+  EXPECT_NE(d["message"].get<std::string>().find("a, w"), std::string::npos);  // the parameters, named
+  auto swapped =
+      cli("--json check " + dir_.file("k.py") + " -e k --shapes 'w=bfloat16[128,128]' 'a=bfloat16[256,512]'");
+  EXPECT_EQ(swapped.exit_code, 0) << swapped.out;  // by name, whatever the order
+  EXPECT_TRUE(json_of(swapped.out)["warnings"].empty()) << swapped.out;
+  auto positional =
+      cli("--json check " + dir_.file("k.py") + " -e k --shapes 'p=bfloat16[256,512]' 'q=bfloat16[128,128]'");
+  EXPECT_EQ(positional.exit_code, 0) << positional.out;
+  auto w = json_of(positional.out)["warnings"];
+  ASSERT_EQ(w.size(), 1u) << positional.out;
+  EXPECT_EQ(w[0]["code"], "nkia_inputs_bound_by_position");
+  EXPECT_NE(w[0]["message"].get<std::string>().find("a=p, w=q"), std::string::npos) << w[0].dump();
 }
 
 // The timing-only trace is the computing run's, record for record; the run's outputs are numbers,

@@ -162,9 +162,8 @@ struct MustFail {
 // body's last line.
 void expect_failures(std::span<const MustFail> cases, const Tensor& input) {
   for (const auto& c : cases) {
-    std::string src =
-        "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n@nki.jit\ndef k(a):\n" +
-        std::string(c.body) + "    return None\n";  // old style: the input may be written
+    std::string src = "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n@nki.jit\ndef k(a):\n" +
+                      std::string(c.body) + "    return None\n";  // old style: the input may be written
     int last_line = 5;
     for (const char* p = c.body; *p; ++p) last_line += *p == '\n';
     KernelCall call;
@@ -184,8 +183,7 @@ TEST_F(NkiLang, CompilerChecksCarryCatalogueCodesAndLines) {
       {"partition limit", "    t = nl.ndarray((256, 8), dtype=nl.float32, buffer=nl.sbuf)\n",
        "err_num_partition_exceed_arch_limit"},
       {"compute on HBM", "    t = nl.exp(a)\n", "err_unsupported_memory"},
-      {"partition mismatch",
-       "    x = nl.load(a[0:128, :])\n    y = nl.load(a[0:64, :])\n    z = nl.add(x, y)\n",
+      {"partition mismatch", "    x = nl.load(a[0:128, :])\n    y = nl.load(a[0:64, :])\n    z = nl.add(x, y)\n",
        "err_num_partition_mismatch"},
       {"out of bounds", "    x = nl.load(a[0:128, 0:16])\n", "err_tensor_access_out_of_bound"},
       {"init value in HBM", "    t = nl.zeros((128, 8), dtype=nl.float32, buffer=nl.shared_hbm)\n",
@@ -195,6 +193,51 @@ TEST_F(NkiLang, CompilerChecksCarryCatalogueCodesAndLines) {
       {"rank", "    t = nl.ndarray((128,), dtype=nl.float32, buffer=nl.sbuf)\n", "nkia_insufficient_rank"},
   };
   expect_failures(cases, iota({128, 8}));
+}
+
+// A legacy matmul lands where its result is used; a rule it breaks is reported at the call.
+TEST_F(NkiLang, ALegacyMatmulIsReportedAtItsCall) {
+  const char* src = R"py(import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(a, b):
+    out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = nl.load(b)
+    r = nisa.nc_matmul(x, y)
+    nl.store(out, value=r)
+    return out
+)py";
+  auto r = run(src, "k", {iota({128, 128}), iota({128, 1024})});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().loc.line, 10) << r.error().format();
+}
+
+// NumPy on a tile says so at its line, in every command (verify's static policy says the same).
+TEST_F(NkiLang, NumPyOnATileIsHostMath) {
+  for (const char* call : {"np.maximum(t, 0)", "np.exp(t)", "np.sum(t)", "np.asarray(t)", "np.where(t > 0, t, 0)"}) {
+    const std::string src =
+        std::string(
+            "import numpy as np\nimport neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n"
+            "@nki.jit\ndef k(a):\n    t = nl.load(a)\n    y = ") +
+        call +
+        "\n    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)\n"
+        "    nl.store(out, value=y)\n    return out\n";
+    auto r = run(src, "k", {iota({128, 8})});
+    ASSERT_FALSE(r) << call;
+    EXPECT_EQ(r.error().code, "nkia_host_math_on_tile") << call << ": " << r.error().format();
+    EXPECT_EQ(r.error().loc.line, 8) << call;
+  }
+  // Shapes are known while the kernel is traced: np.shape / np.ndim / np.size of a tile work.
+  auto ok =
+      run("import numpy as np\nimport neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n"
+          "@nki.jit\ndef k(a):\n    t = nl.load(a)\n    assert np.shape(t) == (128, 8) and np.ndim(t) == 2\n"
+          "    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)\n"
+          "    nl.store(out, value=nl.multiply(t, float(np.size(t))))\n    return out\n",
+          "k", {iota({128, 8})});
+  ASSERT_TRUE(ok) << ok.error().format();
 }
 
 // Local `t: nt.tensor[...] = value` annotations are checked against the value's shape (the loader
@@ -275,7 +318,8 @@ def host(a):
   Tensor a = iota({128, 16});
   auto r = run(src, "host", {a});
   ASSERT_TRUE(r) << r.error().format();
-  EXPECT_EQ(r->outputs[0].to_f32_vector(), binary(BinaryOp::kMultiply, a, Tensor::full({}, DType::kFloat32, 3)).to_f32_vector());
+  EXPECT_EQ(r->outputs[0].to_f32_vector(),
+            binary(BinaryOp::kMultiply, a, Tensor::full({}, DType::kFloat32, 3)).to_f32_vector());
 }
 
 // Legacy indexing with index tiles: nl.arange on each axis, shifted per tile; nl.mgrid; a flat
@@ -308,7 +352,8 @@ def k(a, flat):
   auto r = run(src, "k", {a, flat});
   ASSERT_TRUE(r) << r.error().format();
   ASSERT_EQ(r->outputs.size(), 3u);
-  EXPECT_EQ(r->outputs[0].to_f32_vector(), binary(BinaryOp::kMultiply, a, Tensor::full({}, DType::kFloat32, 2)).to_f32_vector());
+  EXPECT_EQ(r->outputs[0].to_f32_vector(),
+            binary(BinaryOp::kMultiply, a, Tensor::full({}, DType::kFloat32, 2)).to_f32_vector());
   EXPECT_EQ(r->outputs[1].to_f32_vector(), a.slice(0, 0, 128).to_f32_vector());
   EXPECT_EQ(r->outputs[2].to_f32_vector(), a.slice(0, 0, 128).transpose().to_f32_vector());
 }
@@ -424,10 +469,12 @@ def k(x):
 
 TEST_F(NkiLang, MatmulAndReduceChecks) {
   const MustFail cases[] = {
-      {"matmul from HBM", "    r = nl.matmul(a, a, transpose_x=True)\n    r.shape\n", "err_unsupported_memory"},
+      // Reported at the call, not where the result is first used.
+      {"matmul from HBM", "    r = nl.matmul(a, a, transpose_x=True)\n", "err_unsupported_memory"},
       {"moving too wide",
        "    x = nl.load(a[0:128, 0:128])\n    y = nl.ndarray((128, 1024), dtype=nl.float32)\n"
-       "    p = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.psum)\n    p += nl.matmul(x, y, transpose_x=True)\n",
+       "    p = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.psum)\n    p += nl.matmul(x, y, "
+       "transpose_x=True)\n",
        "err_size_of_dimension_exceed_arch_limit"},
       {"fp32 with bf16",
        "    x = nl.load(a[0:128, 0:128])\n    y = nl.load(a[0:128, 0:128], dtype=nl.bfloat16)\n"
@@ -481,7 +528,8 @@ def k(a):
       EXPECT_EQ(ids[i], static_cast<float>(p * 128 + f));
       EXPECT_EQ(cen[i], (av[i] - mx) * 2.0f);
     }
-    for (int f = 0; f < 64; ++f) EXPECT_EQ(blk[static_cast<size_t>(p * 64 + f)], av[p * 128 + f] + av[p * 128 + 64 + f]);
+    for (int f = 0; f < 64; ++f)
+      EXPECT_EQ(blk[static_cast<size_t>(p * 64 + f)], av[p * 128 + f] + av[p * 128 + 64 + f]);
   }
 }
 

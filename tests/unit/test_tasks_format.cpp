@@ -294,7 +294,22 @@ TEST(TaskCompare, NamesTheCheckAndGivesTheNumbers) {
   EXPECT_EQ(unwritten.check, "unwritten");
   EXPECT_EQ(unwritten.unwritten, 3);
   EXPECT_EQ(unwritten.first_bad_index, (Shape{1, 0}));
-  EXPECT_NE(unwritten.message.find("3 of 6 elements were never written"), std::string::npos) << unwritten.message;
+  EXPECT_NE(unwritten.message.find("3 of 6 elements hold NaN"), std::string::npos) << unwritten.message;
+  // With what the kernel stored known: only never-stored NaN is unwritten; stored NaN is a mismatch.
+  OutputStores stores;
+  stores.known = true;
+  stores.unstored = {{4, 2}};
+  auto partly = compare_output(vec({1, 2, 3, nan, nan, nan}, {2, 3}), e, kTol, {}, &stores);
+  EXPECT_EQ(partly.check, "unwritten");
+  EXPECT_EQ(partly.unwritten, 2);
+  EXPECT_EQ(partly.stored_nan, 1);
+  EXPECT_NE(partly.message.find("2 of 6 elements were never stored to"), std::string::npos) << partly.message;
+  stores.unstored.clear();
+  auto stored = compare_output(vec({1, 2, 3, nan, nan, 6}, {2, 3}), e, kTol, {}, &stores);
+  EXPECT_EQ(stored.check, "mismatch");
+  EXPECT_EQ(stored.unwritten, 0);
+  EXPECT_EQ(stored.stored_nan, 2);
+  EXPECT_EQ(stored.first_bad_index, (Shape{1, 0}));
 
   EXPECT_EQ(compare_output(vec({0, 0, 0, 0, 0, 0}, {2, 3}), e, kTol, {}).check, "zero_output");
   EXPECT_EQ(compare_output(vec({7, 7, 7, 7, 7, 7}, {2, 3}), e, kTol, {}).check, "constant_output");

@@ -150,16 +150,20 @@ struct Hack {
   fs::path file;
   std::string task;
   std::set<std::string> expect;
+  bool policy = true;  // "# policy: off": verified with the static policy switched off (--no-policy)
+  std::string code;    // "# code: C": the kernel's Diagnostic must carry this code
 };
 
 std::vector<Hack> hacks() {
   std::vector<Hack> out;
   for (auto& e : fs::directory_iterator(kTasks / "hacks")) {
     if (e.path().extension() != ".py") continue;
-    Hack h{e.path(), "", {}};
+    Hack h{e.path(), "", {}, true, ""};
     std::smatch m;
     const std::string text = read_text(e.path());
     if (std::regex_search(text, m, std::regex("# task: (\\S+)"))) h.task = m[1];
+    if (std::regex_search(text, m, std::regex("# policy: off"))) h.policy = false;
+    if (std::regex_search(text, m, std::regex("# code: (\\S+)"))) h.code = m[1];
     if (std::regex_search(text, m, std::regex("# expect: (\\S+)"))) {
       std::stringstream ss(m[1]);
       for (std::string c; std::getline(ss, c, '|');) h.expect.insert(c);
@@ -178,9 +182,15 @@ TEST_F(TasksVerify, EveryHackIsRejectedByItsCheck) {
   std::set<std::string> checks;
   for (const auto& h : all) {
     ASSERT_FALSE(h.task.empty() || h.expect.empty()) << h.file << " lacks '# task:' / '# expect:'";
-    auto r = verify((kTasks / h.task).string(), h.file.string());
+    VerifyOptions vo = options();
+    vo.static_policy = h.policy;
+    auto r = verify((kTasks / h.task).string(), h.file.string(), vo);
     ASSERT_TRUE(r) << h.file << ": " << r.error().format();
     EXPECT_FALSE(r->passed) << h.file.filename() << " was ACCEPTED:\n" << r->format();
+    if (!h.code.empty()) {
+      ASSERT_TRUE(r->diagnostic.has_value()) << h.file.filename();
+      EXPECT_EQ(r->diagnostic->code, h.code) << h.file.filename() << ": " << r->format();
+    }
     EXPECT_TRUE(h.expect.count(r->check))
         << h.file.filename() << ": rejected by '" << r->check << "', expected one of " << *h.expect.begin() << "...\n"
         << r->format();
@@ -204,7 +214,7 @@ TEST_F(TasksVerify, FailuresCarryTheNumbersAModelCanActOn) {
   ASSERT_EQ(c.outputs.size(), 1u);
   EXPECT_EQ(c.outputs[0].unwritten, 128 * 512);
   EXPECT_EQ(c.outputs[0].first_bad_index, (Shape{128, 0}));
-  EXPECT_NE(r->message.find("never written"), std::string::npos);
+  EXPECT_NE(r->message.find("never stored to"), std::string::npos) << r->message;
   EXPECT_NE(r->message.find("prompt shapes"), std::string::npos);
   // Fail fast: nothing after the first failing case started.
   EXPECT_LT(r->cases_run, r->cases_total);
@@ -219,6 +229,45 @@ TEST_F(TasksVerify, FailuresCarryTheNumbersAModelCanActOn) {
   EXPECT_GT(o.max_abs_error, 1e-5);
   EXPECT_GT(o.max_rel_error, 1e-5);
   EXPECT_FALSE(o.first_bad_index.empty());
+}
+
+// Garbage read from the masked-off lanes of a partial load and stored into the output is an
+// uninitialised read, with the run's warning; not "unwritten": every element was stored to.
+TEST_F(TasksVerify, StoredGarbageIsAnUninitialisedReadNotUnwritten) {
+  fs::path dir = fs::temp_directory_path() / ("nkia-verify-garbage-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "garbage.py") << R"py(import math
+
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def kernel(x, y):
+    rows, cols = x.shape
+    out = nl.ndarray((rows, cols), dtype=x.dtype, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    jf = nl.arange(512)[None, :]
+    for r in nl.affine_range(math.ceil(rows / 128)):
+        for c in nl.affine_range(math.ceil(cols / 512)):
+            i = r * 128 + ip
+            j = c * 512 + jf
+            valid = (i < rows) & (j < cols)
+            a = nl.load(x[i, j], mask=valid & (ip < 64))
+            b = nl.load(y[i, j], mask=valid)
+            nl.store(out[i, j], value=nl.add(a, b), mask=valid)
+    return out
+)py";
+  auto r = verify((kTasks / "add_fp32").string(), (dir / "garbage.py").string());
+  fs::remove_all(dir);
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_FALSE(r->passed);
+  EXPECT_EQ(r->check, "uninitialized_read") << r->format();
+  const OutputCheck& o = r->cases[0].outputs[0];
+  EXPECT_EQ(o.unwritten, 0);
+  EXPECT_EQ(o.stored_nan, 256 * 512 / 2);
+  EXPECT_EQ(o.first_bad_index, (Shape{64, 0}));
+  EXPECT_NE(r->message.find("garbage.py:"), std::string::npos) << r->message;  // where the garbage came from
 }
 
 // A kernel that fails before producing anything never causes a reference output to be computed:
@@ -465,18 +514,21 @@ TEST(TasksPolicy, HostileSourcesDoNotBreakTheChecker) {
   EXPECT_TRUE(policy({{"k.py", ""}}).empty());
 }
 
-// The policy's import allow-list is the runtime's (pylib/_nkia/policy.py ALLOWED).
-TEST(TasksPolicy, AllowListMatchesTheRuntime) {
+// Every module the static policy lets a candidate import is one the sandbox has loaded
+// (pylib/_nkia/policy.py: OURS and PRELOADED), so an allowed import never fails at run time.
+TEST(TasksPolicy, EveryAllowedImportIsLoadedInTheSandbox) {
   std::string src = read_text(fs::path(NKIA_SOURCE_DIR) / "src/runtime/python/pylib/_nkia/policy.py");
-  auto start = src.find("ALLOWED = frozenset({");
-  ASSERT_NE(start, std::string::npos);
-  auto end = src.find("})", start);
   std::set<std::string> runtime;
-  std::regex name("\"([A-Za-z_0-9]+)\"");
-  std::string body = src.substr(start, end - start);
-  for (std::sregex_iterator it(body.begin(), body.end(), name), e; it != e; ++it) runtime.insert((*it)[1]);
-  std::set<std::string> ours(policy_allowed_imports().begin(), policy_allowed_imports().end());
-  EXPECT_EQ(ours, runtime);
+  std::regex name("\"([A-Za-z_0-9.]+)\"");
+  for (const char* table : {"OURS = frozenset({", "PRELOADED = ("}) {
+    auto start = src.find(table);
+    ASSERT_NE(start, std::string::npos) << table;
+    auto end = src.find(")", start);
+    std::string body = src.substr(start, end - start);
+    for (std::sregex_iterator it(body.begin(), body.end(), name), e; it != e; ++it) runtime.insert((*it)[1]);
+  }
+  for (const auto& allowed : policy_allowed_imports())
+    EXPECT_TRUE(runtime.count(allowed)) << allowed << " is allowed by the static policy but not loaded in the sandbox";
 }
 
 // ---- the CLI ------------------------------------------------------------------------------------
@@ -524,7 +576,7 @@ TEST(TasksCli, VerifyExitCodesAndJson) {
   auto text = cli("verify --task " + add + " " + (kTasks / "hacks" / "floor_tiles_add.py").string() + " --workers 2");
   EXPECT_EQ(text.exit_code, 1);
   EXPECT_NE(text.out.find("FAIL"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("never written"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("never stored to"), std::string::npos) << text.out;
 
   EXPECT_EQ(cli("verify " + add + "/baseline.py").exit_code, 2);  // --task missing
   EXPECT_EQ(cli("verify --task /nonexistent " + add + "/baseline.py").exit_code, 1);

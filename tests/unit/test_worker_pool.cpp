@@ -290,14 +290,21 @@ TEST_F(WorkerPoolTest, WarmupFailureThreadsAndHangAreReported) {
   WorkerPoolOptions o;
   o.workers = 2;
   o.worker_path = NKIA_TEST_WORKER;
-  ::setenv("NKIA_TEST_WORKER_WARMUP", "fail", 1);
+  // The workers' environment is the allow-list plus what the pool is given deliberately.
+  o.environment = {"NKIA_TEST_WORKER_WARMUP=fail"};
   auto failed = WorkerPool::create(o);
-  ::setenv("NKIA_TEST_WORKER_WARMUP", "thread", 1);
+  o.environment = {"NKIA_TEST_WORKER_WARMUP=thread"};
   auto threaded = WorkerPool::create(o);
-  ::setenv("NKIA_TEST_WORKER_WARMUP", "hang", 1);
+  o.environment = {"NKIA_TEST_WORKER_WARMUP=hang"};
   o.startup_seconds = 0.3;
   auto hung = WorkerPool::create(o);
+  // Set in the host only, it reaches no worker: the warm-up runs as usual.
+  ::setenv("NKIA_TEST_WORKER_WARMUP", "fail", 1);
+  o.environment.clear();
+  o.startup_seconds = 30;
+  auto host_only = WorkerPool::create(o);
   ::unsetenv("NKIA_TEST_WORKER_WARMUP");
+  EXPECT_TRUE(host_only) << host_only.error().format();
   ASSERT_FALSE(failed);
   EXPECT_EQ(failed.error().code, "nkia_test_warmup_failed");
   ASSERT_FALSE(threaded);

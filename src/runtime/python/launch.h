@@ -75,6 +75,9 @@ struct RunScope {
   bool compute = true;        // false: timing-only (ExecContext::compute)
   bool collect_trace = true;  // false: launches' traces are dropped
   bool eager_state = false;   // ExecContext::eager_state
+  // The run's entry is a kernel: Python may read no tensor's values for the rest of the run, in a
+  // launch or not (nkia_trace_time_value_read); its outputs leave as HBM tensors.
+  bool values_sealed = false;
   Trace trace;
   WarningList warnings;  // every launch's warnings, handed over when it ends
 };

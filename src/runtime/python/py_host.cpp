@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <map>
 
+#include "nki/nki_tensor.h"
 #include "nki/target.h"
+#include "nki/written.h"
 #include "runtime/python/launch.h"
 #include "runtime/python/py_convert.h"
 #include "runtime/python/pylib.h"
@@ -61,12 +63,7 @@ import numpy
 import _nkia.policy, _nkia.loader, _nkia.kernel, _nkia.runner
 import nki, nki.language, nki.isa, nki.typing, nki.compiler
 import neuronxcc.nki, neuronxcc.nki.language, neuronxcc.nki.isa, neuronxcc.nki.typing, neuronxcc.nki.compiler
-for _name in sorted(_nkia.policy.ALLOWED):
-    if not _name.startswith("_") and _name not in ("nki", "neuronxcc"):
-        try:
-            __import__(_name)
-        except ImportError:
-            pass
+_nkia.policy.preload()
 _nkia.policy.install()
 )py";
 
@@ -77,6 +74,20 @@ thread_local RunScope* t_run = nullptr;
 Diagnostic python_error(const char* what, const py::error_already_set& e) {
   return Diagnostic::error("nkia_internal_python", fmt::format("{}: {}", what, e.what()),
                            "this is a bug in nki-agent's kernel host; please report it");
+}
+
+// A kernel argument as the core holds it: an HBM tensor sharing the input's storage.
+py::object argument_tensor(const Tensor& t, std::string name) {
+  auto h = std::make_shared<NkiTensor>();
+  h->data = t;
+  h->name = std::move(name);
+  h->buffer = Buffer::kSharedHbm;
+  h->kernel_argument = true;
+  return py::cast(h);
+}
+
+std::string input_name(const KernelCall& call, size_t i) {
+  return i < call.input_names.size() ? call.input_names[i] : std::string();
 }
 
 }  // namespace
@@ -92,6 +103,8 @@ static void warm_up_paths() {
       "warmup.py");
   c.entry = "entry";
   c.inputs = {Tensor::full({2, 2}, DType::kBFloat16, 1)};
+  (void)python_run(c);
+  c.entry = "k";  // a kernel entry: the sealed path
   (void)python_run(c);
   c.entry = "fails";
   (void)python_run(c);
@@ -118,8 +131,8 @@ Result<void> python_host_init() {
     PyStatus status = PyConfig_SetString(&config, &config.program_name, L"" NKIA_EMBED_PYTHON);
     if (PyStatus_Exception(status)) {
       PyConfig_Clear(&config);
-      g_init_result = fail(Diagnostic::error("nkia_internal_python", "configuring the embedded Python failed",
-                                             "reinstall python3.11"));
+      g_init_result = fail(
+          Diagnostic::error("nkia_internal_python", "configuring the embedded Python failed", "reinstall python3.11"));
       return g_init_result;
     }
     py::initialize_interpreter(&config, 0, nullptr, /*add_program_dir_to_path=*/false);
@@ -144,11 +157,15 @@ Result<void> python_host_init() {
   return g_init_result;
 }
 
-bool python_host_ready() { return g_ready && g_init_result.has_value(); }
+bool python_host_ready() {
+  return g_ready && g_init_result.has_value();
+}
 
 // ---- runs and their launches ---------------------------------------------------------------------
 
-RunScope* current_run() { return t_run; }
+RunScope* current_run() {
+  return t_run;
+}
 
 void begin_launch(LaunchContext& launch) {
   if (!t_run) return;
@@ -182,16 +199,28 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
   try {
     py::dict files;
     for (const auto& [p, s] : call.src.files) files[py::str(p)] = py::str(s);
+    // The inputs enter as HBM tensors of the core, never as NumPy arrays: a kernel entry gets them
+    // as they are (no array holding their values exists for kernel code to find), and the runner
+    // turns them into arrays only for a host function.
     py::list args;
-    for (size_t i = 0; i < call.inputs.size(); ++i) args.append(tensor_to_numpy(call.inputs[i]));
-    for (const TensorSpec& s : call.zero_inputs) args.append(tensor_to_numpy(Tensor::zeros(s.shape, s.dtype)));
+    for (size_t i = 0; i < call.inputs.size(); ++i) args.append(argument_tensor(call.inputs[i], input_name(call, i)));
+    for (size_t i = 0; i < call.zero_inputs.size(); ++i)
+      args.append(argument_tensor(Tensor::zeros(call.zero_inputs[i].shape, call.zero_inputs[i].dtype),
+                                  input_name(call, call.inputs.size() + i)));
     py::dict kwargs;
     for (const auto& [k, v] : call.kwargs) kwargs[py::str(k)] = py::str(v);
     py::object run = py::module_::import("_nkia.runner").attr("run");
-    py::tuple r = run(files, call.src.main_path, call.entry, args, py::cast(call.input_names), kwargs, py::cast(call.grid));
+    py::tuple r = run(files, call.src.main_path, call.entry, args, py::cast(call.input_names), kwargs,
+                      py::cast(call.grid), call.kernel_only);
     const std::string status = r[0].cast<std::string>();
     KernelOutcome out;
     out.printed = r[2].cast<std::string>();
+    for (py::handle n : r[3].cast<py::list>()) {
+      Diagnostic note = Diagnostic::error("nkia_inputs_bound_by_position", n.cast<std::string>(),
+                                          "name the inputs after the entry's parameters to bind them by name");
+      note.severity = Severity::kNote;
+      scope.warnings.add(std::move(note));
+    }
     if (status != "ok") {
       py::dict d = r[1].cast<py::dict>();
       Diagnostic diag = Diagnostic::error(d["code"].cast<std::string>(), d["message"].cast<std::string>(),
@@ -206,8 +235,17 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
     }
     int idx = 0;
     for (py::handle o : r[1].cast<py::list>()) {
+      OutputStores stores;
+      if (py::isinstance<NkiTensor>(o)) {  // which elements the kernel stored to, before the copy
+        const NkiTensor& h = o.cast<const NkiTensor&>();
+        stores.known = true;
+        stores.unstored = unstored_runs(h, kMaxUnstoredRuns + 1);
+        stores.truncated = stores.unstored.size() > kMaxUnstoredRuns;
+        if (stores.truncated) stores.unstored.resize(kMaxUnstoredRuns);
+      }
       auto t = object_to_tensor(o, fmt::format("output {}", idx));
       if (!t) return fail(t.error());
+      out.output_stores.push_back(std::move(stores));
       out.output_specs.push_back({fmt::format("out{}", idx++), t->dtype(), t->shape()});
       if (call.want_outputs) out.outputs.push_back(std::move(*t));
     }

@@ -43,6 +43,23 @@ void check(const Result<void>& r) {
   if (!r) raise(r.error());
 }
 
+// A kernel never sees its tensors' values (docs/sandbox.md, "Values at trace time"): inside a
+// launch, or anywhere in a run whose entry is the kernel itself, reading them from Python is refused.
+// Every route to values from Python comes through here, so however the call is spelt or reached
+// (getattr, a bound method kept in a closure, operator.methodcaller, a helper module) it is refused.
+void refuse_value_read_in_kernel(const char* what) {
+  const RunScope* run = current_run();
+  const bool sealed = run != nullptr && run->values_sealed;
+  if (t_launch == nullptr && !sealed) return;
+  raise(nki_error("nkia_trace_time_value_read",
+                  fmt::format("{}: a kernel cannot read its tensors' values; NKI traces a kernel with shapes and "
+                              "dtypes only, and the values exist on the device after the launch{}",
+                              what, t_launch ? "" : " (this run's entry is the kernel, so it has no host side)"),
+                  "compute with nl / nisa instructions on tiles; control flow and constants must come from "
+                  "shapes, dtypes and arguments, never from data; read results in a host function after the "
+                  "kernel returns"));
+}
+
 // The innermost frame in the kernel's own files: where an instruction is issued from.
 SourceLoc caller_loc() {
   SourceLoc loc;
@@ -771,6 +788,7 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
       .def_readwrite("written", &NkiTensor::written)
       .def("numpy",
            [](NkiTensor& h) {
+             refuse_value_read_in_kernel("Tensor.numpy()");
              settle(h);
              return tensor_to_numpy(h.data);
            })
@@ -816,6 +834,7 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
       .def_property_readonly("tensor", [](const Access& a) { return a.tensor; })
       .def("numpy",
            [](const Access& a) {
+             refuse_value_read_in_kernel("View.numpy()");
              settle(*a.tensor);
              return tensor_to_numpy(a.view);
            })
@@ -856,6 +875,16 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
   m.def(
       "current_context", [] { return current_launch(); }, py::return_value_policy::reference);
   m.def("launch", &launch, py::arg("func"), py::arg("args"), py::arg("kwargs"), py::arg("grid"));
+  // The entry of the run is a kernel: from now on nothing in the run reads values from Python (the
+  // outputs leave as HBM tensors). There is no way back.
+  m.def("seal_values", [] {
+    if (RunScope* run = current_run()) run->values_sealed = true;
+  });
+  m.def("values_sealed", [] { return current_run() != nullptr && current_run()->values_sealed; });
+  // An argument tensor made by the host without a name takes its parameter's, for diagnostics.
+  m.def("name_argument", [](const std::shared_ptr<NkiTensor>& t, const std::string& name) {
+    if (t->kernel_argument && t->name.empty()) t->name = name;
+  });
 
   m.def("promote", [](const std::string& a, const std::string& b) {
     return std::string(dtype_name(promote_types(parse_dtype(a), parse_dtype(b))));
@@ -996,6 +1025,22 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
         return dst;
       },
       py::arg("stationary"), py::arg("moving"), py::arg("perf_mode") = "");
+  // The operand rules of a matmul, at its call (a legacy matmul lands later, where it is used).
+  m.def(
+      "check_matmul_inputs",
+      [](py::handle stationary, py::handle moving, const std::string& perf_mode) {
+        ExecContext& ctx = exec_or_raise("nc_matmul");
+        Access s = to_access(stationary, "stationary"), mv = to_access(moving, "moving");
+        check(parse_perf_mode(perf_mode) == MatmulPerfMode::kDoubleRow ? check_matmul_double_row_inputs(ctx, s, mv)
+                                                                       : check_matmul_inputs(ctx, s, mv));
+      },
+      py::arg("stationary"), py::arg("moving"), py::arg("perf_mode") = "");
+  // (file, line) of the innermost frame in the kernel's own files, or None.
+  m.def("caller_location", []() -> py::object {
+    const SourceLoc loc = caller_loc();
+    if (loc.file.empty()) return py::none();
+    return py::make_tuple(loc.file, loc.line);
+  });
   m.def("check_transpose", [](py::handle src, const std::string& engine) {
     check(check_transpose_input(to_access(src, "data"), parse_engine(engine)));
   });

@@ -547,13 +547,26 @@ class PendingMatmul:
     PSUM tile first, as the compiler would."""
 
     def __init__(self, stationary, moving, perf_mode=""):
+        # The operands' rules are checked at the call, and a rule the matmul breaks once it lands
+        # (its PSUM result) is reported at the call too, not at the statement that consumes it.
+        core.check_matmul_inputs(stationary, moving, perf_mode)
         self.stationary, self.moving, self.perf_mode = stationary, moving, perf_mode
+        self._loc = core.caller_location()
         self._tile = None
+
+    def issue(self, fn, *args):
+        """Runs the core call that lands this matmul; its NkiError is located at the matmul's call."""
+        try:
+            return fn(*args)
+        except NkiError as e:
+            if getattr(e, "loc", None) is None and self._loc is not None:
+                e.loc = self._loc
+            raise
 
     @property
     def _nkia_tile(self):
         if self._tile is None:
-            self._tile = core.nc_matmul_new(self.stationary, self.moving, self.perf_mode)
+            self._tile = self.issue(core.nc_matmul_new, self.stationary, self.moving, self.perf_mode)
         return self._tile
 
     def __getattr__(self, name):
@@ -1316,7 +1329,7 @@ def _setitem(self, key, value):
     if isinstance(value, _LoopReduce):
         core.tensor_tensor(dst, dst, _spread(value.x, dst.shape), value.op)
     elif isinstance(value, PendingMatmul) and value._tile is None and dst.buffer == "psum":
-        core.nc_matmul(dst, value.stationary, value.moving, "overwrite", value.perf_mode)
+        value.issue(core.nc_matmul, dst, value.stationary, value.moving, "overwrite", value.perf_mode)
     elif _is_tensor(value):
         core.assign(dst, value)
     elif isinstance(value, (int, float, builtins.bool, np.number)):
@@ -1355,7 +1368,7 @@ def _iadd(self, other):
     """``psum_tile += nl.matmul(...)``: the matmul accumulates into the tile (first write overwrites,
     later ones add); any other += adds in place on the Vector engine."""
     if isinstance(other, PendingMatmul) and other._tile is None:
-        core.nc_matmul(self, other.stationary, other.moving, "auto", other.perf_mode)
+        other.issue(core.nc_matmul, self, other.stationary, other.moving, "auto", other.perf_mode)
     else:
         core.tensor_tensor(self, self, _spread(other, self.shape), "add") if _is_tensor(other) else \
             core.tensor_scalar(self, self, "add", float(other), False)
@@ -1404,7 +1417,48 @@ def _truth(self):
                    "decide from shapes and constants")
 
 
+def _host_math(what):
+    fn = what.rsplit(".", 1)[-1]
+    instead = f"nl.{fn}" if fn in globals() and not fn.startswith("_") else "the nl / nisa instruction that computes it"
+    return NkiError("nkia_host_math_on_tile",
+                    f"{what} is called on a tile: NumPy runs on the host while the kernel is traced, and a tile's "
+                    f"values exist only on the device",
+                    f"compute on tiles with {instead}; NumPy may only shape constants (sizes, scales) from "
+                    f"shapes and arguments")
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    raise _host_math(name)
+
+
+# NumPy functions that only look at a tile's shape, which is known while the kernel is traced.
+_SHAPE_FUNCTIONS = {"shape": lambda t: tuple(t.shape), "ndim": lambda t: len(t.shape),
+                    "size": lambda t: int(np.prod(t.shape, dtype=np.int64))}
+
+
+def _array_function(self, func, types, args, kwargs):
+    name = getattr(func, "__name__", "")
+    if name in _SHAPE_FUNCTIONS and len(args) == 1 and not kwargs:
+        return _SHAPE_FUNCTIONS[name](args[0])
+    raise _host_math(f"numpy.{name}")
+
+
+def _array(self, *args, **kwargs):
+    raise _host_math("numpy.asarray / numpy.array")
+
+
+def _install_host_math_guards(cls):
+    """NumPy applied to a tile says so, at the kernel's line, instead of computing on an object
+    array or failing on the tile's truth value later."""
+    cls.__array_ufunc__ = _array_ufunc
+    cls.__array_function__ = _array_function
+    cls.__array__ = _array
+
+
 def _install_operators():
+    for cls in (core.Tensor, core.View, PendingMatmul):
+        _install_host_math_guards(cls)
     for cls in (core.Tensor, core.View):
         cls.__getitem__ = _getitem
         cls.__setitem__ = _setitem

@@ -1,10 +1,16 @@
-"""Import policy for kernel code.
+"""How kernel code imports.
 
-Kernel modules get a guarded ``__import__``: a top-level name that is neither on the allow-list, nor
-one of the kernel's own modules, nor a framework stand-in raises ImportError with the code
-``nkia_forbidden_import``. This is a policy layer that makes the rules visible to kernel authors;
-the containment itself is the sandbox's (seccomp, rlimits), which holds even if Python-level
-tricks get around this hook.
+Kernel files import as real files do: the standard library, NumPy, the NKI modules of both
+dialects and the kernel's own modules are the real thing. The sandbox is the boundary, not this
+hook: what imported code then does that reaches outside (files, network, processes) fails at
+that line, and the environment holds no host variable (docs/sandbox.md).
+
+A forked child cannot read files, so the standard modules real kernel files use are loaded by
+the zygote's warm-up (PRELOADED); importing another standard module that needs its file raises
+ImportError with the code ``nkia_module_unavailable`` at the import. Frameworks and other
+third-party packages the sandbox does not have (torch, jax, scipy, pytest, ...) become stand-ins:
+importing them and walking their attributes works, so the test drivers and type annotations of
+real files load; calling anything of theirs fails with a clear message.
 """
 import builtins
 import sys
@@ -12,19 +18,29 @@ import types
 
 KERNEL_PACKAGE = "_nkia_kernel"
 
-# Modules a kernel may import (top-level names). Each is pure computation: none opens files,
-# sockets or processes on import or through its ordinary API.
-ALLOWED = frozenset({
-    "nki", "neuronxcc", "numpy",
-    "math", "cmath", "functools", "itertools", "collections", "dataclasses", "typing",
-    "typing_extensions", "enum", "numbers", "operator", "copy", "abc", "contextlib", "string",
-    "re", "textwrap", "warnings", "__future__", "types", "random", "decimal", "fractions",
-    "heapq", "bisect", "statistics", "struct", "array", "time", "logging",
-    "_nkia",
-})
+# Packages served by nki-agent itself or installed for kernels.
+OURS = frozenset({"nki", "neuronxcc", "numpy", "_nkia", "_nkia_core"})
 
-# Frameworks that kernel files import for their test drivers: importing works, using fails.
-STAND_INS = frozenset({"torch", "torch_xla", "torch_neuronx", "jax", "jax_neuronx", "jaxlib", "neuronx_distributed"})
+# Standard modules (and NumPy's submodules) loaded before any request, so that a forked child finds
+# them in sys.modules: the pure-computation modules kernels compute with, and the ones real kernel
+# files import at module level for their test drivers and helpers.
+PRELOADED = (
+    "math", "cmath", "functools", "itertools", "collections", "collections.abc", "dataclasses",
+    "typing", "enum", "numbers", "operator", "copy", "abc", "contextlib", "string", "re", "textwrap",
+    "warnings", "__future__", "types", "random", "decimal", "fractions", "heapq", "bisect",
+    "statistics", "struct", "array", "time", "datetime", "logging", "logging.handlers", "os",
+    "os.path", "sys", "argparse", "unittest", "unittest.mock", "importlib", "importlib.util",
+    "importlib.machinery", "importlib.abc", "importlib.resources", "importlib.metadata", "inspect",
+    "json", "pathlib", "io", "traceback", "pprint", "weakref", "gc", "platform", "shutil",
+    "tempfile", "glob", "fnmatch", "pickle", "hashlib", "base64", "uuid", "csv", "difflib",
+    "subprocess", "signal", "threading", "queue", "errno", "stat", "atexit", "ast", "dis",
+    "tokenize", "keyword", "linecache", "codecs", "locale", "shlex", "getpass", "socket", "select",
+    "zlib", "gzip", "bz2", "lzma", "zipfile", "tarfile", "typing_extensions", "numpy.testing",
+    "numpy.random", "numpy.linalg", "numpy.fft", "numpy.lib.stride_tricks", "ml_dtypes",
+)
+
+# The standard library's top-level names (the modules a kernel file may import).
+STDLIB = frozenset(sys.stdlib_module_names)
 
 # Top-level names of the kernel's own modules (set by the loader).
 LOCAL_TOPS = frozenset()
@@ -32,8 +48,8 @@ LOCAL_TOPS = frozenset()
 _original_import = builtins.__import__
 
 
-class ForbiddenImport(ImportError):
-    code = "nkia_forbidden_import"
+class ModuleUnavailable(ImportError):
+    code = "nkia_module_unavailable"
 
 
 class _StandIn(types.ModuleType):
@@ -47,6 +63,12 @@ class _StandIn(types.ModuleType):
         if attr.startswith("__") and attr.endswith("__"):
             raise AttributeError(attr)
         return _StandInValue(f"{self.__name__}.{attr}")
+
+    def __call__(self, *args, **kwargs):  # `from scipy.special import softmax` names a stand-in module
+        return _StandInValue(self.__name__)(*args, **kwargs)
+
+    def __mro_entries__(self, bases):
+        return (object,)
 
 
 class _StandInValue:
@@ -87,22 +109,48 @@ def _importer_is_kernel(globals_):
     return name == KERNEL_PACKAGE or name.startswith(KERNEL_PACKAGE + ".")
 
 
+def _is_stand_in(top):
+    """A top-level name that is neither ours, nor standard, nor the kernel's, nor installed."""
+    if top in OURS or top in STDLIB or top in LOCAL_TOPS:
+        return False
+    mod = sys.modules.get(top)
+    return mod is None or isinstance(mod, _StandIn)
+
+
+def _stand_in_import(name, fromlist):
+    mod = stand_in(name)
+    for f in fromlist or ():
+        if not hasattr(mod, f) or isinstance(getattr(mod, f, None), _StandInValue):
+            stand_in(f"{name}.{f}")
+    return mod if fromlist else stand_in(name.partition(".")[0])
+
+
 def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
     if globals is None:  # a bare __import__("x") call: judge by the caller's module
         globals = sys._getframe(1).f_globals
     if level == 0 and _importer_is_kernel(globals):
         top = name.partition(".")[0]
-        if top in STAND_INS:
-            mod = stand_in(name)
-            for f in fromlist or ():
-                if not hasattr(mod, f) or isinstance(getattr(mod, f, None), _StandInValue):
-                    stand_in(f"{name}.{f}")
-            return mod if fromlist else stand_in(top)
-        if top not in ALLOWED and top not in LOCAL_TOPS:
-            raise ForbiddenImport(
-                f"kernels may not import '{name}': only nki, neuronxcc, numpy, the kernel's own "
-                f"modules and pure-computation standard modules are available")
+        if _is_stand_in(top):
+            return _stand_in_import(name, fromlist)
+        if top in STDLIB and name not in sys.modules:
+            try:
+                return _original_import(name, globals, locals, fromlist, level)
+            except (ImportError, OSError):  # the sandbox refused to read the module's files
+                raise ModuleUnavailable(
+                    f"the standard module '{name}' is not loaded in nki-agent's kernel sandbox, which "
+                    f"reads no files; kernels can import the modules real kernel files use "
+                    f"(os, sys, argparse, unittest, importlib, logging, inspect, json, ...)") from None
     return _original_import(name, globals, locals, fromlist, level)
+
+
+def preload():
+    """Imports PRELOADED (in the zygote, before any request); a module that is missing here is
+    simply not preloaded."""
+    for name in PRELOADED:
+        try:
+            __import__(name)
+        except Exception:  # noqa: BLE001 - a module this machine lacks stays unavailable
+            pass
 
 
 def install():
