@@ -88,8 +88,9 @@ class KernelSecrets : public ::testing::Test {
     const std::string text = everything(r);
     for (const Canary& c : kCanaries) {
       EXPECT_EQ(text.find(c.value), std::string::npos) << route << " leaked " << c.name << ":\n" << text;
-      if (names)
+      if (names) {
         EXPECT_EQ(text.find(c.name), std::string::npos) << route << " found the variable " << c.name << ":\n" << text;
+      }
     }
   }
 
@@ -154,12 +155,13 @@ TEST_F(KernelSecrets, NoHostVariableReachesAKernelByAnyRoute) {
     // The route itself worked (so the test looked where a secret would be): it shows the worker's
     // allow-listed locale, or was refused by the sandbox.
     const std::string text = everything(r);
-    if (route.sees_environment)
+    if (route.sees_environment) {
       EXPECT_NE(text.find("C.UTF-8"), std::string::npos) << route.name << " did not reach the environment:\n" << text;
-    else
+    } else {
       EXPECT_TRUE(r.error().code == "nkia_sandbox_refused" || text.find("None") != std::string::npos)
           << route.name << ":\n"
           << text;
+    }
   }
 }
 
