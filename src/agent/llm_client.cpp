@@ -346,6 +346,7 @@ Result<std::unique_ptr<LlmClient>> make_llm_client(const LlmConfig& config) {
     const char* v = std::getenv(var.c_str());
     return v ? std::optional<std::string>(v) : std::nullopt;
   });
+  if (auto ok = check_llm_key(config, key); !ok) return fail(std::move(ok.error()));
   return std::unique_ptr<LlmClient>(std::make_unique<HttpLlmClient>(config, std::move(protocol), std::move(key)));
 }
 

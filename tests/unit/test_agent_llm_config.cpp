@@ -7,6 +7,8 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "agent/llm.h"
 #include "agent/llm_config.h"
@@ -22,6 +24,10 @@ class LlmConfigTest : public ::testing::Test {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     env["HOME"] = (dir / "home").string();
+    // Keys for the public APIs, so that configurations naming them load (NoKeyForAPublicApi…
+    // takes them away).
+    env["OPENAI_API_KEY"] = "sk-test-openai";
+    env["ANTHROPIC_API_KEY"] = "sk-test-anthropic";
   }
   void TearDown() override { std::filesystem::remove_all(dir); }
 
@@ -236,6 +242,61 @@ TEST_F(LlmConfigTest, ApiKeyComesFromTheNamedVariable) {
   EXPECT_EQ(llm_api_key(c, getenv_fn()), "sk-1");
   c.api_key_env = "";
   EXPECT_EQ(llm_api_key(c, getenv_fn()), "");
+}
+
+// A provider's public API without its key is refused when the configuration is loaded (and when a
+// client is made), naming the variable to set: it is never called only to be turned away or, with
+// no route to it, retried until the deadline.
+TEST_F(LlmConfigTest, NoKeyForAPublicApiSaysWhatToSet) {
+  env.erase("OPENAI_API_KEY");
+  env.erase("ANTHROPIC_API_KEY");
+  const std::vector<std::pair<std::string, std::string>> public_apis = {{"gpt-4o", "OPENAI_API_KEY"},
+                                                                        {"claude-sonnet-4-5", "ANTHROPIC_API_KEY"}};
+  for (const auto& [name, var] : public_apis) {
+    SCOPED_TRACE(name);
+    auto c = load(name);
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().code, "nkia_llm_config");
+    EXPECT_NE(c.error().message.find(var), std::string::npos) << c.error().format();
+    EXPECT_NE(c.error().message.find("needs an API key"), std::string::npos) << c.error().format();
+    EXPECT_NE(c.error().hint.find("export " + var), std::string::npos) << c.error().format();
+    EXPECT_NE(c.error().hint.find("NKIA_LLM_BASE_URL"), std::string::npos) << c.error().format();
+    EXPECT_NE(c.error().hint.find("--base-url"), std::string::npos) << c.error().format();
+  }
+  // An empty key is no key.
+  env["OPENAI_API_KEY"] = "  ";
+  EXPECT_FALSE(load("gpt-4o"));
+  // The key, or a server of one's own, and the configuration loads.
+  env["OPENAI_API_KEY"] = "sk-1";
+  EXPECT_TRUE(load("gpt-4o"));
+  env.erase("OPENAI_API_KEY");
+  env["NKIA_LLM_BASE_URL"] = "http://127.0.0.1:8000/v1";
+  EXPECT_TRUE(load("gpt-4o"));
+  env.erase("NKIA_LLM_BASE_URL");
+  LlmOverrides flags;
+  flags.base_url = "http://127.0.0.1:8000/v1";
+  EXPECT_TRUE(load("gpt-4o", "", flags));
+  // The public URL named outright (any spelling of its host) still needs the key.
+  flags.base_url = "https://API.OpenAI.com:443/v1/";
+  EXPECT_FALSE(load("gpt-4o", "", flags));
+  // A table that reads the key from no variable says so.
+  auto c = load("hosted", write("c.toml", "[models.hosted]\nmodel = \"gpt-4o\"\napi_key_env = \"\"\n"));
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("api_key_env"), std::string::npos) << c.error().format();
+  EXPECT_NE(c.error().hint.find("[models.hosted]"), std::string::npos) << c.error().format();
+  EXPECT_FALSE(c.error().notes.empty());  // names the configuration file
+
+  // make_llm_client refuses the same configuration (the key is read from the process environment).
+  LlmConfig direct;
+  direct.name = "direct";
+  direct.provider = "anthropic";
+  direct.base_url = "https://api.anthropic.com/v1";
+  direct.model = "claude-sonnet-4-5";
+  direct.api_key_env = "NKIA_TEST_UNSET_KEY";
+  auto client = make_llm_client(direct);
+  ASSERT_FALSE(client);
+  EXPECT_EQ(client.error().code, "nkia_llm_config");
+  EXPECT_NE(client.error().message.find("NKIA_TEST_UNSET_KEY"), std::string::npos) << client.error().format();
 }
 
 }  // namespace
