@@ -1,5 +1,6 @@
 // Agent LLM clients: the SSE parser, both protocols (streaming and not) against the loopback mock
-// server, retries / deadlines / cancellation, the HTTP layer's limits, and configuration loading.
+// server, retries / deadlines / cancellation, and the HTTP layer's limits. Endpoint faults are in
+// test_agent_llm_faults.cpp, configuration loading in test_agent_llm_config.cpp.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -425,18 +426,25 @@ TEST_P(LlmProtocolTest, RetryAfterPastTheDeadlineFailsAtOnce) {
   EXPECT_LT(since(t0), 1.0);
 }
 
+// Answers that are not the protocol are retried (test_agent_llm_faults.cpp); with no retries
+// left, the call fails at once with nkia_llm_protocol.
 TEST_P(LlmProtocolTest, NotJsonIsAProtocolError) {
+  LlmConfig c = config();
+  c.max_retries = 0;
   server.push({.raw_body = "not json"});
-  auto r = client()->chat(hello());
+  auto r = client(c)->chat(hello());
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, "nkia_llm_protocol");
+  EXPECT_NE(r.error().message.find("not JSON: not json"), std::string::npos) << r.error().message;
   EXPECT_EQ(server.request_count(), 1u);
 }
 
 TEST_P(LlmProtocolTest, WrongShapeIsAProtocolError) {
   server.push({.raw_body = R"({"choices": 5, "content": "nope", "usage": "many"})"});
   server.push({.raw_body = R"([1, 2, 3])"});
-  auto client_ = client();
+  LlmConfig c = config();
+  c.max_retries = 0;
+  auto client_ = client(c);
   for (int i = 0; i < 2; ++i) {
     auto r = client_->chat(hello());
     ASSERT_FALSE(r);
@@ -447,7 +455,9 @@ TEST_P(LlmProtocolTest, WrongShapeIsAProtocolError) {
 TEST_P(LlmProtocolTest, HostileNestingIsAProtocolErrorNotACrash) {
   const std::string deep = std::string(200000, '[') + std::string(200000, ']');
   server.push({.raw_body = R"({"choices": [{"message": {"content": "x"}}], "content": [], "extra": )" + deep + "}"});
-  auto r = client()->chat(hello());
+  LlmConfig c = config();
+  c.max_retries = 0;
+  auto r = client(c)->chat(hello());
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, "nkia_llm_protocol");
 
@@ -594,6 +604,8 @@ TEST_F(LlmStreamErrorTest, AnthropicOtherErrorEventFails) {
   EXPECT_EQ(server.request_count(), 1u);
 }
 
+// An error the server reports in the stream fails the call; a garbled chunk after reply text is
+// the stream breaking: the reply so far, truncated, not retried.
 TEST_F(LlmStreamErrorTest, OpenAiErrorChunkAndGarbageChunk) {
   LlmConfig c = config_for("openai", true);
   server.push({.raw_body = "data: {\"error\":{\"message\":\"context length exceeded\"}}\n\n",
@@ -605,9 +617,13 @@ TEST_F(LlmStreamErrorTest, OpenAiErrorChunkAndGarbageChunk) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, "nkia_llm_http");
   EXPECT_NE(r.error().message.find("context length exceeded"), std::string::npos) << r.error().message;
+  EXPECT_EQ(server.request_count(), 1u);
   r = cl->chat(hello());
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, "nkia_llm_protocol");
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_EQ(r->text, "hi");
+  EXPECT_EQ(r->stop_reason, "truncated");
+  EXPECT_EQ(r->attempts, 1);
+  EXPECT_EQ(server.request_count(), 2u);
 }
 
 TEST_F(LlmStreamErrorTest, StreamWithoutFinalEventButFinishReason) {
