@@ -34,6 +34,10 @@ bool selected(const std::string& dir_name, const std::string& id, const std::vec
 }
 
 void add_row(LevelSummary& s, const TaskRow& r, std::vector<double>& logs) {
+  if (r.status == kInterrupted) {
+    ++s.interrupted;  // not a result: counted apart, in nothing else
+    return;
+  }
   ++s.tasks;
   if (r.compiled) ++s.compiled;
   if (r.passed) {
@@ -70,6 +74,7 @@ nlohmann::json LevelSummary::to_json() const {
   auto pct = [&](int n) { return tasks > 0 ? 100.0 * n / tasks : 0.0; };
   return {{"level", level},
           {"tasks", tasks},
+          {"interrupted", interrupted},
           {"compiled", compiled},
           {"passed", passed},
           {"compile_percent", pct(compiled)},
@@ -107,24 +112,32 @@ BenchSummary summarize_rows(const std::vector<TaskRow>& rows) {
 nlohmann::json BenchSummary::to_json() const {
   nlohmann::json lv = nlohmann::json::array();
   for (const auto& l : levels) lv.push_back(l.to_json());
-  return {{"run_id", run_id}, {"model", model},           {"db", db_path},   {"skipped", skipped},
-          {"levels", lv},     {"total", total.to_json()}, {"errors", errors}};
+  return {{"run_id", run_id},           {"model", model},  {"db", db_path},
+          {"skipped", skipped},         {"levels", lv},    {"total", total.to_json()},
+          {"interrupted", interrupted}, {"errors", errors}};
 }
 
 std::string BenchSummary::format() const {
   std::string s = fmt::format("run {} ({}), results in {}\n", run_id, model, db_path);
-  s += fmt::format("{:<7} {:>5} {:>9} {:>7} {:>7} {:>7} {:>8} {:>7} {:>9} {:>12} {:>9}\n", "level", "tasks", "compile%",
-                   "pass%", "fast_1", "fast1.5", "fast_2", "geomean", "tokens", "cost USD", "task s");
+  s += fmt::format("{:<7} {:>5} {:>6} {:>9} {:>7} {:>7} {:>7} {:>8} {:>7} {:>9} {:>12} {:>9}\n", "level", "tasks",
+                   "intr.", "compile%", "pass%", "fast_1", "fast1.5", "fast_2", "geomean", "tokens", "cost USD",
+                   "task s");
   auto line = [&](const LevelSummary& l, const std::string& name) {
     auto pct = [&](int n) { return l.tasks > 0 ? 100.0 * n / l.tasks : 0.0; };
-    s += fmt::format("{:<7} {:>5} {:>9.1f} {:>7.1f} {:>7.2f} {:>7.2f} {:>8.2f} {:>7} {:>9} {:>12.4f} {:>9.1f}\n", name,
-                     l.tasks, pct(l.compiled), pct(l.passed), l.fast_1, l.fast_1_5, l.fast_2,
+    s += fmt::format("{:<7} {:>5} {:>6} {:>9.1f} {:>7.1f} {:>7.2f} {:>7.2f} {:>8.2f} {:>7} {:>9} {:>12.4f} {:>9.1f}\n",
+                     name, l.tasks, l.interrupted, pct(l.compiled), pct(l.passed), l.fast_1, l.fast_1_5, l.fast_2,
                      l.geomean_speedup > 0 ? fmt::format("{:.2f}x", l.geomean_speedup) : "-",
                      l.input_tokens + l.output_tokens, l.cost_usd, l.seconds);
   };
   for (const auto& l : levels) line(l, fmt::format("L{}", l.level));
   if (levels.size() != 1) line(total, "all");
   if (skipped > 0) s += fmt::format("({} tasks were already finished in this run and were not run again)\n", skipped);
+  if (total.interrupted > 0)
+    s += fmt::format(
+        "{} task{} interrupted (the model endpoint failed or the run was stopped): not counted above; "
+        "--resume runs {} again\n",
+        total.interrupted, total.interrupted == 1 ? " was" : "s were", total.interrupted == 1 ? "it" : "them");
+  for (const auto& i : interrupted) s += "interrupted: " + i + "\n";
   for (const auto& e : errors) s += "error: " + e + "\n";
   return s;
 }
@@ -147,6 +160,12 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
     if (selected(fs::path(d).filename().string(), id, o.filter)) items.push_back({d, id});
   }
   if (items.empty()) return fail("nkia_task_not_found", "no task under " + o.tasks_root + " matches");
+  // A model that cannot be reached at all (an invalid configuration, a public API without a key)
+  // fails the benchmark before any task, instead of every task in turn.
+  if (!o.client_factory)
+    for (const auto* m : {&o.model, &o.stronger})
+      if (*m)
+        if (auto c = make_llm_client(**m); !c) return fail(std::move(c.error()));
 
   auto store = ResultStore::open(o.db_path);
   if (!store) return fail(store.error());
@@ -320,15 +339,14 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
         if (next >= todo.size() || (o.cancel && o.cancel->load())) return;
         i = next++;
       }
+      // An episode cut short by the endpoint or by SIGINT comes back "interrupted": stored as such,
+      // counted apart, and run again by --resume.
       TaskRow row = run_one(todo[i]);
-      // Interrupted: the task's model calls were cancelled, so its row would record the
-      // interruption, not the task. Nothing is stored; --resume runs it again.
-      if (o.cancel && o.cancel->load()) return;
       auto added = (*store)->add_result(row);
       std::lock_guard<std::mutex> lock(mu);
       if (!added) summary.errors.push_back(added.error().message);
       ++finished;
-      if (row.passed) ++passed;
+      if (row.passed && row.status != kInterrupted) ++passed;
       draw(fmt::format("{} {}{}", row.task, row.status, row.speedup > 0 ? fmt::format(" {:.2f}x", row.speedup) : ""));
     }
   };
@@ -346,8 +364,10 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
   full.db_path = summary.db_path;
   full.skipped = summary.skipped;
   full.errors = summary.errors;
-  for (const auto& r : *rows)
+  for (const auto& r : *rows) {
     if (r.status == "error" && !r.error.empty()) full.errors.push_back(r.task_id + ": " + r.error.substr(0, 300));
+    if (r.status == kInterrupted) full.interrupted.push_back(r.task_id + ": " + r.error.substr(0, 300));
+  }
   return full;
 }
 

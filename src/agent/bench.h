@@ -5,6 +5,11 @@
 // "baseline" run: proof that every task is solvable and the verifier sound, and the reference for
 // speedups). fast_p is the share of tasks that pass with a speedup above p over the baseline
 // (fast_0 is the pass rate); the geomean speedup is over the passing tasks with a measured speed.
+//
+// A task whose episode was cut short by the model endpoint (a call still failing after its
+// retries, past its deadline, turned away) or by SIGINT / SIGTERM is not a result: its row has
+// status "interrupted", the summary counts it apart (in no share, token or cost figure), and
+// `--resume` runs it again. Shares are over the tasks with a result.
 #pragma once
 
 #include <atomic>
@@ -42,8 +47,9 @@ struct BenchOptions {
 };
 
 struct LevelSummary {
-  int level = 0;  // -1: all levels
-  int tasks = 0, compiled = 0, passed = 0;
+  int level = 0;                                            // -1: all levels
+  int tasks = 0, compiled = 0, passed = 0;                  // tasks with a result
+  int interrupted = 0;                                      // tasks without one (see the file comment)
   double fast_0 = 0, fast_1 = 0, fast_1_5 = 0, fast_2 = 0;  // shares of tasks
   double geomean_speedup = 0;                               // over passing tasks with a speed; 0: none
   int64_t input_tokens = 0, output_tokens = 0;
@@ -56,15 +62,16 @@ struct BenchSummary {
   int skipped = 0;  // tasks already finished in a resumed run
   std::vector<LevelSummary> levels;
   LevelSummary total;
-  std::vector<std::string> errors;  // tasks that could not be run (a broken task, a store failure)
+  std::vector<std::string> errors;       // tasks that could not be run (a broken task, a store failure)
+  std::vector<std::string> interrupted;  // "task: why" of each interrupted task
   nlohmann::json to_json() const;
   std::string format() const;
 };
 
 BenchSummary summarize_rows(const std::vector<TaskRow>& rows);
 
-// Codes: nkia_task_not_found (no tasks), nkia_store_io, nkia_llm_config. A task's own failure is
-// its row, never an error of the benchmark.
+// Codes: nkia_task_not_found (no tasks), nkia_store_io, nkia_llm_config (checked before any task
+// runs). A task's own failure is its row, never an error of the benchmark.
 Result<BenchSummary> run_bench(const BenchOptions& options, const std::function<void(const std::string&)>& log);
 
 }  // namespace nki_agent

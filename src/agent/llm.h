@@ -5,19 +5,23 @@
 // clients implement it over libcurl (agent/http.h): the OpenAI-compatible chat completions API
 // (vLLM, SGLang, llama.cpp server, hosted APIs; `tools` / `tool_calls`) and the Anthropic Messages
 // API (`tool_use` / `tool_result` blocks). Both stream (SSE) when asked, count tokens, retry with
-// backoff on 429 / 5xx / timeouts, honour a per-request deadline and a cancellation flag.
+// backoff on 429 / 5xx / dropped connections / answers that are not the protocol, honour a
+// per-request deadline and a cancellation flag (the policy: agent/llm_client.cpp).
 //
 // A failure that retries cannot cure (401, 400, a refusal that is not a reply, a deadline) is a
 // Result error with a stable code, never an exception and never a crash:
-//   nkia_llm_config     the configuration is incomplete or invalid (the message says what)
-//   nkia_llm_http       a non-retryable HTTP status (the message has the status and the body's
-//                       error message, truncated)
+//   nkia_llm_config     the configuration is incomplete or invalid, or it names a provider's public
+//                       API with no key in the environment (the message says what to set)
+//   nkia_llm_http       a non-retryable HTTP status, or an error the server reported in a stream
+//                       (the message has the status and the body's error message, truncated)
 //   nkia_llm_retries    still failing after the last retry (the last status or transport error)
 //   nkia_llm_timeout    the request deadline passed
 //   nkia_llm_cancelled  the cancellation flag was set
-//   nkia_llm_protocol   the body is not the protocol (not JSON, no choices/content, bad SSE)
-// A reply that is cut short (a truncated stream, max tokens) is NOT an error: it is a ChatResponse
-// with stop_reason "truncated" / "max_tokens" and whatever text and well-formed tool calls came.
+//   nkia_llm_protocol   the last attempt's answer was not the protocol either (not JSON, an HTML
+//                       page, no choices/content, an undecodable stream), or it was too large
+// A reply that is cut short (a stream broken after reply text arrived, max tokens) is NOT an
+// error: it is a ChatResponse with stop_reason "truncated" / "max_tokens" and whatever text and
+// well-formed tool calls came.
 #pragma once
 
 #include <atomic>

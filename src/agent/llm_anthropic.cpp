@@ -72,6 +72,7 @@ class AnthropicDecoder final : public StreamDecoder {
     if (j.is_discarded() || !j.is_object()) {
       error = Diagnostic::error("nkia_llm_protocol",
                                 fmt::format("a stream event is not a JSON object: {}", ev.data.substr(0, 200)));
+      error_retryable = true;  // a garbled stream; another attempt may be clean
       return false;
     }
     std::string type = string_member(j, "type");

@@ -1,21 +1,36 @@
 // The LLM client (agent/llm.h): one HTTP attempt after another until a reply, a non-retryable
 // failure, the deadline, the cancellation flag or the last retry.
 //
-// Retry policy. Worth another attempt: 408, 409, 425, 429, 5xx (529 "overloaded" included), a
-// failed connection or a connection dropped before any reply arrived, and Anthropic's
-// overloaded_error event. The wait before retry k (1-based) is backoff_initial_s * 2^(k-1), capped
-// at backoff_max_s, times a random factor in [0.5, 1] so that parallel agents hitting one rate
-// limit do not come back in lockstep; a Retry-After header in seconds replaces it. A wait that
-// would end past the deadline is not started: the call fails with nkia_llm_timeout at once.
+// Retry policy. Worth another attempt: 408, 409, 425, 429, 5xx (529 "overloaded" included, and
+// the HTML error page a proxy or gateway sends in place of the server's answer), a failed
+// connection, a connection dropped or reset in the middle of the answer, Anthropic's
+// overloaded_error event, and an answer that is not the protocol: a 2xx body that is not JSON (an
+// HTML page from a proxy or a captive portal, a cut-off body), JSON without the protocol's fields
+// (no choices, no content blocks), an event stream that cannot be decoded. The wait before retry k
+// (1-based) is backoff_initial_s * 2^(k-1), capped at backoff_max_s, times a random factor in
+// [0.5, 1] so that parallel agents hitting one rate limit do not come back in lockstep; a
+// Retry-After header in seconds replaces it. A wait that would end past the deadline is not
+// started: the call fails with nkia_llm_timeout at once. When the last attempt fails too, the
+// call fails with nkia_llm_protocol when that attempt's answer was not the protocol, else with
+// nkia_llm_retries; either message names the endpoint, the number of attempts and what the last
+// answer was.
 //
-// A stream that breaks after reply bytes arrived is not retried: its text already went to the
-// TextSink, and the truncated reply (stop_reason "truncated") is the caller's to judge.
+// Streams. A stream that breaks (the connection drops or resets, the stream ends without its
+// final event, an event cannot be decoded, the server reports overload) before any reply text
+// arrived is retried like any other failed attempt: nothing of it has been shown or kept. One that
+// breaks after reply text arrived is not retried: that text already went to the TextSink (the
+// terminal shows it as it streams), and another attempt would be a second, different reply shown
+// after the first. The reply so far is the answer, with stop_reason "truncated" and only the tool
+// calls whose arguments arrived whole; the agent loop carries on with it and asks the model for a
+// shorter reply, so the episode goes on. An error the server reports inside the stream ("context
+// length exceeded") fails the call as it would in a status line.
 //
 // The API key is only ever put in a request header. Every message built from a server's answer
 // has the key blanked out, in case a server echoes it back.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -56,14 +71,72 @@ std::string snippet(const std::string& s) {
   return out;
 }
 
-// The server's error message, or the start of the body when it is not the usual JSON shape.
-std::string body_message(const std::string& body) {
-  json j = parse_untrusted_json(body);
+// Whitespace runs as one space, trimmed.
+std::string collapse_space(std::string_view s) {
+  std::string out;
+  bool space = false;
+  for (const char c : s) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
+std::string lower_ascii(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// An HTML page: said so by its Content-Type, or starting with a tag.
+bool is_html(const HttpResponse& r) {
+  if (lower_ascii(r.header("content-type")).find("html") != std::string::npos) return true;
+  const size_t first = r.body.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && r.body[first] == '<';
+}
+
+// "an HTML page titled \"502 Bad Gateway\"", from the page's <title> (else its first text).
+std::string html_summary(const std::string& body) {
+  const std::string low = lower_ascii(body);
+  std::string title;
+  if (size_t open = low.find("<title"); open != std::string::npos) {
+    const size_t start = low.find('>', open);
+    const size_t end = start == std::string::npos ? start : low.find("</title", start);
+    if (end != std::string::npos) title = collapse_space(std::string_view(body).substr(start + 1, end - start - 1));
+  }
+  if (title.empty()) {
+    std::string text;  // the page without its tags
+    bool in_tag = false;
+    for (const char c : body) {
+      if (c == '<') in_tag = true;
+      if (!in_tag) text += c;
+      if (c == '>') {
+        in_tag = false;
+        text += ' ';
+      }
+    }
+    title = collapse_space(text);
+  }
+  if (title.empty()) return "an HTML page";
+  return fmt::format("an HTML page titled \"{}\"", snippet(title.substr(0, 200)));
+}
+
+// What the answer's body says, in words: the server's error message, an HTML page's title, the
+// start of anything else.
+std::string describe_body(const HttpResponse& r) {
+  if (r.body.find_first_not_of(" \t\r\n") == std::string::npos) return "an empty body";
+  json j = parse_untrusted_json(r.body);
   if (!j.is_discarded()) {
     std::string m = error_message_of(j);
     if (!m.empty()) return snippet(m);
   }
-  return snippet(body);
+  if (is_html(r)) return html_summary(r.body) + " (a proxy or gateway answered, not the model server)";
+  return snippet(r.body);
 }
 
 // Retry-After in seconds (an HTTP date is not honoured; the backoff applies instead).
@@ -102,6 +175,8 @@ class HttpLlmClient final : public LlmClient {
   struct Attempt {
     std::optional<Result<ChatResponse>> final;  // set: the call ends with this
     std::string retry_why;                      // otherwise: why another attempt may help
+    bool off_protocol = false;                  // the answer arrived but is not the protocol
+    bool deadline = false;                      // the deadline passed during the attempt
     std::optional<double> retry_after;          // the server's wish, seconds
   };
 
@@ -119,6 +194,7 @@ class HttpLlmClient final : public LlmClient {
       if (remaining <= 0) return timed_out(attempt - 1, last_why);
 
       Attempt a = one_attempt(body, remaining, cancel, on_text);
+      if (a.deadline) return timed_out(attempt, last_why);
       if (a.final) {
         if (*a.final) {
           (*a.final)->attempts = attempt;
@@ -126,14 +202,8 @@ class HttpLlmClient final : public LlmClient {
         }
         return std::move(*a.final);
       }
-      last_why = a.retry_why;
-      if (attempt >= max_attempts)
-        return fail("nkia_llm_retries",
-                    redact(fmt::format("{} {} still failing after {} attempt{}: {}", config_.provider,
-                                       protocol_->url(config_), attempt, attempt == 1 ? "" : "s", last_why),
-                           key_),
-                    "check that the server is up and the model name is right; raise max_retries or timeout_s "
-                    "for a busy server");
+      last_why = redact(a.retry_why, key_);
+      if (attempt >= max_attempts) return out_of_attempts(a, attempt, last_why);
 
       double wait =
           std::min(config_.backoff_initial_s * std::pow(2.0, attempt - 1), config_.backoff_max_s) * jitter_factor();
@@ -145,6 +215,26 @@ class HttpLlmClient final : public LlmClient {
         std::this_thread::sleep_for(std::min<Clock::duration>(kSleepSlice, wake - Clock::now()));
       }
     }
+  }
+
+  // The last attempt failed in a way another attempt might have cured.
+  Result<ChatResponse> out_of_attempts(const Attempt& a, int attempts, const std::string& why) const {
+    const std::string tries = fmt::format("{} attempt{}", attempts, attempts == 1 ? "" : "s");
+    if (a.off_protocol)
+      return fail("nkia_llm_protocol",
+                  redact(fmt::format("{} {}: no usable answer after {}: {}", config_.provider, protocol_->url(config_),
+                                     tries, why),
+                         key_),
+                  fmt::format("the answers are not the {} protocol: check base_url and provider (a proxy, a "
+                              "gateway or another service may be answering there); raise max_retries for a flaky "
+                              "server",
+                              config_.provider == "anthropic" ? "Anthropic Messages" : "OpenAI chat completions"));
+    return fail(
+        "nkia_llm_retries",
+        redact(fmt::format("{} {} still failing after {}: {}", config_.provider, protocol_->url(config_), tries, why),
+               key_),
+        "check that the server is up and the model name is right; raise max_retries or timeout_s for a "
+        "busy server");
   }
 
   Attempt one_attempt(const std::string& body, double remaining, const std::atomic<bool>* cancel,
@@ -162,13 +252,16 @@ class HttpLlmClient final : public LlmClient {
     std::unique_ptr<StreamDecoder> decoder;
     SseParser sse;
     std::vector<SseEvent> events;
-    bool stopped = false;  // the decoder asked to stop (an error event) or SSE broke
-    size_t delivered = 0;  // events the decoder has seen
+    bool stopped = false;       // the decoder asked to stop (an error event) or SSE broke
+    bool text_arrived = false;  // reply text went to the TextSink: this attempt is the reply
+    const TextSink sink = [&](std::string_view delta) {
+      text_arrived = true;
+      if (on_text) on_text(delta);
+    };
     auto deliver = [&]() {
       for (const auto& ev : events) {
         if (stopped) break;
-        ++delivered;
-        if (!decoder->on_event(ev, on_text)) stopped = true;
+        if (!decoder->on_event(ev, sink)) stopped = true;
       }
       events.clear();
     };
@@ -192,9 +285,7 @@ class HttpLlmClient final : public LlmClient {
       return a;
     }
     if (r.outcome == HttpOutcome::kTimeout) {
-      a.final = fail("nkia_llm_timeout",
-                     fmt::format("{}: no complete reply within the {:.3g} s deadline", where, config_.timeout_s),
-                     "raise timeout_s, or lower max_tokens");
+      a.deadline = true;
       return a;
     }
     if (r.outcome == HttpOutcome::kTooLarge) {
@@ -208,26 +299,31 @@ class HttpLlmClient final : public LlmClient {
         sse.finish(events);
         deliver();
       }
-      if (decoder->error) {
-        if (decoder->error_retryable) {
-          a.retry_why = redact(decoder->error->message, key_);
-          return a;
-        }
+      if (decoder->error && !decoder->error_retryable) {
         decoder->error->message = redact(fmt::format("{}: {}", where, decoder->error->message), key_);
         a.final = fail(std::move(*decoder->error));
         return a;
       }
-      if (sse.failed()) {
-        a.final = fail("nkia_llm_protocol", fmt::format("{}: {}", where, sse.error()));
+      ChatResponse so_far = decoder->finish();
+      if (so_far.stop_reason != "truncated" || text_arrived) {
+        // Whole, or cut after reply text was shown: the reply is what arrived (see the file comment).
+        a.final = std::move(so_far);
         return a;
       }
-      if (r.outcome == HttpOutcome::kTransport && delivered == 0) {
-        // Broken before the first event: nothing reached the TextSink, so a retry is safe.
-        a.retry_why = fmt::format("the stream broke before its first event ({})", r.error);
-        return a;
+      // Broken before any reply text: nothing was shown, so another attempt is safe.
+      if (decoder->error) {
+        a.retry_why = decoder->error->message;
+        a.off_protocol = decoder->error->code == "nkia_llm_protocol";
+      } else if (sse.failed()) {
+        a.retry_why = sse.error();
+        a.off_protocol = true;
+      } else if (r.outcome == HttpOutcome::kTransport) {
+        a.retry_why = fmt::format("the stream broke off ({})", r.error);
+      } else {
+        a.retry_why = "the stream ended without its final event";
+        a.off_protocol = true;
       }
-      // A transport error here came after reply events: the reply is truncated, not retried.
-      a.final = decoder->finish();
+      a.retry_why += " before any reply text";
       return a;
     }
 
@@ -237,7 +333,7 @@ class HttpLlmClient final : public LlmClient {
       return a;
     }
     if (r.status < 200 || r.status >= 300) {
-      const std::string msg = redact(body_message(r.body), key_);
+      const std::string msg = redact(describe_body(r), key_);
       if (retryable_status(r.status)) {
         a.retry_why = fmt::format("HTTP {}: {}", r.status, msg);
         a.retry_after = retry_after_s(r);
@@ -254,16 +350,17 @@ class HttpLlmClient final : public LlmClient {
     // A 2xx JSON answer: asked for (no streaming), or a server that ignores "stream".
     json j = parse_untrusted_json(r.body);
     if (j.is_discarded()) {
-      a.final = fail("nkia_llm_protocol",
-                     redact(fmt::format("{}: the answer is not JSON: {}", where, snippet(r.body)), key_));
+      a.off_protocol = true;
+      a.retry_why = fmt::format("HTTP {} but the answer is not JSON: {}", r.status, describe_body(r));
       return a;
     }
     Result<ChatResponse> parsed = protocol_->parse(j);
     if (!parsed) {
-      parsed.error().message = redact(fmt::format("{}: {}", where, parsed.error().message), key_);
-    } else if (on_text && !parsed->text.empty()) {
-      on_text(parsed->text);  // the whole reply as one delta, so the display works either way
+      a.off_protocol = true;
+      a.retry_why = fmt::format("HTTP {} but {}", r.status, parsed.error().message);
+      return a;
     }
+    if (on_text && !parsed->text.empty()) on_text(parsed->text);  // the whole reply as one delta
     a.final = std::move(parsed);
     return a;
   }
@@ -272,11 +369,16 @@ class HttpLlmClient final : public LlmClient {
     return fail("nkia_llm_cancelled", fmt::format("the call to {} was cancelled", config_.name));
   }
 
+  // The deadline passed: during an attempt, or before a retry could start. `last_why`: why the
+  // last failed attempt failed ("" when none did: the reply was too slow).
   Result<ChatResponse> timed_out(int attempts, const std::string& last_why) const {
-    std::string msg = fmt::format("{} {}: no reply within the {:.3g} s deadline after {} attempt{}", config_.provider,
-                                  protocol_->url(config_), config_.timeout_s, attempts, attempts == 1 ? "" : "s");
+    std::string msg =
+        fmt::format("{} {}: no complete reply within the {:.3g} s deadline after {} attempt{}", config_.provider,
+                    protocol_->url(config_), config_.timeout_s, attempts, attempts == 1 ? "" : "s");
     if (!last_why.empty()) msg += "; last: " + last_why;
-    return fail("nkia_llm_timeout", redact(msg, key_), "raise timeout_s, or check that the server is reachable");
+    return fail("nkia_llm_timeout", redact(msg, key_),
+                last_why.empty() ? "raise timeout_s, or lower max_tokens"
+                                 : "raise timeout_s, or check that the server is reachable");
   }
 
   LlmConfig config_;
@@ -346,6 +448,7 @@ Result<std::unique_ptr<LlmClient>> make_llm_client(const LlmConfig& config) {
     const char* v = std::getenv(var.c_str());
     return v ? std::optional<std::string>(v) : std::nullopt;
   });
+  if (auto ok = check_llm_key(config, key); !ok) return fail(std::move(ok.error()));
   return std::unique_ptr<LlmClient>(std::make_unique<HttpLlmClient>(config, std::move(protocol), std::move(key)));
 }
 

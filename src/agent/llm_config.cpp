@@ -276,7 +276,9 @@ Result<LlmConfig> load_llm_config(const std::string& name, const std::string& co
   c.backoff_max_s = l.backoff_max_s.value_or(c.backoff_max_s);
   c.price_input_per_mtok = l.price_input_per_mtok.value_or(c.price_input_per_mtok);
   c.price_output_per_mtok = l.price_output_per_mtok.value_or(c.price_output_per_mtok);
-  if (auto ok = validate_llm_config(c); !ok) {
+  auto ok = validate_llm_config(c);
+  if (ok) ok = check_llm_key(c, llm_api_key(c, getenv_fn));
+  if (!ok) {
     if (!file->empty()) ok.error().with_note(fmt::format("configuration file: {}", *file));
     return fail(std::move(ok.error()));
   }
@@ -318,6 +320,27 @@ Result<void> validate_llm_config(const LlmConfig& c) {
   if (!finite_in(c.price_input_per_mtok, 0, 1e6) || !finite_in(c.price_output_per_mtok, 0, 1e6))
     return bad("prices must be non-negative");
   return {};
+}
+
+Result<void> check_llm_key(const LlmConfig& c, const std::string& api_key) {
+  if (!api_key.empty()) return {};
+  const size_t scheme = c.base_url.find("://");
+  const size_t from = scheme == std::string::npos ? 0 : scheme + 3;
+  std::string host = c.base_url.substr(from, c.base_url.find_first_of(":/?#", from) - from);
+  for (auto& ch : host) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (host != "api.openai.com" && host != "api.anthropic.com") return {};  // a server of one's own
+  const std::string local = fmt::format(
+      "or, for a server of your own, give its URL with --base-url, NKIA_LLM_BASE_URL or base_url in "
+      "a [models.{}] table of ~/.config/nki-agent/config.toml",
+      c.name);
+  if (c.api_key_env.empty())
+    return fail("nkia_llm_config",
+                fmt::format("model '{}': {} needs an API key, and api_key_env names no variable to read it from",
+                            c.name, c.base_url),
+                fmt::format("set api_key_env in [models.{}] to the variable that holds the key, {}", c.name, local));
+  return fail("nkia_llm_config",
+              fmt::format("model '{}': {} needs an API key, and {} is not set", c.name, c.base_url, c.api_key_env),
+              fmt::format("export {}=<your key>, {}", c.api_key_env, local));
 }
 
 }  // namespace nki_agent

@@ -11,6 +11,8 @@
 //   3. NKIA_LLM_PROVIDER, NKIA_LLM_BASE_URL, NKIA_LLM_MODEL, NKIA_LLM_TEMPERATURE, NKIA_LLM_MAX_TOKENS;
 //   4. flags (LlmOverrides).
 // Other top-level tables of the file belong to other parts of nki-agent and are not read here.
+// A configuration that would reach a provider's public API without a key in the environment is
+// refused (check_llm_key).
 #pragma once
 
 #include <functional>
@@ -49,5 +51,11 @@ std::string llm_api_key(const LlmConfig& config, const GetenvFn& getenv_fn);
 // Checks what a client needs: a known provider, an http(s) base_url, a model id, sane numbers.
 // Errors: nkia_llm_config. make_llm_client calls it too.
 Result<void> validate_llm_config(const LlmConfig& config);
+
+// Refuses a provider's public API (api.openai.com, api.anthropic.com) without a key: every call
+// would be turned away, or, with no route to it, retried until the deadline. The Diagnostic
+// (nkia_llm_config) names the variable to set, and how to point the model at a server of one's
+// own instead. load_llm_config and make_llm_client call it.
+Result<void> check_llm_key(const LlmConfig& config, const std::string& api_key);
 
 }  // namespace nki_agent

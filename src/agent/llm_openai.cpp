@@ -86,6 +86,7 @@ class OpenAiDecoder final : public StreamDecoder {
     if (j.is_discarded() || !j.is_object()) {
       error = Diagnostic::error("nkia_llm_protocol",
                                 fmt::format("a stream chunk is not a JSON object: {}", ev.data.substr(0, 200)));
+      error_retryable = true;  // a garbled stream; another attempt may be clean
       return false;
     }
     if (const json* e = member(j, "error"); e && !e->is_null()) {

@@ -4,7 +4,8 @@
 // A protocol turns a ChatRequest into a request body and headers, a JSON answer into a
 // ChatResponse, an error body into a message, and a stream of SSE events into a ChatResponse
 // (through a StreamDecoder, one per attempt). Nothing here does I/O, sleeps or throws: malformed
-// server input is a Diagnostic with code nkia_llm_protocol.
+// server input is a Diagnostic with code nkia_llm_protocol, which the client retries
+// (agent/llm_client.cpp).
 #pragma once
 
 #include <memory>
@@ -32,7 +33,9 @@ class StreamDecoder {
   virtual ChatResponse finish() = 0;
 
   std::optional<Diagnostic> error;
-  bool error_retryable = false;  // e.g. Anthropic's overloaded_error event
+  // Another attempt may help: an event that cannot be decoded (code nkia_llm_protocol), Anthropic's
+  // overloaded_error event. Not so for an error the server reports (code nkia_llm_http).
+  bool error_retryable = false;
 };
 
 class LlmProtocol {

@@ -93,7 +93,7 @@ class Run {
     return escalated_ ? *stronger_ : model_;
   }
 
-  // One model call; false when the run must stop (the error is recorded).
+  // One model call; nullopt when it failed: the run stops, interrupted (the error is recorded).
   std::optional<ChatResponse> call_model(LlmClient& llm, int turn, bool with_tools) {
     ChatRequest req;
     req.system = system_;
@@ -107,6 +107,7 @@ class Run {
     res_.model_seconds += secs;
     res_.turns = turn;
     if (!resp) {
+      interrupted_ = true;
       res_.error = resp.error().format();
       emit({{"type", "model_call"},
             {"turn", turn},
@@ -217,12 +218,9 @@ class Run {
   void single_shot() {
     LlmClient& llm = current();
     auto resp = call_model(llm, 1, /*with_tools=*/false);
-    if (!resp) {
-      res_.status = "error";
-      return;
-    }
+    if (!resp) return;  // interrupted (call_model says so)
     if (resp->stop_reason == "refusal") {
-      res_.status = "refused";
+      refused_ = true;
       return;
     }
     const std::string src = extract_kernel(resp->text, task_.entry);
@@ -251,14 +249,12 @@ class Run {
       }
       if (hooks_.cancel && hooks_.cancel->load()) {
         res_.error = "cancelled";
+        interrupted_ = true;
         break;
       }
       LlmClient& llm = current();
       auto resp = call_model(llm, turn, /*with_tools=*/true);
-      if (!resp) {
-        model_failed_ = true;
-        break;
-      }
+      if (!resp) break;  // interrupted (call_model says so)
       if (resp->stop_reason == "refusal") {
         refused_ = true;
         progress(fmt::format("turn {}: the model refused", turn));
@@ -334,12 +330,12 @@ class Run {
       res_.kernel = !last_compiled_.empty() ? last_compiled_ : last_kernel_;
       if (refused_)
         res_.status = "refused";
-      else if (model_failed_)
-        res_.status = "error";
       else
         res_.status = res_.compiled ? "compiled" : "failed";
       if (res_.verify && res_.verify->passed) res_.verify.reset();
     }
+    // Cut short by the endpoint or a stop, not by the task: what it reached is kept, but it is not a result.
+    if (interrupted_) res_.status = kInterrupted;
     res_.seconds = seconds_since(t0_);
     emit({{"type", "end"}, {"result", res_.to_json()}, {"kernel", res_.kernel}});
     progress(fmt::format("{} after {} turn{}, {} tool call{}{}", res_.status, res_.turns, res_.turns == 1 ? "" : "s",
@@ -359,7 +355,8 @@ class Run {
   std::vector<Message> messages_;
   std::string last_kernel_, last_compiled_, best_passed_, last_verified_;
   int failed_turns_ = 0;
-  bool escalated_ = false, refused_ = false, model_failed_ = false;
+  bool escalated_ = false, refused_ = false;
+  bool interrupted_ = false;  // a model call failed, or the run was cancelled
 };
 
 }  // namespace

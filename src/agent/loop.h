@@ -7,8 +7,11 @@
 //   - after the first pass, `optimize_turns` more turns have run (the model is told its speedup
 //     and asked to use profile), or it submits a passing kernel;
 //   - `max_turns` turns ran without a pass;
-//   - the model refuses, or the model endpoint fails after its retries (status "error"; what was
-//     done so far is kept: the best kernel, the trajectory).
+//   - the model refuses (status "refused");
+//   - a model call fails (the endpoint still failing after its retries, its deadline, a request it
+//     turns away, a cancellation) or the run is cancelled: status "interrupted", whatever was
+//     reached before (passed, compiled, the best kernel, the trajectory) is kept. An interrupted
+//     run is not a result of the task: `bench` stores it as such and `--resume` runs it again.
 // A reply without a tool call that contains a kernel is verified as if submitted; one without a
 // kernel gets a reminder to use the tools. The best kernel is the fastest one that passed, else
 // the last one that compiled, else the last one written.
@@ -22,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent/llm.h"
@@ -42,9 +46,12 @@ struct SolveOptions {
   std::string run_id;      // names the run in trajectory lines
 };
 
+// The status of a run that is not a result of its task (see above).
+inline constexpr std::string_view kInterrupted = "interrupted";
+
 struct SolveResult {
   std::string task;               // id_name
-  std::string status = "failed";  // "passed", "compiled", "failed", "refused", "error"
+  std::string status = "failed";  // "passed", "compiled", "failed", "refused", "interrupted"
   bool compiled = false;
   bool passed = false;
   std::string kernel;                  // the best kernel (see above)

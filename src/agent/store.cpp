@@ -149,7 +149,7 @@ Result<std::set<std::string>> ResultStore::finished_tasks(const std::string& run
   std::lock_guard<std::mutex> lock(mu_);
   try {
     std::set<std::string> done;
-    SQLite::Statement q(*db_, "SELECT task_id FROM results WHERE run_id = ?");
+    SQLite::Statement q(*db_, "SELECT task_id FROM results WHERE run_id = ? AND status != 'interrupted'");
     q.bind(1, run_id);
     while (q.executeStep()) done.insert(q.getColumn(0).getString());
     return done;

@@ -2,7 +2,9 @@
 //
 // A task's row is written in one transaction when the task finishes, so a killed benchmark loses
 // only the tasks in flight; `bench --resume` finds the run by its key (model, task root, options)
-// and runs only the tasks without a row. The database is WAL-journalled: several benchmarks may
+// and runs only the tasks without a result: those without a row, and those whose row has status
+// "interrupted" (an episode the model endpoint or a stop cut short; agent/bench.h), whose row the
+// new one replaces. The database is WAL-journalled: several benchmarks may
 // share one file.
 #pragma once
 
@@ -54,6 +56,7 @@ class ResultStore {
   // The most recent run with this key, if any.
   Result<std::optional<RunInfo>> find_run(const std::string& key);
   Result<void> add_result(const TaskRow& row);  // replaces an earlier row of the same (run, task)
+  // The tasks of the run with a result (an "interrupted" row is none).
   Result<std::set<std::string>> finished_tasks(const std::string& run_id);
   Result<std::vector<TaskRow>> results(const std::string& run_id);
 

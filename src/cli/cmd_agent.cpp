@@ -5,7 +5,8 @@
 //         progress on stderr, the best kernel to --out, every turn to the trajectory (JSONL)
 //   bench --tasks DIR [--model M] [--jobs J] [--resume]
 //         tasks in parallel into SQLite, a progress bar and a summary per level; with no model,
-//         every task's baseline through the same pipeline
+//         every task's baseline through the same pipeline; exits 1 when a task could not be run
+//         or was interrupted (the model endpoint failed): --resume runs those again
 // Model settings: --model names a [models.NAME] table of the config file (--config, $NKIA_CONFIG,
 // ~/.config/nki-agent/config.toml) or is the model id itself; NKIA_LLM_* variables and the flags
 // override it; the API key comes from the environment only. SIGINT stops gracefully: the current
@@ -272,7 +273,8 @@ int run_bench_cmd(const Context& ctx, const BenchFlags& f) {
     std::fprintf(stderr, "interrupted: finished tasks are saved; rerun with --resume to continue\n");
     return kExitUserError;
   }
-  return summary->errors.empty() ? kExitOk : kExitUserError;
+  // Interrupted tasks leave the benchmark unfinished: the same exit as a stop.
+  return summary->errors.empty() && summary->total.interrupted == 0 ? kExitOk : kExitUserError;
 }
 
 // ---- prompt ----

@@ -1,13 +1,19 @@
 // The loopback LLM server of the tests (mock_llm.h).
 #include "support/mock_llm.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
 #include <deque>
+#include <filesystem>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -191,6 +197,51 @@ json anthropic_json(const MockReply& r, const std::string& model) {
           {"usage", {{"input_tokens", r.input_tokens}, {"output_tokens", r.output_tokens}}}};
 }
 
+// The whole answer to `r` as one body and its Content-Type, as handle() would send it.
+std::pair<std::string, std::string> whole_answer(const MockReply& r, bool anthropic, bool stream,
+                                                 const std::string& model) {
+  if (!r.raw_body.empty()) return {r.raw_body, r.raw_content_type};
+  if (r.status < 200 || r.status >= 300)
+    return {json({{"type", "error"}, {"error", {{"type", "mock_error"}, {"message", r.text}}}}).dump(),
+            "application/json"};
+  if (!stream) return {(anthropic ? anthropic_json(r, model) : openai_json(r, model)).dump(), "application/json"};
+  std::string body;
+  for (const auto& e : anthropic ? anthropic_stream(r, model) : openai_stream(r, model)) body += e;
+  return {body, "text/event-stream"};
+}
+
+// The server's end of the connection from 127.0.0.1:peer_port to local_port: httplib does not hand
+// a handler its socket, so it is found among the process's descriptors by its address pair.
+int connection_fd(int local_port, int peer_port) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    int fd = -1;
+    try {
+      fd = std::stoi(entry.path().filename().string());
+    } catch (...) {
+      continue;
+    }
+    sockaddr_in local{}, peer{};
+    socklen_t ll = sizeof local, pl = sizeof peer;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) != 0 || local.sin_family != AF_INET) continue;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0) continue;
+    if (ntohs(local.sin_port) == local_port && ntohs(peer.sin_port) == peer_port) return fd;
+  }
+  return -1;
+}
+
+// Resets the connection (RST, not FIN): SO_LINGER of zero, then the socket is closed by putting
+// /dev/null in its place, so that httplib's own later writes and close act on that, and the
+// descriptor number is never free for another thread to reuse meanwhile.
+void reset_connection(int fd) {
+  linger lg{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+  const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd < 0) return;
+  ::dup2(null_fd, fd);
+  ::close(null_fd);
+}
+
 }  // namespace
 
 struct MockLlmServer::Impl {
@@ -250,6 +301,24 @@ struct MockLlmServer::Impl {
     if (r.delay_s > 0) pause(r.delay_s);
     res.status = r.status;
     for (const auto& [k, v] : r.headers) res.set_header(k.c_str(), v);
+    if (r.cut_after_bytes >= 0) {
+      auto [body, type] = whole_answer(r, anthropic, stream, model);
+      const size_t cut = std::min(body.size(), static_cast<size_t>(r.cut_after_bytes));
+      const bool reset = r.reset;
+      const int peer_port = req.remote_port;
+      const size_t length = body.size();
+      res.set_content_provider(
+          length, type, [this, body = std::move(body), cut, reset, peer_port](size_t, size_t, httplib::DataSink& sink) {
+            if (cut > 0 && !sink.write(body.data(), cut)) return false;
+            pause(0.02);  // let the client read the part before the connection ends
+            if (reset) {
+              const int fd = connection_fd(port, peer_port);
+              if (fd >= 0) reset_connection(fd);
+            }
+            return false;  // httplib ends the connection with the body unfinished
+          });
+      return;
+    }
     if (!r.raw_body.empty()) {
       res.set_content(r.raw_body, r.raw_content_type);
       return;

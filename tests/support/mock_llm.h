@@ -8,6 +8,9 @@
 // arguments in two, every event split mid-line), so that clients see lines cut across network
 // reads. A request that finds the script empty gets HTTP 500 with a body saying so, so a test
 // that calls too often fails loudly. Every request's path, headers and JSON body are recorded.
+// Faults are scripted too: any status with any body (an HTML error page from a proxy, a 200 that
+// is not JSON), a stream cut before its final events, an answer cut in the middle of its body by
+// a close or a connection reset.
 //
 // httplib.h stays inside mock_llm.cpp: tests that include this header need not link it twice or
 // care about its clash with Eigen (docs DEPENDENCIES.md).
@@ -41,6 +44,11 @@ struct MockReply {
   // Streaming only: the stream stops before its final events (after the text and the first half
   // of the last tool call's arguments) and the connection is dropped.
   bool truncate = false;
+  // Any answer (JSON, stream, raw body, error): the status line, the headers (with the whole
+  // body's Content-Length) and the body's first cut_after_bytes bytes are sent, then the
+  // connection is closed, or reset (TCP RST) when reset is set. -1: the whole answer is sent.
+  long cut_after_bytes = -1;
+  bool reset = false;
   double delay_s = 0;  // wait this long before answering (timeouts, cancellation)
   int input_tokens = 10;
   int output_tokens = 20;

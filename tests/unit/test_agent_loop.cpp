@@ -1,9 +1,10 @@
 // The agent loop end to end on real tasks through the real tools, against a loopback model server
 // (tests/support/mock_llm.h) speaking both protocols with scripted replies: compile error → fix →
 // mismatch → fix → pass; malformed tool arguments; a reply that carries its kernel in text; a
-// truncated stream; a refusal; an endpoint that keeps failing; single-shot; the router; the
-// optimisation turns; trajectories. Then `nki-agent bench`: the baseline run, the summary, and
-// --resume after a kill.
+// truncated stream; a refusal; an endpoint that keeps failing, and one whose faults are retried;
+// single-shot; the router; the optimisation turns; trajectories. Then `nki-agent bench`: the
+// baseline run, the summary, --resume after a kill, and tasks interrupted by a failing endpoint;
+// and a model with neither key nor base URL.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -315,7 +316,7 @@ TEST_F(AgentLoop, RefusalAndFailingEndpointEndTheRunKeepingTheTrajectory) {
     auto client = make_llm_client(mock_config(server, "anthropic"));  // max_retries 1: two requests per turn
     ASSERT_TRUE(client);
     Outcome o = solve(kAdd, **client, SolveOptions{});
-    EXPECT_EQ(o.result.status, "error");
+    EXPECT_EQ(o.result.status, "interrupted");  // the endpoint's failure, not the task's result
     EXPECT_TRUE(o.result.compiled);
     EXPECT_EQ(o.result.kernel, good);  // the last kernel that compiled is kept
     EXPECT_NE(o.result.error.find("nkia_llm_retries"), std::string::npos) << o.result.error;
@@ -324,7 +325,43 @@ TEST_F(AgentLoop, RefusalAndFailingEndpointEndTheRunKeepingTheTrajectory) {
     for (const auto& ev : o.trajectory)
       if (ev.value("type", "") == "model_call" && ev.contains("error")) error_event = true;
     EXPECT_TRUE(error_event);
-    EXPECT_EQ(o.trajectory.back()["result"]["status"], "error");
+    EXPECT_EQ(o.trajectory.back()["result"]["status"], "interrupted");
+  }
+}
+
+// Faults of the endpoint are retried inside one model call: the episode does not notice them.
+TEST_F(AgentLoop, EndpointFaultsAreRetriedAndTheEpisodeFinishes) {
+  const std::string good = read_text(kAdd / "baseline.py");
+  for (const std::string provider : {"openai", "anthropic"}) {
+    for (bool stream : {true, false}) {
+      SCOPED_TRACE(provider + (stream ? " streaming" : " whole replies"));
+      MockLlmServer server;
+      MockReply html;
+      html.status = 502;
+      html.raw_body = "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>";
+      html.raw_content_type = "text/html";
+      server.push(html);
+      MockReply not_json;
+      not_json.raw_body = "upstream says hello";
+      server.push(not_json);
+      MockReply reset = call("submit", args_with(good), "Here it is.");
+      reset.cut_after_bytes = 12;
+      reset.reset = true;
+      server.push(reset);
+      server.push(call("submit", args_with(good), "Here it is."));
+      LlmConfig cfg = mock_config(server, provider);
+      cfg.stream = stream;
+      cfg.max_retries = 3;
+      auto client = make_llm_client(cfg);
+      ASSERT_TRUE(client) << client.error().format();
+      Outcome o = solve(kAdd, **client, SolveOptions{});
+      EXPECT_EQ(o.result.status, "passed") << o.result.error;
+      EXPECT_EQ(o.result.turns, 1);
+      EXPECT_EQ(server.request_count(), 4u);
+      ASSERT_GE(o.trajectory.size(), 2u);
+      EXPECT_EQ(o.trajectory[1]["type"], "model_call");
+      EXPECT_EQ(o.trajectory[1]["attempts"], 4);
+    }
   }
 }
 
@@ -448,9 +485,10 @@ struct CliResult {
   std::string out;
 };
 
-CliResult cli(const std::string& args) {
+// `env_prefix`: words before the program, e.g. "env -u VAR".
+CliResult cli(const std::string& args, const std::string& env_prefix = "") {
   CliResult r;
-  std::string cmd = std::string(NKIA_CLI) + " " + args + " 2>/dev/null";
+  std::string cmd = env_prefix + " " + std::string(NKIA_CLI) + " " + args + " 2>/dev/null";
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return r;
   char buf[4096];
@@ -603,6 +641,134 @@ TEST_F(AgentLoop, BenchResumesAfterAKill) {
     EXPECT_EQ(j["total"]["tasks"], 2);
     EXPECT_EQ(j["total"]["passed"], 2) << r.out;
   }
+}
+
+// An endpoint that keeps failing: the task is stored "interrupted", counted apart from the results,
+// and the benchmark exits 1; --resume against the endpoint, working again, runs it to a result.
+TEST_F(AgentLoop, BenchStoresEndpointFailuresAsInterruptedAndResumeRunsThem) {
+  MockLlmServer server;
+  for (int i = 0; i < 2; ++i) {  // max_retries 1: two attempts, both a proxy's error page
+    MockReply html;
+    html.status = 502;
+    html.raw_body = "<html><head><title>502 Bad Gateway</title></head></html>";
+    html.raw_content_type = "text/html";
+    server.push(html);
+  }
+  const fs::path config = dir_ / "fast.toml";
+  std::ofstream(config) << "[llm]\nmax_retries = 1\nbackoff_initial_s = 0.01\nbackoff_max_s = 0.02\n";
+  const std::string db = (dir_ / "i.sqlite").string();
+  const std::string args = "--json bench --tasks " + (kSource / "tests" / "tasks").string() +
+                           " --only T_001 --model mock --provider openai --base-url " + server.base_url() +
+                           " --config " + config.string() + " --single-shot --jobs 1 --workers 2 --db " + db +
+                           " --out " + dir_.string() + " --cache " + shared_cache();
+  auto r = cli(args + " --run flaky");
+  EXPECT_EQ(r.exit_code, 1) << r.out;  // unfinished: rerun with --resume
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["total"]["tasks"], 0);        // no result ...
+  EXPECT_EQ(j["total"]["interrupted"], 1);  // ... but one interrupted task, not a failure
+  EXPECT_EQ(j["total"]["pass_percent"], 0.0);
+  ASSERT_EQ(j["levels"].size(), 1u);
+  EXPECT_EQ(j["levels"][0]["interrupted"], 1);
+  ASSERT_EQ(j["interrupted"].size(), 1u);
+  EXPECT_NE(j["interrupted"][0].get<std::string>().find("T_001: "), std::string::npos) << r.out;
+  EXPECT_NE(j["interrupted"][0].get<std::string>().find("502 Bad Gateway"), std::string::npos) << r.out;
+  EXPECT_TRUE(j["errors"].empty()) << r.out;
+  EXPECT_EQ(server.request_count(), 2u);
+  {
+    auto store = ResultStore::open(db);
+    ASSERT_TRUE(store);
+    auto rows = (*store)->results("flaky");
+    ASSERT_TRUE(rows);
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_EQ((*rows)[0].status, "interrupted");
+    EXPECT_NE((*rows)[0].error.find("nkia_llm_retries"), std::string::npos) << (*rows)[0].error;
+    auto fin = (*store)->finished_tasks("flaky");
+    ASSERT_TRUE(fin);
+    EXPECT_TRUE(fin->empty());
+  }
+
+  // The endpoint works again: --resume runs the interrupted task, which now gets its result.
+  server.push(say("```python\n" + read_text(kAdd / "baseline.py") + "```"));
+  auto again = cli(args + " --resume");
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  auto j2 = nlohmann::json::parse(again.out, nullptr, false);
+  ASSERT_FALSE(j2.is_discarded()) << again.out;
+  EXPECT_EQ(j2["run_id"], "flaky");
+  EXPECT_EQ(j2["skipped"], 0);
+  EXPECT_EQ(j2["total"]["tasks"], 1);
+  EXPECT_EQ(j2["total"]["passed"], 1);
+  EXPECT_EQ(j2["total"]["interrupted"], 0);
+  EXPECT_TRUE(j2["interrupted"].empty());
+  EXPECT_EQ(server.request_count(), 3u);
+  auto store = ResultStore::open(db);
+  ASSERT_TRUE(store);
+  auto rows = (*store)->results("flaky");
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->size(), 1u);  // the result replaced the interrupted row
+  EXPECT_EQ((*rows)[0].status, "passed");
+}
+
+// Interrupted rows are in no share of the summary, even when they had passed before the endpoint
+// failed (an optimisation turn cut short).
+TEST(BenchSummary, InterruptedRowsAreCountedApart) {
+  auto row = [](const std::string& id, const std::string& status, bool passed, double speedup) {
+    TaskRow r;
+    r.task_id = id;
+    r.level = 1;
+    r.status = status;
+    r.compiled = passed;
+    r.passed = passed;
+    r.speedup = speedup;
+    r.input_tokens = 100;
+    return r;
+  };
+  BenchSummary s = summarize_rows({row("a", "passed", true, 2.0), row("b", "failed", false, 0),
+                                   row("c", "interrupted", true, 4.0), row("d", "interrupted", false, 0)});
+  EXPECT_EQ(s.total.tasks, 2);
+  EXPECT_EQ(s.total.interrupted, 2);
+  EXPECT_EQ(s.total.passed, 1);
+  EXPECT_DOUBLE_EQ(s.total.fast_0, 0.5);
+  EXPECT_DOUBLE_EQ(s.total.geomean_speedup, 2.0);
+  EXPECT_EQ(s.total.input_tokens, 200);
+  ASSERT_EQ(s.levels.size(), 1u);
+  EXPECT_EQ(s.levels[0].interrupted, 2);
+  EXPECT_EQ(s.total.to_json()["interrupted"], 2);
+  EXPECT_EQ(s.total.to_json()["pass_percent"], 50.0);
+  EXPECT_NE(s.format().find("2 tasks were interrupted"), std::string::npos) << s.format();
+}
+
+// A model with neither key nor base URL would reach a public API only to be turned away: solve and
+// bench say which variable to set instead, at once, with the exit code of a user error.
+TEST_F(AgentLoop, ModelWithoutKeyOrBaseUrlSaysWhichVariableToSet) {
+  const std::string env =
+      "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u NKIA_LLM_BASE_URL -u NKIA_LLM_PROVIDER -u NKIA_LLM_MODEL -u "
+      "NKIA_CONFIG HOME=" +
+      (dir_ / "home").string();
+  struct Case {
+    std::string command, var;
+  };
+  const std::vector<Case> cases = {
+      {"--json solve --task " + kAdd.string() + " --model gpt-4o", "OPENAI_API_KEY"},
+      {"--json bench --tasks " + (kSource / "tests" / "tasks").string() + " --model claude-sonnet-4-5 --db " +
+           (dir_ / "k.sqlite").string() + " --out " + dir_.string(),
+       "ANTHROPIC_API_KEY"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.command);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = cli(c.command, env);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0);
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out;
+    EXPECT_EQ(j["ok"], false);
+    ASSERT_EQ(j["diagnostics"].size(), 1u) << r.out;
+    const auto& d = j["diagnostics"][0];
+    EXPECT_EQ(d["code"], "nkia_llm_config") << r.out;
+    EXPECT_NE(d["message"].get<std::string>().find(c.var + " is not set"), std::string::npos) << r.out;
+    EXPECT_NE(d["hint"].get<std::string>().find("--base-url"), std::string::npos) << r.out;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "k.sqlite"));  // refused before the benchmark began
 }
 
 }  // namespace
