@@ -269,6 +269,25 @@ TEST_F(KernelSecrets, NoArrayOfTheInputsExistsToBeFound) {
   }
 }
 
+// A Diagnostic whose message holds a value (the row an index tile named) ends the run even when the
+// kernel catches it: otherwise its message would be a way to read values.
+TEST_F(KernelSecrets, AValueDependentErrorEndsTheRunEvenWhenCaught) {
+  const std::string src =
+      "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n"
+      "@nki.jit\ndef kernel(x):\n"
+      "    idx = nl.copy(nl.load(x[:, 1:2]), dtype=nl.int32)\n"
+      "    try:\n"
+      "        rows = nl.load(x[idx, 0:4])\n"
+      "    except Exception as e:\n"
+      "        print('LEAK', e)\n"
+      "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
+      "    nl.store(out, value=nl.load(x))\n    return out\n";
+  auto r = run_files({{"kernel.py", src}}, "kernel");
+  ASSERT_FALSE(r) << "the kernel caught a value-dependent error and went on: " << r->printed;
+  EXPECT_EQ(r.error().code, "nkia_indirect_index_out_of_bounds") << r.error().format();
+  EXPECT_EQ(r.error().loc.line, 8) << r.error().format();
+}
+
 // A profile hook, a finaliser and an atexit function left behind by the kernel run after its
 // launch returned; in a run whose entry is the kernel they read nothing either.
 TEST_F(KernelSecrets, HooksLeftBehindReadNothingAfterTheLaunch) {

@@ -3,6 +3,7 @@
 // python_run) that the launches belong to.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "nki/checks.h"
@@ -78,6 +79,9 @@ struct RunScope {
   // The run's entry is a kernel: Python may read no tensor's values for the rest of the run, in a
   // launch or not (nkia_trace_time_value_read); its outputs leave as HBM tensors.
   bool values_sealed = false;
+  // A failure that ends the run whatever the kernel does with its exception (a Diagnostic whose
+  // message depends on tensor values); python_run reports it.
+  std::optional<Diagnostic> fatal;
   Trace trace;
   WarningList warnings;  // every launch's warnings, handed over when it ends
 };

@@ -213,6 +213,14 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
     py::tuple r = run(files, call.src.main_path, call.entry, args, py::cast(call.input_names), kwargs,
                       py::cast(call.grid), call.kernel_only);
     const std::string status = r[0].cast<std::string>();
+    // A failure that ends the run (RunScope::fatal) is its verdict even when the kernel caught it.
+    auto fatal = [&]() {
+      Diagnostic d = std::move(*scope.fatal);
+      if (!call.src.root.empty() && !d.loc.file.empty()) d.loc.file = (fs::path(call.src.root) / d.loc.file).string();
+      return fail(std::move(d));
+    };
+    if (scope.fatal && (status == "ok" || r[1].cast<py::dict>()["code"].cast<std::string>() != scope.fatal->code))
+      return fatal();
     KernelOutcome out;
     out.printed = r[2].cast<std::string>();
     for (py::handle n : r[3].cast<py::list>()) {

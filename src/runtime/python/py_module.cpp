@@ -31,7 +31,24 @@ thread_local LaunchContext* t_launch = nullptr;
 // unwinds through the kernel's frames, so the runner reports it at the kernel's own line.
 // A Diagnostic that carries its own location (a rule about the kernel as a whole, found after it ran)
 // keeps it: the runner reports NkiError.loc instead of the raising line.
+SourceLoc caller_loc();
+
+// A Diagnostic whose message depends on the values of a tensor (an index a tile held) ends the run
+// whatever the kernel does with its exception: caught and parsed, it would let kernel code read
+// values (docs/sandbox.md, "Values at trace time"). The run reports it (RunScope::fatal).
+void end_run_with(const Diagnostic& d) {
+  RunScope* run = current_run();
+  if (run == nullptr || run->fatal) return;
+  run->fatal = d;
+  if (!run->fatal->loc.known()) run->fatal->at(caller_loc());
+}
+
+bool value_dependent(std::string_view code) {
+  return code == "nkia_indirect_index_out_of_bounds";
+}
+
 [[noreturn]] void raise(const Diagnostic& d) {
+  if (value_dependent(d.code)) end_run_with(d);
   py::object cls = py::module_::import("_nkia.errors").attr("NkiError");
   py::object err = cls(d.code, d.message, d.hint);
   if (d.loc.known()) err.attr("loc") = py::make_tuple(d.loc.file, d.loc.line);
@@ -451,6 +468,24 @@ int64_t ap_dynamic_offset(const Access& a, py::handle scalar_offset, int64_t ind
   return value * row;
 }
 
+// t.ap(pattern, offset, scalar_offset=, vector_offset=, indirect_dim=). An offset read from a tile
+// makes the view's bounds depend on a value: a bounds error then ends the run (end_run_with).
+py::object ap_view(const Access& a, const std::vector<std::pair<int64_t, int64_t>>& pattern, int64_t offset,
+                   py::handle scalar_offset, py::handle vector_offset, int64_t indirect_dim) {
+  if (!vector_offset.is_none()) return indirect_ap(a, pattern, offset, scalar_offset, vector_offset, indirect_dim);
+  const bool from_tile = !scalar_offset.is_none() && !py::isinstance<py::int_>(scalar_offset);
+  const int64_t dynamic = ap_dynamic_offset(a, scalar_offset, indirect_dim);
+  try {
+    return py::cast(pattern_view(a, pattern, offset + dynamic));
+  } catch (py::error_already_set& e) {
+    if (from_tile && e.matches(py::module_::import("_nkia.errors").attr("NkiError")))
+      end_run_with(nki_error(py::str(e.value().attr("code")).cast<std::string>(),
+                             py::str(e.value()).cast<std::string>(),
+                             py::str(e.value().attr("hint")).cast<std::string>()));
+    throw;
+  }
+}
+
 // The rules every operand obeys, whatever the instruction: it is in scope (not a tensor of a loop
 // iteration that has ended), and a destination is not an immutable kernel input.
 const Access& checked_operand(const Access& a, const char* role) {
@@ -813,11 +848,8 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
       .def(
           "ap",
           [](const std::shared_ptr<NkiTensor>& h, std::vector<std::pair<int64_t, int64_t>> pattern, int64_t offset,
-             py::handle scalar_offset, py::handle vector_offset, int64_t indirect_dim) -> py::object {
-            const Access a = whole(h);
-            if (!vector_offset.is_none())
-              return indirect_ap(a, pattern, offset, scalar_offset, vector_offset, indirect_dim);
-            return py::cast(pattern_view(a, pattern, offset + ap_dynamic_offset(a, scalar_offset, indirect_dim)));
+             py::handle scalar_offset, py::handle vector_offset, int64_t indirect_dim) {
+            return ap_view(whole(h), pattern, offset, scalar_offset, vector_offset, indirect_dim);
           },
           py::arg("pattern"), py::arg("offset") = 0, py::arg("scalar_offset") = py::none(),
           py::arg("vector_offset") = py::none(), py::arg("indirect_dim") = 0)
@@ -857,11 +889,8 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
       .def(
           "ap",
           [](const Access& a, std::vector<std::pair<int64_t, int64_t>> pattern, int64_t offset,
-             py::handle scalar_offset, py::handle vector_offset, int64_t indirect_dim) -> py::object {
-            if (!vector_offset.is_none())
-              return indirect_ap(a, pattern, offset, scalar_offset, vector_offset, indirect_dim);
-            return py::cast(pattern_view(a, pattern, offset + ap_dynamic_offset(a, scalar_offset, indirect_dim)));
-          },
+             py::handle scalar_offset, py::handle vector_offset,
+             int64_t indirect_dim) { return ap_view(a, pattern, offset, scalar_offset, vector_offset, indirect_dim); },
           py::arg("pattern"), py::arg("offset") = 0, py::arg("scalar_offset") = py::none(),
           py::arg("vector_offset") = py::none(), py::arg("indirect_dim") = 0)
       .def("__repr__", [](const Access& a) { return fmt::format("<nki view {}>", a.describe()); });
