@@ -32,6 +32,8 @@ struct Context {
   int exit_code = kExitOk;
 };
 
+// Prints one JSON document on stdout (text that is not UTF-8 is replaced, never an error).
+void print_json(const nlohmann::json& j);
 // Prints a failure in the current mode and returns kExitUserError.
 int report(const Context& ctx, const Diagnostic& d);
 // Prints a JSON result (with "ok": true added) in --json mode; does nothing otherwise.

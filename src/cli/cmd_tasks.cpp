@@ -205,7 +205,7 @@ int run_check(const Context& ctx, const TasksOptions& o) {
   }
   if (ctx.json) {
     nlohmann::json j = {{"ok", bad == 0}, {"checked", dirs.size()}, {"failed", bad}, {"tasks", results}};
-    std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    print_json(j);
   } else {
     fmt::print("{} task(s) checked, {} with problems\n", dirs.size(), bad);
   }

@@ -66,7 +66,7 @@ int run_verify(const Context& ctx, const VerifyCliOptions& o) {
   if (ctx.json) {
     nlohmann::json j = {{"ok", result->passed}, {"verify", result->to_json()}};
     if (result->diagnostic) j["diagnostics"] = nlohmann::json::array({result->diagnostic->to_json()});
-    std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    print_json(j);
   } else {
     std::string text = result->format();
     std::fputs(text.c_str(), result->passed ? stdout : stderr);
