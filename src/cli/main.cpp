@@ -19,6 +19,10 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", ctx.log_level, "trace, debug, info, warn (default), error or off")
       ->envname("NKIA_LOG");
   app.require_subcommand(1);
+  // Options a subcommand does not know go up to its parent, so the global ones (and a group's,
+  // such as `tasks --root`) may also follow the subcommand: `nki-agent verify ... --json`. Set
+  // before the subcommands are added, which inherit it.
+  app.fallthrough();
   app.footer(
       "Exit codes: 0 ok; 1 user error or failed check; 2 usage error; 3 internal error.\n"
       "Run 'nki-agent COMMAND --help' for the options of a command.");
