@@ -201,7 +201,7 @@ int run_check(const Context& ctx, const TasksOptions& o) {
     if (!r) return report(ctx, r.error());
     bad += !r->passed;
     results.push_back(r->to_json());
-    if (!ctx.json) std::fputs(r->format().c_str(), r->passed ? stdout : stderr);
+    if (!ctx.json) std::fputs(r->format().c_str(), stdout);  // a result, sound or not
   }
   if (ctx.json) {
     nlohmann::json j = {{"ok", bad == 0}, {"checked", dirs.size()}, {"failed", bad}, {"tasks", results}};

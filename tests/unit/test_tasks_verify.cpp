@@ -486,12 +486,13 @@ struct CliRun {
   std::string out;
 };
 
-CliRun cli(const std::string& args) {
+// `redirect`: what the shell does with the streams; by default stderr joins stdout.
+CliRun cli(const std::string& args, const std::string& redirect = "2>&1") {
   CliRun r;
   // stderr is merged (messages are checked); under the sanitizer build LeakSanitizer would append
   // its suppression summary to it, so that is turned off.
   std::string cmd = "LSAN_OPTIONS=\"${LSAN_OPTIONS}:print_suppressions=0\" NKIA_REFERENCE_CACHE=" + shared_cache() +
-                    " " + std::string(NKIA_CLI) + " " + args + " 2>&1";
+                    " " + std::string(NKIA_CLI) + " " + args + " " + redirect;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf{};
@@ -530,6 +531,23 @@ TEST(TasksCli, VerifyExitCodesAndJson) {
   EXPECT_EQ(cli("verify --task /nonexistent " + add + "/baseline.py").exit_code, 1);
   EXPECT_EQ(cli("verify --task " + add + " /nonexistent/kernel.py").exit_code, 1);
   EXPECT_EQ(cli("verify --task " + add + " " + add + "/baseline.py --shapes nope").exit_code, 1);
+}
+
+TEST(TasksCli, FailIsAResultOnStdout) {
+  const std::string add = (kTasks / "add_fp32").string();
+  const std::string args = "verify --task " + add + " " + (kTasks / "hacks" / "zeros_add.py").string() + " --workers 2";
+  auto out = cli(args, "2>/dev/null");
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_EQ(out.out.rfind("FAIL  ", 0), 0u) << out.out;
+  EXPECT_NE(out.out.find("zero_output"), std::string::npos) << out.out;
+  auto err = cli(args, "2>&1 >/dev/null");  // stderr only: the failure's Diagnostic
+  EXPECT_EQ(err.exit_code, 1);
+  EXPECT_EQ(err.out.find("FAIL  "), std::string::npos) << err.out;
+  EXPECT_NE(err.out.find("error[nkia_verify_zero_output]"), std::string::npos) << err.out;
+  // --json after the subcommand, as any global option may be.
+  auto j = nlohmann::json::parse(cli(args + " --json", "2>/dev/null").out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["verify"]["check"], "zero_output");
 }
 
 TEST(TasksCli, ListAndShow) {
