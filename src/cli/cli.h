@@ -56,6 +56,7 @@ void add_errors_command(CLI::App& app, Context& ctx);
 void add_verify_command(CLI::App& app, Context& ctx);
 void add_tasks_command(CLI::App& app, Context& ctx);
 void add_agent_commands(CLI::App& app, Context& ctx);  // solve, bench
+void add_cache_command(CLI::App& app, Context& ctx);
 
 // Shared by run and check (cli/kernel_args.cpp).
 // "2,3" -> {2, 3}; empty -> {}. Code nkia_bad_grid.

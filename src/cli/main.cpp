@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   cli::add_verify_command(app, ctx);
   cli::add_tasks_command(app, ctx);
   cli::add_agent_commands(app, ctx);
+  cli::add_cache_command(app, ctx);
 
   app.parse_complete_callback([&] {
     if (!init_logging(ctx.log_level))

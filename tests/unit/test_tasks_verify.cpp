@@ -4,7 +4,9 @@
 // broken tasks give Diagnostics, never crashes; the reference cache is used; the CLI's verify and
 // tasks commands. References are cached under the build folder (content-addressed, so sharing the
 // cache between test processes is safe).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -143,6 +145,35 @@ TEST_F(TasksVerify, ReferencesComeFromTheCacheTheSecondTime) {
   // Nothing but finished entries (and an empty scratch folder) is left behind.
   for (auto& e : fs::recursive_directory_iterator(cache))
     EXPECT_EQ(e.path().string().find("nkia-ref-"), std::string::npos) << e.path();
+  fs::remove_all(cache);
+}
+
+TEST_F(TasksVerify, AVerificationThatStoresEntriesPrunesTheCacheToItsLimit) {
+  fs::path cache = fs::temp_directory_path() / ("nkia-verify-prune-" + std::to_string(::getpid()));
+  fs::remove_all(cache);
+  // Two old entries of another task, last used a day ago, far over a 1 KiB limit.
+  std::vector<fs::path> old;
+  for (char digit : {'e', 'f'}) {
+    const std::string key(64, digit);
+    old.push_back(cache / key.substr(0, 2) / key);
+    fs::create_directories(old.back());
+    std::ofstream(old.back() / "out0.npy") << std::string(1 << 20, 'x');
+    std::ofstream(old.back() / "meta.json") << "{}";
+    const timespec day_ago[2] = {{::time(nullptr) - 86400, 0}, {::time(nullptr) - 86400, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, (old.back() / "meta.json").c_str(), day_ago, 0), 0);
+  }
+  ::setenv("NKIA_REFERENCE_CACHE_MAX_BYTES", "1K", 1);
+  auto dir = (kTasks / "add_fp32").string();
+  auto first = verify(dir, dir + "/baseline.py", options(cache.string()));
+  ::unsetenv("NKIA_REFERENCE_CACHE_MAX_BYTES");
+  ASSERT_TRUE(first) << first.error().format();
+  EXPECT_TRUE(first->passed) << first->format();
+  EXPECT_GT(first->reference.computed, 0);
+  for (const auto& p : old) EXPECT_FALSE(fs::exists(p)) << p;
+  // The verification's own entries were just used: spared, and served to the next one.
+  auto second = verify(dir, dir + "/baseline.py", options(cache.string()));
+  ASSERT_TRUE(second) << second.error().format();
+  EXPECT_EQ(second->reference.computed, 0);
   fs::remove_all(cache);
 }
 
