@@ -183,7 +183,8 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
   if (o.stronger) options["stronger"] = o.stronger->to_json();
   std::error_code ec;
   const std::string root = fs::weakly_canonical(o.tasks_root, ec).string();
-  const std::string key = sha256_hex(model_name + "\n" + root + "\n" + options.dump());
+  const std::string key = sha256_hex(model_name + "\n" + root + "\n" +
+                                     options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 
   RunInfo run;
   std::set<std::string> done;

@@ -79,7 +79,7 @@ Result<void> ResultStore::add_run(const RunInfo& run) {
     q.bind(2, run.key);
     q.bind(3, run.model);
     q.bind(4, run.tasks_root);
-    q.bind(5, run.options.dump());
+    q.bind(5, run.options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     q.bind(6, run.created);
     q.exec();
     return {};

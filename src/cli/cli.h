@@ -32,6 +32,8 @@ struct Context {
   int exit_code = kExitOk;
 };
 
+// Prints one JSON document on stdout (text that is not UTF-8 is replaced, never an error).
+void print_json(const nlohmann::json& j);
 // Prints a failure in the current mode and returns kExitUserError.
 int report(const Context& ctx, const Diagnostic& d);
 // Prints a JSON result (with "ok": true added) in --json mode; does nothing otherwise.
@@ -54,6 +56,7 @@ void add_errors_command(CLI::App& app, Context& ctx);
 void add_verify_command(CLI::App& app, Context& ctx);
 void add_tasks_command(CLI::App& app, Context& ctx);
 void add_agent_commands(CLI::App& app, Context& ctx);  // solve, bench
+void add_cache_command(CLI::App& app, Context& ctx);
 
 // Shared by run and check (cli/kernel_args.cpp).
 // "2,3" -> {2, 3}; empty -> {}. Code nkia_bad_grid.

@@ -124,7 +124,7 @@ int run_npy_diff(const Context& ctx, const DiffOptions& o) {
   if (ctx.json) {
     nlohmann::json out = {{"ok", bad == 0}};
     out.update(j);
-    std::printf("%s\n", out.dump(2).c_str());
+    print_json(out);
   } else {
     fmt::print("{} elements, {} mismatches (atol {:g}, rtol {:g}); max abs error {:.6g}, max rel error {:.6g}\n",
                va.size(), bad, o.atol, o.rtol, max_abs, max_rel);

@@ -201,11 +201,11 @@ int run_check(const Context& ctx, const TasksOptions& o) {
     if (!r) return report(ctx, r.error());
     bad += !r->passed;
     results.push_back(r->to_json());
-    if (!ctx.json) std::fputs(r->format().c_str(), r->passed ? stdout : stderr);
+    if (!ctx.json) std::fputs(r->format().c_str(), stdout);  // a result, sound or not
   }
   if (ctx.json) {
     nlohmann::json j = {{"ok", bad == 0}, {"checked", dirs.size()}, {"failed", bad}, {"tasks", results}};
-    std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    print_json(j);
   } else {
     fmt::print("{} task(s) checked, {} with problems\n", dirs.size(), bad);
   }

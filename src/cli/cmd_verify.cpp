@@ -1,7 +1,8 @@
 // `nki-agent verify --task T kernel.py`: is a candidate kernel correct for a task (several seeds,
 // input distributions and shapes against the cached PyTorch reference, behind a static policy),
-// and how fast is it? Exit 0 when it passes, 1 when it fails — the failed check, its numbers and
-// a hint on stderr (or in the JSON) — 3 for nki-agent's own faults. docs/tasks.md.
+// and how fast is it? Exit 0 when it passes, 1 when it fails — the result on stdout either way,
+// with the failed check, its numbers and a hint, and the failure's Diagnostic on stderr (or all
+// of it in the JSON) — 3 for nki-agent's own faults. docs/tasks.md.
 #include <fmt/format.h>
 
 #include <thread>
@@ -66,10 +67,14 @@ int run_verify(const Context& ctx, const VerifyCliOptions& o) {
   if (ctx.json) {
     nlohmann::json j = {{"ok", result->passed}, {"verify", result->to_json()}};
     if (result->diagnostic) j["diagnostics"] = nlohmann::json::array({result->diagnostic->to_json()});
-    std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    print_json(j);
   } else {
-    std::string text = result->format();
-    std::fputs(text.c_str(), result->passed ? stdout : stderr);
+    // PASS or FAIL, the result goes to stdout; a failure's Diagnostic also goes to stderr.
+    std::fputs(result->format().c_str(), stdout);
+    if (result->diagnostic) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "%s\n", result->diagnostic->format().c_str());
+    }
   }
   return result->passed ? kExitOk : kExitUserError;
 }

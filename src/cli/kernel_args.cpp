@@ -60,11 +60,13 @@ Result<void> write_trace_file(const std::string& path, const nlohmann::json& abo
   // The run's facts and summary first, then one record per line: large traces stay greppable.
   nlohmann::json head = about;
   head["summary"] = summary_to_json(summarize(trace));
-  std::string text = head.dump();
+  // A kernel path that is not UTF-8 is written with U+FFFD rather than failing the trace.
+  constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
+  std::string text = head.dump(-1, ' ', false, kReplace);
   text.pop_back();  // the closing brace
   f << text << ",\"trace\":[";
   const nlohmann::json records = trace.to_json();
-  for (size_t i = 0; i < records.size(); ++i) f << (i ? ",\n" : "\n") << records[i].dump();
+  for (size_t i = 0; i < records.size(); ++i) f << (i ? ",\n" : "\n") << records[i].dump(-1, ' ', false, kReplace);
   f << "\n]}\n";
   f.close();
   if (!f) return fail("nkia_unwritable", fmt::format("cannot write the trace to {}", path), "check the disk has room");

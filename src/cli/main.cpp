@@ -19,6 +19,10 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", ctx.log_level, "trace, debug, info, warn (default), error or off")
       ->envname("NKIA_LOG");
   app.require_subcommand(1);
+  // Options a subcommand does not know go up to its parent, so the global ones (and a group's,
+  // such as `tasks --root`) may also follow the subcommand: `nki-agent verify ... --json`. Set
+  // before the subcommands are added, which inherit it.
+  app.fallthrough();
   app.footer(
       "Exit codes: 0 ok; 1 user error or failed check; 2 usage error; 3 internal error.\n"
       "Run 'nki-agent COMMAND --help' for the options of a command.");
@@ -35,6 +39,7 @@ int main(int argc, char** argv) {
   cli::add_verify_command(app, ctx);
   cli::add_tasks_command(app, ctx);
   cli::add_agent_commands(app, ctx);
+  cli::add_cache_command(app, ctx);
 
   app.parse_complete_callback([&] {
     if (!init_logging(ctx.log_level))

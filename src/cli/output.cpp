@@ -4,10 +4,15 @@
 
 namespace nki_agent::cli {
 
+void print_json(const nlohmann::json& j) {
+  // Text that is not UTF-8 (a file name, say) is shown with U+FFFD instead of failing the output.
+  std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+}
+
 int report(const Context& ctx, const Diagnostic& d) {
   if (ctx.json) {
     nlohmann::json j = {{"ok", false}, {"diagnostics", nlohmann::json::array({d.to_json()})}};
-    std::printf("%s\n", j.dump(2).c_str());
+    print_json(j);
   } else {
     std::fprintf(stderr, "%s\n", d.format().c_str());
   }
@@ -18,7 +23,7 @@ void emit_json(const Context& ctx, nlohmann::json result) {
   if (!ctx.json) return;
   nlohmann::json j = {{"ok", true}};
   j.update(result);
-  std::printf("%s\n", j.dump(2).c_str());
+  print_json(j);
 }
 
 void print_warnings(const Context& ctx, const std::vector<Diagnostic>& warnings) {

@@ -11,7 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/utf8.h"
 #include "nki/target.h"
+#include "runtime/python_source.h"
 #include "tensor/npy.h"
 
 namespace fs = std::filesystem;
@@ -327,33 +329,65 @@ static Result<std::string> read_text(const fs::path& p) {
   return ss.str();
 }
 
+// What a helper module that Python could not read holds instead: code that raises the SyntaxError
+// Python would raise on importing it, at the first unreadable byte, with the Diagnostic's code and
+// hint (_nkia/runner.py reads them from the exception). The raise stands on that byte's line (line
+// 2 when it is line 1), which a traceback shows. A helper the kernel never imports costs nothing,
+// as in Python.
+static std::string unreadable_module(const std::string& rel, const Diagnostic& d) {
+  auto lit = [](const std::string& s) { return nlohmann::json(s).dump(); };  // a valid Python literal
+  const int line = std::max(d.loc.line, 1);
+  std::string src = fmt::format("_e = SyntaxError({}, ({}, {}, {}, None)); _e.code = {}; _e.hint = {}",
+                                lit(fmt::format("{} cannot be imported: {}", rel, d.message)), lit(rel), line,
+                                d.loc.col, lit(d.code), lit(d.hint));
+  src += std::string(static_cast<size_t>(std::max(line - 1, 1)), '\n');
+  src += fmt::format("raise _e  # {}: the first unreadable byte is at line {}, column {}\n", rel, line, d.loc.col);
+  return src;
+}
+
 Result<KernelFiles> load_kernel_files(const std::string& path) {
   std::error_code ec;
   fs::path main = fs::absolute(path, ec);
   if (ec || !fs::is_regular_file(main, ec))
-    return fail("nkia_kernel_not_found", fmt::format("no kernel file at {}", path),
+    return fail("nkia_kernel_not_found", fmt::format("no kernel file at {}", escape_invalid_utf8(path)),
                 "give the path of the .py file that defines the kernel");
   // The root: the kernel's folder, or the parent of the outermost package that contains it.
   fs::path root = main.parent_path();
   while (fs::exists(root / "__init__.py", ec) && root.has_parent_path() && root.parent_path() != root)
     root = root.parent_path();
+  // Paths travel as text: a kernel whose path is not UTF-8 cannot be named to the worker.
+  if (!is_utf8(main.string()))
+    return fail(Diagnostic::error("nkia_not_utf8",
+                                  fmt::format("the kernel's path is not UTF-8: {}", escape_invalid_utf8(main.string())),
+                                  "rename the file, or the folders above it, with UTF-8 names")
+                    .at(SourceLoc{escape_invalid_utf8(main.string()), 0, 0}));
 
   KernelFiles kf;
   kf.root = root.string();
   kf.main_path = fs::relative(main, root, ec).generic_string();
   int64_t total = 0;
   auto add = [&](const fs::path& p) -> Result<void> {
+    std::string rel = fs::relative(p, root, ec).generic_string();
+    // A module whose file name is not UTF-8 cannot be named in an import: it is not the kernel's.
+    if (!is_utf8(rel)) return {};
     if (static_cast<int>(kf.files.size()) >= kMaxKernelFiles)
       return fail("nkia_kernel_too_large", fmt::format("more than {} Python files under {}", kMaxKernelFiles, kf.root),
                   "keep the kernel and its helper modules in a small folder of their own");
-    auto text = read_text(p);
-    if (!text) return fail(text.error());
-    total += static_cast<int64_t>(text->size());
+    auto bytes = read_text(p);
+    if (!bytes) return fail(bytes.error());
+    total += static_cast<int64_t>(bytes->size());
     if (total > kMaxKernelSourceBytes)
       return fail("nkia_kernel_too_large",
                   fmt::format("more than {} MiB of Python under {}", kMaxKernelSourceBytes >> 20, kf.root),
                   "keep the kernel and its helper modules in a small folder of their own");
-    kf.files[fs::relative(p, root, ec).generic_string()] = std::move(*text);
+    auto text = python_source_text(*bytes, p.string());
+    if (!text && rel == kf.main_path) {
+      Diagnostic d = text.error();
+      if (p.extension() != ".py" || bytes->find('\0') != std::string::npos)
+        d.hint = fmt::format("{} does not look like Python source: give the kernel's .py file", p.filename().string());
+      return fail(std::move(d));
+    }
+    kf.files[rel] = text ? std::move(*text) : unreadable_module(rel, text.error());
     return {};
   };
   const bool in_package = root != main.parent_path();

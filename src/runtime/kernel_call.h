@@ -46,7 +46,12 @@ inline constexpr int64_t kMaxKernelSourceBytes = 8 << 20;
 
 // Reads `path` and the .py files that it may import: those in its folder, and, when that folder is
 // inside a package (has __init__.py), the whole tree from the outermost package's parent down.
-// Codes: nkia_kernel_not_found, nkia_kernel_unreadable, nkia_kernel_too_large.
+// Sources are read as Python reads them (runtime/python_source.h: UTF-8, or decoded from a PEP 263
+// declaration). The kernel's own file must be readable; a helper that is not becomes a module that
+// raises, on import only, the SyntaxError Python would raise with the same code and location;
+// files whose names are not UTF-8 cannot be imported and are left out.
+// Codes: nkia_kernel_not_found, nkia_kernel_unreadable, nkia_kernel_too_large, nkia_not_utf8 (the
+// kernel's bytes or its path), nkia_source_encoding.
 Result<KernelFiles> load_kernel_files(const std::string& path);
 // A single in-memory file (tests, the agent's candidate kernels).
 KernelFiles kernel_files_from_source(std::string source, std::string name = "kernel.py");

@@ -16,6 +16,7 @@
 #include "core/hash.h"
 #include "tasks/helpers.h"
 #include "tasks/inputs.h"
+#include "tasks/reference_cache.h"
 #include "tensor/npy.h"
 
 namespace nki_agent {
@@ -94,6 +95,7 @@ ReferenceRunner::~ReferenceRunner() {
     std::error_code ec;
     fs::remove_all(scratch_, ec);
   }
+  if (opt_.use_cache && stored_ > 0) enforce_reference_cache_limit(opt_.cache_dir);
 }
 
 ReferenceStats ReferenceRunner::stats() const {
@@ -130,6 +132,7 @@ Result<void> ReferenceRunner::publish(const std::string& tmp, const std::string&
   fs::create_directories(fs::path(final_dir).parent_path(), ec);
   ec.clear();
   fs::rename(tmp, final_dir, ec);
+  if (!ec) ++stored_;
   if (ec) {
     std::error_code ignore;
     const bool theirs = fs::exists(fs::path(final_dir) / "meta.json", ignore);
@@ -249,16 +252,25 @@ Result<std::vector<Tensor>> load_params(const Task& task, const std::string& dir
 }  // namespace
 
 Result<std::string> ReferenceRunner::params_dir(uint64_t seed) {
-  if (auto it = param_dirs_.find(seed); it != param_dirs_.end()) return it->second;
+  std::error_code ec;
+  if (auto it = param_dirs_.find(seed); it != param_dirs_.end()) {
+    // Still there (the cache may have been pruned since): mark it used, for every case it serves.
+    if (!opt_.use_cache) return it->second;
+    if (fs::exists(fs::path(it->second) / "meta.json", ec)) {
+      touch_reference_entry(it->second);
+      return it->second;
+    }
+    param_dirs_.erase(it);
+  }
   Hasher h;
   h.field("params").field(int64_t{kCacheVersion}).field(task_.hash).field(static_cast<int64_t>(seed));
   h.field(fingerprint_).field(helper_source(kWorkerScript)).field(int64_t{opt_.threads});
   const std::string key = to_hex(h.finish());
   const std::string final_dir = entry_dir(key);
-  std::error_code ec;
   bool has_params = false;
   for (const auto& a : task_.args) has_params |= a.kind == ArgKind::kParam;
   if (opt_.use_cache && fs::exists(fs::path(final_dir) / "meta.json", ec)) {
+    touch_reference_entry(final_dir);
     param_dirs_[seed] = final_dir;
     return final_dir;
   }
@@ -331,6 +343,7 @@ Result<std::vector<Tensor>> ReferenceRunner::outputs(uint64_t seed, const ShapeS
   std::error_code ec;
   if (opt_.use_cache && fs::exists(fs::path(final_dir) / "meta.json", ec)) {
     if (auto outs = load_all(final_dir)) {
+      touch_reference_entry(final_dir);
       ++stats_.cached;
       return outs;
     }
@@ -394,13 +407,13 @@ Result<std::vector<Tensor>> ReferenceRunner::outputs(uint64_t seed, const ShapeS
       {"set", set.name},
       {"profile", std::string(profile_name(profile))},
       {"torch", stats_.torch}}.dump();
-  std::string dir = out_dir.string();
+  // Read back before publishing: once published, the entry may be pruned by another process.
+  auto outs = load_all(out_dir.string());
+  if (!outs) return fail(outs.error());
   if (opt_.use_cache) {
-    if (auto ok = publish(dir, final_dir); !ok) return fail(ok.error());
-    dir = final_dir;
+    if (auto ok = publish(out_dir.string(), final_dir); !ok) return fail(ok.error());
   }
-  auto outs = load_all(dir);
-  if (!opt_.use_cache) fs::remove_all(*tmp, ec);
+  fs::remove_all(*tmp, ec);
   return outs;
 }
 

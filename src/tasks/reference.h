@@ -15,7 +15,9 @@
 // entry depends on — the task's text (task.py + task.toml), the seed, the shape set and its
 // shapes, the input profile, the input generator's version, the PyTorch installation, the worker's
 // own source and thread count. Entries are written to a temporary folder and renamed into place,
-// so a crash never leaves half an entry; an unreadable entry is recomputed.
+// so a crash never leaves half an entry; an unreadable entry is recomputed. Every hit marks the
+// entry used; a runner that stored entries prunes the cache to its size limit, least recently
+// used first, when it ends (tasks/reference_cache.h).
 #pragma once
 
 #include <cstdint>
@@ -94,6 +96,7 @@ class ReferenceRunner {
   std::string fingerprint_;
   std::string scratch_;  // this runner's temporary folder (removed in the destructor)
   int scratch_seq_ = 0;
+  int stored_ = 0;  // entries this runner published (the cache is pruned to its limit at the end)
   std::unique_ptr<HelperProcess> worker_;
   std::optional<Diagnostic> worker_error_;  // a worker that failed to start is not retried
   std::map<uint64_t, std::string> param_dirs_;

@@ -109,8 +109,8 @@ Result<std::vector<PolicyViolation>> check_static_policy(const KernelFiles& file
   lim.address_space_bytes = int64_t{2} << 30;
   lim.max_file_bytes = 0;
   lim.max_output_bytes = 16 << 20;
-  // Invalid UTF-8 in a source becomes U+FFFD: the checker then reports the file as not parsing,
-  // as the kernel host would.
+  // Sources are UTF-8 by now (load_kernel_files decodes or refuses them; a model's arrive in JSON);
+  // the replacement only keeps a stray byte from failing the request.
   const std::string input = req.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   auto r =
       run_process(helper_argv(helper_python(options.python), "static_policy.py"), helper_environment(1), input, lim);

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/hash.h"
+#include "runtime/python_source.h"
 
 namespace nki_agent {
 
@@ -204,19 +205,6 @@ struct Reader {
     return std::make_pair(*kd, torch_name);
   }
 };
-
-bool valid_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    int n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
-    if (n < 0 || i + static_cast<size_t>(n) >= s.size() + (n == 0 ? 1 : 0)) return false;
-    for (int k = 1; k <= n; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
-    i += static_cast<size_t>(n) + 1;
-  }
-  return true;
-}
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
@@ -541,8 +529,9 @@ Result<Task> parse_task(std::string_view toml_text, std::string task_py, const s
   if (auto ok = read_tolerance(r, root, task); !ok) return fail(ok.error());
   if (auto ok = read_variants(r, root, task); !ok) return fail(ok.error());
   if (auto ok = read_extras(r, root, task); !ok) return fail(ok.error());
-  if (!valid_utf8(task_py))
-    return fail("nkia_task_invalid", fmt::format("{}: task.py is not UTF-8 text", dir), "save task.py as UTF-8");
+  auto py_text = python_source_text(task_py, (fs::path(dir) / "task.py").string());
+  if (!py_text) return fail(py_text.error());
+  task_py = std::move(*py_text);
   if (task_py.find("class Model") == std::string::npos)
     return fail("nkia_task_invalid", fmt::format("{}: task.py defines no class Model", dir),
                 "task.py holds the PyTorch reference: class Model(nn.Module), get_inputs(), get_init_inputs()");

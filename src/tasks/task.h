@@ -111,7 +111,8 @@ struct Task {
 Tolerance default_tolerance(DType dtype);
 
 // `path` is a task folder or its task.toml. Codes: nkia_task_not_found, nkia_task_toml_syntax,
-// nkia_task_invalid (the message names the field).
+// nkia_task_invalid (the message names the field); task.py is read as Python reads it
+// (runtime/python_source.h: nkia_not_utf8, nkia_source_encoding at the first unreadable byte).
 Result<Task> load_task(const std::string& path);
 // The same from text; `dir` is where baseline.py is looked for and what messages name.
 Result<Task> parse_task(std::string_view toml_text, std::string task_py, const std::string& dir);

@@ -48,6 +48,24 @@ TEST(Cli, VersionHelpAndUsageErrors) {
   EXPECT_EQ(cli("random 'a=float32[2]' --dist cauchy").exit_code, 2);
 }
 
+TEST(Cli, GlobalOptionsAfterTheSubcommand) {
+  auto info = cli("info --json");
+  EXPECT_EQ(info.exit_code, 0);
+  EXPECT_EQ(json_of(info)["ok"], true);
+  testing::ScratchDir dir;
+  ASSERT_EQ(cli("random 'x=float32[3]' --out " + dir.path() + " --json").exit_code, 0);
+  auto nested = json_of(cli("npy info " + dir.file("x.npy") + " --json"));  // two levels down
+  EXPECT_EQ(nested["arrays"][0]["shape"], nlohmann::json({3}));
+  EXPECT_EQ(cli("dtypes --log-level loud").exit_code, 2);  // read as the global option, and refused
+  EXPECT_EQ(cli("dtypes --log-level error").exit_code, 0);
+  // A group's own option after its subcommand, too.
+  const std::string root = std::string(NKIA_SOURCE_DIR) + "/tests/tasks";
+  auto list = cli("tasks list --root " + root + " --json");
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_EQ(json_of(list)["root"], root);
+  EXPECT_EQ(cli("info --no-such-flag").exit_code, 2);
+}
+
 TEST(Cli, InfoAndDtypesJson) {
   auto info = json_of(cli("--json info"));
   EXPECT_EQ(info["ok"], true);

@@ -4,7 +4,9 @@
 // broken tasks give Diagnostics, never crashes; the reference cache is used; the CLI's verify and
 // tasks commands. References are cached under the build folder (content-addressed, so sharing the
 // cache between test processes is safe).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -143,6 +145,35 @@ TEST_F(TasksVerify, ReferencesComeFromTheCacheTheSecondTime) {
   // Nothing but finished entries (and an empty scratch folder) is left behind.
   for (auto& e : fs::recursive_directory_iterator(cache))
     EXPECT_EQ(e.path().string().find("nkia-ref-"), std::string::npos) << e.path();
+  fs::remove_all(cache);
+}
+
+TEST_F(TasksVerify, AVerificationThatStoresEntriesPrunesTheCacheToItsLimit) {
+  fs::path cache = fs::temp_directory_path() / ("nkia-verify-prune-" + std::to_string(::getpid()));
+  fs::remove_all(cache);
+  // Two old entries of another task, last used a day ago, far over a 1 KiB limit.
+  std::vector<fs::path> old;
+  for (char digit : {'e', 'f'}) {
+    const std::string key(64, digit);
+    old.push_back(cache / key.substr(0, 2) / key);
+    fs::create_directories(old.back());
+    std::ofstream(old.back() / "out0.npy") << std::string(1 << 20, 'x');
+    std::ofstream(old.back() / "meta.json") << "{}";
+    const timespec day_ago[2] = {{::time(nullptr) - 86400, 0}, {::time(nullptr) - 86400, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, (old.back() / "meta.json").c_str(), day_ago, 0), 0);
+  }
+  ::setenv("NKIA_REFERENCE_CACHE_MAX_BYTES", "1K", 1);
+  auto dir = (kTasks / "add_fp32").string();
+  auto first = verify(dir, dir + "/baseline.py", options(cache.string()));
+  ::unsetenv("NKIA_REFERENCE_CACHE_MAX_BYTES");
+  ASSERT_TRUE(first) << first.error().format();
+  EXPECT_TRUE(first->passed) << first->format();
+  EXPECT_GT(first->reference.computed, 0);
+  for (const auto& p : old) EXPECT_FALSE(fs::exists(p)) << p;
+  // The verification's own entries were just used: spared, and served to the next one.
+  auto second = verify(dir, dir + "/baseline.py", options(cache.string()));
+  ASSERT_TRUE(second) << second.error().format();
+  EXPECT_EQ(second->reference.computed, 0);
   fs::remove_all(cache);
 }
 
@@ -538,12 +569,13 @@ struct CliRun {
   std::string out;
 };
 
-CliRun cli(const std::string& args) {
+// `redirect`: what the shell does with the streams; by default stderr joins stdout.
+CliRun cli(const std::string& args, const std::string& redirect = "2>&1") {
   CliRun r;
   // stderr is merged (messages are checked); under the sanitizer build LeakSanitizer would append
   // its suppression summary to it, so that is turned off.
   std::string cmd = "LSAN_OPTIONS=\"${LSAN_OPTIONS}:print_suppressions=0\" NKIA_REFERENCE_CACHE=" + shared_cache() +
-                    " " + std::string(NKIA_CLI) + " " + args + " 2>&1";
+                    " " + std::string(NKIA_CLI) + " " + args + " " + redirect;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf{};
@@ -582,6 +614,23 @@ TEST(TasksCli, VerifyExitCodesAndJson) {
   EXPECT_EQ(cli("verify --task /nonexistent " + add + "/baseline.py").exit_code, 1);
   EXPECT_EQ(cli("verify --task " + add + " /nonexistent/kernel.py").exit_code, 1);
   EXPECT_EQ(cli("verify --task " + add + " " + add + "/baseline.py --shapes nope").exit_code, 1);
+}
+
+TEST(TasksCli, FailIsAResultOnStdout) {
+  const std::string add = (kTasks / "add_fp32").string();
+  const std::string args = "verify --task " + add + " " + (kTasks / "hacks" / "zeros_add.py").string() + " --workers 2";
+  auto out = cli(args, "2>/dev/null");
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_EQ(out.out.rfind("FAIL  ", 0), 0u) << out.out;
+  EXPECT_NE(out.out.find("zero_output"), std::string::npos) << out.out;
+  auto err = cli(args, "2>&1 >/dev/null");  // stderr only: the failure's Diagnostic
+  EXPECT_EQ(err.exit_code, 1);
+  EXPECT_EQ(err.out.find("FAIL  "), std::string::npos) << err.out;
+  EXPECT_NE(err.out.find("error[nkia_verify_zero_output]"), std::string::npos) << err.out;
+  // --json after the subcommand, as any global option may be.
+  auto j = nlohmann::json::parse(cli(args + " --json", "2>/dev/null").out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["verify"]["check"], "zero_output");
 }
 
 TEST(TasksCli, ListAndShow) {
