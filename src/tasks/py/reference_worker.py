@@ -19,9 +19,10 @@ Requests:
   {"op": "forward", "seed": S, "params_dir": D, "inputs": [{"name", "dtype", "path"}], "out_dir": O}
       the same model with the parameters of D loaded, in eval mode, under torch.no_grad(), on the
       inputs; writes O/out0.npy, O/out1.npy, ... (bf16 as float32 values, int64 as int64).
-      Answer: per output its dtype and shape. An op PyTorch's CPU kernels lack for float16 /
-      bfloat16 (matmul in torch 1.13) is computed in float32 from the same values and rounded back
-      once, as the hardware accumulates.
+      Answer: per output its dtype and shape. Matmul-like ops on float16 / bfloat16 operands are
+      computed in float32 from the same values and rounded back once, as the hardware accumulates
+      (PyTorch's CPU kernels for them differ between machines), and so is any op PyTorch's CPU
+      kernels lack for those types.
   {"op": "inspect", "seed": S}
       what the task file itself says: get_inputs() (dtype, shape) and the state_dict (name, shape,
       dtype, is a Parameter), and the forward outputs on get_inputs(). For `nki-agent tasks check`.
@@ -218,10 +219,70 @@ def _upcast_forward(model, inputs, narrow):
     return [o.to(narrow) if isinstance(o, torch.Tensor) and o.dtype == torch.float32 else o for o in outs]
 
 
+def _accumulating_ops():
+    """The ops whose float16/bfloat16 results depend on how the CPU accumulates their products."""
+    F = torch.nn.functional
+    T = torch.Tensor
+    names = [(torch, "matmul"), (torch, "mm"), (torch, "bmm"), (torch, "mv"), (torch, "dot"), (torch, "inner"),
+             (torch, "einsum"), (torch, "tensordot"), (torch, "addmm"), (torch, "baddbmm"), (torch, "addbmm"),
+             (torch, "addmv"), (torch, "chain_matmul"), (T, "__matmul__"), (T, "__rmatmul__"), (T, "matmul"),
+             (T, "mm"), (T, "bmm"), (T, "mv"), (T, "dot"), (T, "addmm"), (T, "baddbmm"), (F, "linear"),
+             (F, "bilinear"), (F, "conv1d"), (F, "conv2d"), (F, "conv3d"), (F, "conv_transpose1d"),
+             (F, "conv_transpose2d"), (F, "conv_transpose3d")]
+    return {getattr(m, n) for m, n in names if hasattr(m, n)}
+
+
+_accumulation_mode = None
+
+
+def _float32_accumulation():
+    """A TorchFunctionMode under which matmul-like ops on float16/bfloat16 operands are computed in
+    float32 from the same values and rounded once, as the Tensor engine accumulates in float32
+    PSUM. PyTorch's own CPU kernels for them differ from machine to machine (where the CPU has
+    bfloat16 instructions, some accumulate in bfloat16, several percent off), and a reference must
+    not depend on the machine. (torch is imported by "load", so the class is made on first use.)"""
+    global _accumulation_mode
+    if _accumulation_mode is None:
+        ops = _accumulating_ops()
+
+        class Float32Accumulation(torch.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                if func in ops:
+                    narrow = _first_narrow(args)
+                    if narrow is not None:
+                        out = func(*_widen(args, narrow), **_widen(kwargs, narrow))
+                        return out.to(narrow) if isinstance(out, torch.Tensor) and out.dtype == torch.float32 else out
+                return func(*args, **kwargs)
+
+        _accumulation_mode = Float32Accumulation
+    return _accumulation_mode()
+
+
+def _first_narrow(x):
+    if isinstance(x, torch.Tensor):
+        return x.dtype if x.dtype in (torch.float16, torch.bfloat16) else None
+    if isinstance(x, (list, tuple)):
+        return next((d for d in map(_first_narrow, x) if d is not None), None)
+    if isinstance(x, dict):
+        return _first_narrow(list(x.values()))
+    return None
+
+
+def _widen(x, narrow):
+    if isinstance(x, torch.Tensor):
+        return x.float() if x.dtype == narrow else x
+    if isinstance(x, (list, tuple)):
+        return type(x)(_widen(v, narrow) for v in x)
+    if isinstance(x, dict):
+        return {k: _widen(v, narrow) for k, v in x.items()}
+    return x
+
+
 def _forward(req):
     seed = int(req["seed"])
     model = _forward_model(req)
-    with torch.no_grad():
+    with torch.no_grad(), _float32_accumulation():
         inputs = [_load_array(i["path"], i["dtype"]) for i in req["inputs"]]
         torch.manual_seed(seed)
         try:
@@ -258,7 +319,7 @@ def _inspect(req):
             ins.append({"dtype": type(x).__name__, "shape": None})
     outs = []
     if req.get("forward", True):
-        with torch.no_grad():
+        with torch.no_grad(), _float32_accumulation():
             try:
                 results = _outputs(model(*inputs))
             except RuntimeError as e:
