@@ -6,7 +6,6 @@
 // printed text and their error messages.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,12 +15,14 @@
 #include <sstream>
 #include <string>
 
+#include "support/cli_runner.h"
 #include "support/mock_llm.h"
 
 namespace nki_agent {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::CliRun;
 using testing::MockLlmServer;
 using testing::MockReply;
 using testing::MockToolCall;
@@ -64,22 +65,8 @@ std::string read_all(const fs::path& p) {
   return ss.str();
 }
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
-
-CliResult cli(const std::string& args) {
-  CliResult r;
-  const std::string cmd = std::string(NKIA_CLI) + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+CliRun cli(const std::string& args) {
+  return testing::run_cli(args, testing::Stderr::kMerge);
 }
 
 std::string shared_cache() {

@@ -1,33 +1,23 @@
 // The nki-agent command line: exit codes, the --json convention, and the array commands end to end.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sys/wait.h>
 
+#include "support/cli_runner.h"
 #include "support/python_oracle.h"
 
 namespace nki_agent {
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;  // stdout only
-};
+using testing::CliRun;
 
+// stdout only.
 CliRun cli(const std::string& args) {
-  CliRun r;
-  std::string cmd = std::string(NKIA_CLI) + " " + args + " 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return testing::run_cli(args);
 }
 
 nlohmann::json json_of(const CliRun& r) {
@@ -150,7 +140,9 @@ TEST(Cli, DiffRejectsShapeMismatch) {
   EXPECT_EQ(json_of(r)["diagnostics"][0]["code"], "nkia_shape_mismatch");
 }
 
-void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
 
 TEST(CliRun, KernelWithInputsArgsAndDtypes) {
   testing::ScratchDir dir;
@@ -179,7 +171,8 @@ TEST(CliRun, KernelWithInputsArgsAndDtypes) {
                  dir.file("b.npy") + " --dtype a=bf16 --raw-bits --out " + dir.file("raw"));
   ASSERT_EQ(raw.exit_code, 0) << raw.out;
   EXPECT_EQ(json_of(cli("--json npy info " + dir.file("raw/out1.npy")))["arrays"][0]["dtype"], "bfloat16");
-  auto same = cli("--json npy diff " + dir.file("out/out1.npy") + " " + dir.file("raw/out1.npy") + " --atol 0 --rtol 0");
+  auto same =
+      cli("--json npy diff " + dir.file("out/out1.npy") + " " + dir.file("raw/out1.npy") + " --atol 0 --rtol 0");
   EXPECT_EQ(same.exit_code, 0) << same.out;
 }
 
@@ -194,8 +187,8 @@ TEST(CliRun, RandomInputsAndGrid) {
              "def k(x):\n"
              "    seen.append(nl.program_id(0) * 10 + nl.program_id(1))\n"
              "    return x\n");
-  auto r = cli("--json run " + dir.file("k.py") + " --entry k --random 'x=float16[3,5]' --grid 2,3 --out " +
-               dir.file("o"));
+  auto r =
+      cli("--json run " + dir.file("k.py") + " --entry k --random 'x=float16[3,5]' --grid 2,3 --out " + dir.file("o"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = json_of(r);
   ASSERT_EQ(j["outputs"].size(), 1u);
@@ -223,8 +216,8 @@ TEST(CliRun, KernelErrorsAreCompilerStyleDiagnostics) {
             "nkia_kernel_not_found");
   EXPECT_EQ(json_of(cli("--json run " + dir.file("bad.py") + " --entry entry --grid 2,x"))["diagnostics"][0]["code"],
             "nkia_bad_grid");
-  EXPECT_EQ(json_of(cli("--json run " + dir.file("bad.py") + " --entry entry --random 'x=float32[2]' --dtype y=bf16"))
-                ["diagnostics"][0]["code"],
+  EXPECT_EQ(json_of(cli("--json run " + dir.file("bad.py") +
+                        " --entry entry --random 'x=float32[2]' --dtype y=bf16"))["diagnostics"][0]["code"],
             "nkia_bad_argument");
   EXPECT_EQ(cli("run " + dir.file("bad.py")).exit_code, 2);  // --entry is required
 }

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "support/cli_runner.h"
 #include "support/python_oracle.h"
 #include "tasks/reference_cache.h"
 
@@ -138,22 +139,10 @@ TEST(ReferenceCache, AutomaticPruningSparesRecentEntriesAndStaleScratchGoes) {
   EXPECT_TRUE(fs::exists(cache / "tmp" / "nkia-ref-live"));
 }
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-};
+using testing::CliRun;
 
 CliRun cli(const std::string& env, const std::string& args) {
-  CliRun r;
-  std::string cmd = env + " " + std::string(NKIA_CLI) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return testing::run_cli(args, testing::Stderr::kMerge, env);
 }
 
 nlohmann::json json_of(const CliRun& r) {
