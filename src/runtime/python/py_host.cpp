@@ -76,10 +76,11 @@ Diagnostic python_error(const char* what, const py::error_already_set& e) {
                            "this is a bug in nki-agent's kernel host; please report it");
 }
 
-// A kernel argument as the core holds it: an HBM tensor sharing the input's storage.
+// A kernel argument as the core holds it: an HBM tensor with a contiguous copy of the input (a
+// kernel may write its inputs; the caller's stay as they were).
 py::object argument_tensor(const Tensor& t, std::string name) {
   auto h = std::make_shared<NkiTensor>();
-  h->data = t;
+  h->data = t.copy();
   h->name = std::move(name);
   h->buffer = Buffer::kSharedHbm;
   h->kernel_argument = true;
