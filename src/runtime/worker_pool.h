@@ -45,7 +45,9 @@ struct WorkerPoolOptions {
   double startup_seconds = kDefaultWorkerStartupSeconds;
   double backstop_slack_seconds = kDefaultBackstopSlackSeconds;
   // "NAME=value" entries the caller deliberately gives the workers, on top of the allow-listed
-  // environment (runtime/worker_env.h). Nothing of the host's environment is passed otherwise.
+  // environment (runtime/worker_env.h); a worker program reads them before worker_main() restricts
+  // its own environment to the allow-list again. Nothing of the host's environment is passed
+  // otherwise.
   std::vector<std::string> environment;
 };
 
