@@ -1427,7 +1427,22 @@ def _host_math(what):
                     f"shapes and arguments")
 
 
+# NumPy ufuncs that a Python operator between a NumPy scalar and a tile reaches (np.float32(2) * t):
+# the tile's own operator, as when the tile is on the left.
+_OPERATOR_UFUNCS = {"add": "add", "subtract": "subtract", "multiply": "multiply", "true_divide": "divide",
+                    "power": "power", "remainder": "mod", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+                    "bitwise_xor": "bitwise_xor", "left_shift": "left_shift", "right_shift": "right_shift",
+                    "less": "less", "less_equal": "less_equal", "greater": "greater",
+                    "greater_equal": "greater_equal"}
+
+
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    op = _OPERATOR_UFUNCS.get(ufunc.__name__)
+    if (op is not None and method == "__call__" and not kwargs and len(inputs) == 2
+            and any(isinstance(x, np.generic) for x in inputs) and any(_is_tensor(x) for x in inputs)):
+        a, b = (float(x) if isinstance(x, np.floating) else int(x) if isinstance(x, np.integer) else x
+                for x in inputs)
+        return _binary(op, a, b, None)
     name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
     raise _host_math(name)
 
