@@ -86,7 +86,7 @@ struct NkiTensor {
   Tensor written_mask;
   // Which elements any instruction stored to, whatever it stored (garbage from unwritten memory
   // included), for HBM tensors the kernel allocates: what tells an output's never-stored elements
-  // from stored garbage (KernelOutcome::output_unstored). A uint8 mask like written_mask, undefined
+  // from stored garbage (KernelOutcome::output_stores). A uint8 mask like written_mask, undefined
   // with all_stored.
   bool all_stored = true;
   Tensor stored_mask;

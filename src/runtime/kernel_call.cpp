@@ -452,11 +452,10 @@ Result<std::vector<OutputStores>> stores_from_json(const nlohmann::json& header,
     if (!j.is_object() || !get_to(j, "known", s.known) || !get_to(j, "unstored", s.unstored) ||
         !get_to(j, "truncated", s.truncated) || s.unstored.size() > kMaxUnstoredRuns)
       return fail(bad_wire("a malformed 'output_stores' entry"));
-    int64_t n = 1;
-    for (int64_t d : specs[k].shape) n = d > 0 && n <= INT64_MAX / d ? n * d : (d == 0 ? 0 : -1);
+    const int64_t n = shape_numel(specs[k].shape);  // specs_from_json refused counts that overflow
     int64_t end = 0;
     for (const auto& [start, len] : s.unstored) {
-      if (start < end || len <= 0 || n < 0 || start > n - len)
+      if (start < end || len <= 0 || start > n - len)
         return fail(bad_wire("'output_stores' runs out of order"));
       end = start + len;
     }
