@@ -455,8 +455,7 @@ Result<std::vector<OutputStores>> stores_from_json(const nlohmann::json& header,
     const int64_t n = shape_numel(specs[k].shape);  // specs_from_json refused counts that overflow
     int64_t end = 0;
     for (const auto& [start, len] : s.unstored) {
-      if (start < end || len <= 0 || start > n - len)
-        return fail(bad_wire("'output_stores' runs out of order"));
+      if (start < end || len <= 0 || start > n - len) return fail(bad_wire("'output_stores' runs out of order"));
       end = start + len;
     }
     out.push_back(std::move(s));
