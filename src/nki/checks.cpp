@@ -210,12 +210,13 @@ InstructionRecord instruction_record(Engine e, std::string opcode, const SourceL
 
 void warn_unwritten_read(ExecContext& ctx, std::string_view opcode, const SourceLoc& loc, const Access& src) {
   NkiTensor& t = *src.tensor;
-  if (t.all_written || t.unwritten_read_reported) return;
+  if (t.writes.all_written || t.writes.unwritten_read_reported) return;
   const auto pos = first_unwritten(src);
   if (!pos) return;
-  t.unwritten_read_reported = true;
-  const std::string alloc =
-      t.live && t.live->loc.line > 0 ? fmt::format(" (allocated at line {})", t.live->loc.line) : std::string();
+  t.writes.unwritten_read_reported = true;
+  const std::string alloc = t.launch.live && t.launch.live->loc.line > 0
+                                ? fmt::format(" (allocated at line {})", t.launch.live->loc.line)
+                                : std::string();
   const std::string holds = dtype_is_float(t.data.dtype()) ? "NaN" : fmt::format("{}", kPoisonInt);
   Diagnostic d = make_error(
       "nkia_uninitialized_read",
@@ -232,18 +233,18 @@ void warn_unwritten_read(ExecContext& ctx, std::string_view opcode, const Source
 
 void note_stale(const Access& dst, std::string_view opcode, const SourceLoc& loc, const Access& src) {
   NkiTensor& t = *dst.tensor;
-  if (t.stale_origin.known()) return;
-  t.stale_origin = loc;
-  t.stale_what = fmt::format("'{}' combined unwritten elements of {} with written ones", opcode, src.describe());
+  if (t.writes.stale_origin.known()) return;
+  t.writes.stale_origin = loc;
+  t.writes.stale_what = fmt::format("'{}' combined unwritten elements of {} with written ones", opcode, src.describe());
 }
 
 void inherit_stale(const Access& dst, std::span<const Access* const> srcs) {
   NkiTensor& t = *dst.tensor;
-  if (t.stale_origin.known()) return;
+  if (t.writes.stale_origin.known()) return;
   for (const Access* s : srcs)
-    if (s->tensor->stale_origin.known() && s->tensor.get() != &t) {
-      t.stale_origin = s->tensor->stale_origin;
-      t.stale_what = s->tensor->stale_what;
+    if (s->tensor->writes.stale_origin.known() && s->tensor.get() != &t) {
+      t.writes.stale_origin = s->tensor->writes.stale_origin;
+      t.writes.stale_what = s->tensor->writes.stale_what;
       return;
     }
 }
@@ -284,9 +285,9 @@ void follow_iterations(ExecContext& ctx, const std::string& opcode, const Source
   const int64_t tag = ctx.affine_tag;
   for (const Access* s : srcs) {
     NkiTensor& t = *s->tensor;
-    if (t.chip_tags.empty() || !own_storage(*s)) continue;
+    if (t.iterations.chip_tags.empty() || !own_storage(*s)) continue;
     ExecContext::CarriedRead read;
-    read.writer = t.chip_tags.other_iterations(s->view, t.data, tag, &read.elements);
+    read.writer = t.iterations.chip_tags.other_iterations(s->view, t.data, tag, &read.elements);
     if (read.writer == 0) continue;
     read.tensor = s->tensor;
     read.tag = tag;
@@ -295,14 +296,14 @@ void follow_iterations(ExecContext& ctx, const std::string& opcode, const Source
     ctx.carried_reads.push_back(std::move(read));
   }
   NkiTensor& d = *dst.tensor;
-  if (!buffer_is_on_chip(dst.buffer()) || d.created_tag == tag || !own_storage(dst)) return;
+  if (!buffer_is_on_chip(dst.buffer()) || d.iterations.created_tag == tag || !own_storage(dst)) return;
   // Legacy block tensors keep no tags: real software-pipelined kernels hand values from one
   // affine_range iteration to a later one through their blocks, and the compiler accepts them (the
   // public flash-attention kernel, conformance case S36, reads in iteration i the running sums
   // iteration i - 2 wrote). Tensors of more than 4 Mi elements keep none either: should their
   // writes of parts be applied element by element, 8 bytes an element would cost too much memory.
   if (d.blocks > 0 || d.data.numel() > (int64_t{1} << 22)) return;
-  d.chip_tags.set(dst.view, d.data, tag);
+  d.iterations.chip_tags.set(dst.view, d.data, tag);
 }
 
 }  // namespace
@@ -313,7 +314,7 @@ Result<void> check_carried_reads(ExecContext& ctx, int64_t ending_tag) {
     if (r.tag != ending_tag) return false;
     if (!found)
       for (int64_t off : r.elements)
-        if (r.tensor->chip_tags.at(off) != ending_tag) {
+        if (r.tensor->iterations.chip_tags.at(off) != ending_tag) {
           found = nki_error(
               "nkia_affine_range_carried_dependency",
               fmt::format("'{}' in iteration {} of an nl.affine_range loop reads {} elements that iteration {} "
@@ -342,7 +343,7 @@ InstructionRecord issue_instruction(ExecContext& ctx, Engine e, std::string opco
   for (const Access* s : srcs) {
     if (settle_reads) settle(*s->tensor);
     if (!s->tensor->written) warn_unwritten_read(ctx, opcode, loc, *s);  // nothing at all written: a bug
-    every_written = every_written && s->tensor->all_written;
+    every_written = every_written && s->tensor->writes.all_written;
   }
   // dst's unwritten elements may stay unpoisoned only where the instruction writes clean values
   // over them: an instruction that sets dst's flags itself (and may read dst, as an accumulating
@@ -374,9 +375,9 @@ InstructionRecord issue_instruction(ExecContext& ctx, Engine e, std::string opco
       // Unwritten elements stored into HBM: on hardware the tensor gets whatever memory nothing wrote
       // held there (the masked-off lanes of a partial load), so the store itself is the read.
       NkiTensor& t = *dst.tensor;
-      if (buffer_is_hbm(t.buffer) && !t.stale_origin.known() && !all_ones(flags)) {
-        t.stale_origin = loc;
-        t.stale_what =
+      if (buffer_is_hbm(t.buffer) && !t.writes.stale_origin.known() && !all_ones(flags)) {
+        t.writes.stale_origin = loc;
+        t.writes.stale_what =
             fmt::format("'{}' stored elements of {} that nothing wrote into {}", opcode,
                         srcs.size() == 1 ? srcs.begin()[0]->describe() : std::string("its sources"), dst.describe());
       }

@@ -35,14 +35,14 @@ Tensor as_shape_of(const Tensor& src, const Shape& shape) {
 // iterations may run in any order, so the result would be undefined.
 Result<void> tag_affine_write(const ExecContext& ctx, const Access& dst, const char* op) {
   NkiTensor& t = *dst.tensor;
-  if (const int64_t tag = t.write_tags.other_iterations(dst.view, t.data, ctx.affine_tag, nullptr))
+  if (const int64_t tag = t.iterations.write_tags.other_iterations(dst.view, t.data, ctx.affine_tag, nullptr))
     return fail(nki_error("err_unexpected_output_dependencies",
                           fmt::format("'{}' into {}: iterations {} and {} of one nl.affine_range loop write the "
                                       "same element",
                                       op, dst.describe(), tag & 0xffffffff, ctx.affine_tag & 0xffffffff),
                           "index the write with the loop variable so each iteration has its own slot, or use "
                           "nl.sequential_range when the iterations must run in order"));
-  t.write_tags.set(dst.view, t.data, ctx.affine_tag);
+  t.iterations.write_tags.set(dst.view, t.data, ctx.affine_tag);
   return {};
 }
 

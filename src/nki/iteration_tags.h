@@ -61,4 +61,17 @@ class IterationTags {
   std::vector<int64_t> loops_;  // sorted: the loops (tag >> 32) whose tags may be present
 };
 
+// What the iteration analyses keep on a tensor (NkiTensor::iterations).
+struct IterationState {
+  // nkia_affine_range_carried_dependency: the innermost nl.affine_range iteration (ExecContext::
+  // affine_tag) the tensor was created in, and for an on-chip tensor written by iterations it
+  // outlives, per element the iteration that last wrote it (lazily sized; empty until then).
+  int64_t created_tag = 0;
+  IterationTags chip_tags;
+  // err_unexpected_output_dependencies: for HBM outputs written inside affine_range loops, per
+  // element the (loop << 32 | iteration) that last wrote it, to catch two iterations writing one
+  // location.
+  IterationTags write_tags;
+};
+
 }  // namespace nki_agent

@@ -31,13 +31,13 @@ void poison(Tensor& t) {
 }
 
 void settle_poison(NkiTensor& t) {
-  if (!t.poison_pending) return;
-  t.poison_pending = false;
-  if (t.all_written) return;
-  if (!t.written_mask.defined()) return poison(t.data);  // nothing written yet
+  if (!t.lazy.poison_pending) return;
+  t.lazy.poison_pending = false;
+  if (t.writes.all_written) return;
+  if (!t.writes.written_mask.defined()) return poison(t.data);  // nothing written yet
   // The elements whose flag is 0 (make_nki_tensor's data and the mask are contiguous; copies
   // otherwise).
-  const Tensor mask = t.written_mask.contiguous();
+  const Tensor mask = t.writes.written_mask.contiguous();
   Tensor data = t.data.contiguous();
   Tensor one = Tensor::uninitialized({1}, data.dtype());
   poison(one);
@@ -62,19 +62,20 @@ bool same_view(const Tensor& a, const Tensor& b) {
 
 // Carries out t's first `count` pending copies, in order.
 void carry_out(NkiTensor& t, size_t count) {
-  count = std::min(count, t.pending_copies.size());
+  count = std::min(count, t.lazy.pending_copies.size());
   for (size_t i = 0; i < count; ++i) {
-    Tensor dst = t.pending_copies[i].dst;
-    dst.assign(t.pending_copies[i].src);
+    Tensor dst = t.lazy.pending_copies[i].dst;
+    dst.assign(t.lazy.pending_copies[i].src);
   }
-  t.pending_copies.erase(t.pending_copies.begin(), t.pending_copies.begin() + static_cast<std::ptrdiff_t>(count));
+  t.lazy.pending_copies.erase(t.lazy.pending_copies.begin(),
+                              t.lazy.pending_copies.begin() + static_cast<std::ptrdiff_t>(count));
 }
 
 }  // namespace
 
 void settle(NkiTensor& t) {
   settle_poison(t);
-  carry_out(t, t.pending_copies.size());
+  carry_out(t, t.lazy.pending_copies.size());
 }
 
 bool defer_copy(const Access& dst, const Access& src, const Tensor& from) {
@@ -87,9 +88,9 @@ bool defer_copy(const Access& dst, const Access& src, const Tensor& from) {
   // Each write into t looks at every pending copy: a tile loaded in thousands of small pieces
   // carries them out now and then instead of keeping them all.
   constexpr size_t kMaxPendingCopies = 256;
-  if (t.pending_copies.size() >= kMaxPendingCopies) carry_out(t, t.pending_copies.size());
-  t.pending_copies.push_back(PendingCopy{dst.view, from, src.tensor, std::move(*box)});
-  auto& to = src.tensor->copied_to;
+  if (t.lazy.pending_copies.size() >= kMaxPendingCopies) carry_out(t, t.lazy.pending_copies.size());
+  t.lazy.pending_copies.push_back(PendingCopy{dst.view, from, src.tensor, std::move(*box)});
+  auto& to = src.tensor->lazy.copied_to;
   if (to.empty() || to.back().lock() != dst.tensor) {
     if (to.size() >= 64 && (to.size() & (to.size() - 1)) == 0)  // now and then, forget tensors gone
       std::erase_if(to, [](const std::weak_ptr<NkiTensor>& w) { return w.expired(); });
@@ -100,28 +101,28 @@ bool defer_copy(const Access& dst, const Access& src, const Tensor& from) {
 
 void before_write(const Access& dst) {
   NkiTensor& t = *dst.tensor;
-  if (!t.pending_copies.empty()) {
+  if (!t.lazy.pending_copies.empty()) {
     const std::optional<std::vector<int64_t>> box = view_box(dst.view, t.data);
     size_t upto = 0;
-    for (size_t i = 0; i < t.pending_copies.size(); ++i)
-      if (!box || boxes_intersect(*box, t.pending_copies[i].box)) upto = i + 1;
+    for (size_t i = 0; i < t.lazy.pending_copies.size(); ++i)
+      if (!box || boxes_intersect(*box, t.lazy.pending_copies[i].box)) upto = i + 1;
     carry_out(t, upto);
   }
-  if (!t.copied_to.empty()) {
-    const std::vector<std::weak_ptr<NkiTensor>> to = std::move(t.copied_to);
-    t.copied_to.clear();
+  if (!t.lazy.copied_to.empty()) {
+    const std::vector<std::weak_ptr<NkiTensor>> to = std::move(t.lazy.copied_to);
+    t.lazy.copied_to.clear();
     for (const auto& w : to)
-      if (auto p = w.lock()) carry_out(*p, p->pending_copies.size());
+      if (auto p = w.lock()) carry_out(*p, p->lazy.pending_copies.size());
   }
 }
 
 Tensor read_view(const Access& a) {
   NkiTensor& t = *a.tensor;
   settle_poison(t);
-  if (t.pending_copies.empty()) return a.view;
+  if (t.lazy.pending_copies.empty()) return a.view;
   if (const std::optional<std::vector<int64_t>> box = view_box(a.view, t.data)) {
-    for (size_t i = t.pending_copies.size(); i-- > 0;) {  // the last copy into these elements
-      const PendingCopy& c = t.pending_copies[i];
+    for (size_t i = t.lazy.pending_copies.size(); i-- > 0;) {  // the last copy into these elements
+      const PendingCopy& c = t.lazy.pending_copies[i];
       if (!boxes_intersect(*box, c.box)) continue;
       if (same_view(c.dst, a.view)) return c.src;
       settle(t);
@@ -137,12 +138,30 @@ std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buff
                                            Poison poison) {
   auto t = std::make_shared<NkiTensor>();
   t->data = Tensor::uninitialized(shape, dtype);
-  t->poison_pending = poison != Poison::kNone;
-  t->all_written = false;
-  t->all_stored = !buffer_is_hbm(buffer);
+  t->lazy.poison_pending = poison != Poison::kNone;
+  t->writes.all_written = false;
+  t->writes.all_stored = !buffer_is_hbm(buffer);
   t->buffer = buffer;
   t->name = std::move(name);
   if (poison == Poison::kNow) settle_poison(*t);
+  return t;
+}
+
+std::shared_ptr<NkiTensor> argument_tensor(Tensor data, std::string name) {
+  auto t = std::make_shared<NkiTensor>();
+  t->data = std::move(data);
+  t->name = std::move(name);
+  t->buffer = Buffer::kSharedHbm;
+  t->kernel_argument = true;
+  return t;
+}
+
+std::shared_ptr<NkiTensor> constant_tensor(Tensor data) {
+  auto t = std::make_shared<NkiTensor>();
+  t->data = std::move(data);
+  t->name = "constant";
+  t->buffer = Buffer::kSharedHbm;
+  t->written = true;
   return t;
 }
 

@@ -8,7 +8,7 @@
 //
 // Fresh on-chip and kernel-allocated HBM memory is poisoned (NaN for floats, kPoisonInt for
 // integers), so reading data that nothing wrote shows up in the results instead of passing as 0.
-// The poison is laid lazily: a fresh tensor is marked `poison_pending`, and the first read of it
+// The poison is laid lazily: a fresh tensor is marked `lazy.poison_pending`, and the first read of it
 // (settle_poison, called for every operand an instruction reads and for every tensor handed back
 // to the host) fills exactly the elements that nothing wrote by then. The values every read sees
 // are those of poisoning at allocation, but a tile that is written whole before it is read — the
@@ -28,6 +28,7 @@
 
 #include "core/diagnostic.h"
 #include "nki/iteration_tags.h"
+#include "nki/written.h"
 #include "tensor/tensor.h"
 
 namespace nki_agent {
@@ -66,54 +67,42 @@ struct PendingCopy {
   std::vector<int64_t> box;  // dst as [lo, hi) per axis of the tensor, flattened
 };
 
+// The lazy state (above): the poison a fresh tensor is still owed, and DMA copies not yet carried
+// out — those into this on-chip tensor, in order, and the tensors holding pending copies out of it.
+struct LazyState {
+  bool poison_pending = false;  // the elements nothing wrote still await their poison
+  std::vector<PendingCopy> pending_copies;
+  std::vector<std::weak_ptr<NkiTensor>> copied_to;
+};
+
+// The launch's (nki/launch.h): which loop iteration owns the tensor and, for an auto-allocated
+// PSUM or SBUF tile, the span it is live over.
+struct LaunchState {
+  // The loop iteration (nl.affine_range / sequential_range) the tensor was created in; 0 for the
+  // kernel's top level. Once that iteration ends the tensor is out of scope.
+  int64_t scope = 0;
+  // The span the tensor is live over (shared with the launch, which checks the spans against
+  // PSUM's capacity, and SBUF's for a warning, when the kernel has run). Null for other tensors.
+  std::shared_ptr<LiveRange> live;
+};
+
+// A tensor, with the state each analysis keeps on it in a part of its own: `lazy` (this file),
+// `writes` (nki/written.h), `iterations` (nki/iteration_tags.h) and `launch` (nki/launch.h).
 struct NkiTensor {
   Tensor data;
   Buffer buffer = Buffer::kSharedHbm;
   std::string name;
   bool kernel_argument = false;  // an input (or old-style output) passed in by the caller
   bool immutable = false;        // an input of a kernel that returns its outputs: writes are refused
-  bool written = false;          // stored to since the launch began
-  bool poison_pending = false;   // the elements nothing wrote still await their poison
-  // Lazy DMA copies (above): those into this on-chip tensor, in order, and the tensors holding
-  // pending copies out of this one.
-  std::vector<PendingCopy> pending_copies;
-  std::vector<std::weak_ptr<NkiTensor>> copied_to;
-  // Which elements hold data, for nkia_uninitialized_read. Tensors the kernel allocates start with
-  // none (all_written false) and, once something writes part of them, a uint8 mask of data's shape
-  // (1: written); an instruction writing the whole tensor sets all_written and drops the mask.
-  // Kernel arguments and constants are written from the start.
-  bool all_written = true;
-  Tensor written_mask;
-  // Which elements any instruction stored to, whatever it stored (garbage from unwritten memory
-  // included), for HBM tensors the kernel allocates: what tells an output's never-stored elements
-  // from stored garbage (KernelOutcome::output_stores). A uint8 mask like written_mask, undefined
-  // with all_stored.
-  bool all_stored = true;
-  Tensor stored_mask;
-  bool unwritten_read_reported = false;  // the warning is raised once per tensor
-  // Where garbage first entered the tensor's values (nki/written.h): an instruction that combined
-  // unwritten elements with written ones, and what it did. Unknown while there is none.
-  SourceLoc stale_origin;
-  std::string stale_what;
-  // nkia_affine_range_carried_dependency: the innermost nl.affine_range iteration (ExecContext::
-  // affine_tag) the tensor was created in, and for an on-chip tensor written by iterations it
-  // outlives, per element the iteration that last wrote it (lazily sized; empty until then).
-  int64_t created_tag = 0;
-  IterationTags chip_tags;
-  Tensor matmul_written;  // PSUM: uint8 per element, 1 once a matmul wrote it (Accumulate::kAuto)
-  // The loop iteration (nl.affine_range / sequential_range) the tensor was created in; 0 for the
-  // kernel's top level. Once that iteration ends the tensor is out of scope.
-  int64_t scope = 0;
+  bool written = false;          // stored to since the launch began (the front end's flag)
   // On-chip tensors with legacy block dimensions ((blocks..., par_dim(P), F...)): how many lead the
   // partition axis; 0 for tiles.
   int blocks = 0;
-  // HBM outputs written inside affine_range loops: per element, the (loop << 32 | iteration) that
-  // last wrote it, to catch two iterations writing one location.
-  IterationTags write_tags;
-  // Auto-allocated PSUM and SBUF tiles of a launch: the span the tensor is live over (shared with the
-  // launch, which checks the spans against PSUM's capacity, and SBUF's for a warning, when the kernel
-  // has run). Null for other tensors.
-  std::shared_ptr<LiveRange> live;
+  Tensor matmul_written;  // PSUM: uint8 per element, 1 once a matmul wrote it (Accumulate::kAuto)
+  LazyState lazy;
+  WrittenState writes;
+  IterationState iterations;
+  LaunchState launch;
 };
 
 // When a fresh tensor gets its poison: at its first read (kLazy, see above), at once (kNow), or never
@@ -123,6 +112,11 @@ enum class Poison : uint8_t { kLazy, kNow, kNone };
 // A new tensor in `buffer`, poisoned as `poison` says. Checks are the caller's (nki/checks.h).
 std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buffer buffer, std::string name,
                                            Poison poison = Poison::kLazy);
+// A kernel argument (an input, or an old-style output passed in by the caller): an HBM tensor
+// holding `data`, written from the start.
+std::shared_ptr<NkiTensor> argument_tensor(Tensor data, std::string name);
+// A constant a kernel reads (nl.shared_constant): an HBM tensor holding `data`, stored to.
+std::shared_ptr<NkiTensor> constant_tensor(Tensor data);
 void poison(Tensor& t);
 // Lays the poison a fresh tensor is owed (see above) on the elements nothing wrote; a no-op once
 // done, or when nothing is owed.

@@ -1,5 +1,7 @@
 #include "nki/written.h"
 
+#include "nki/nki_tensor.h"
+
 #include <cstring>
 
 #include "tensor/ops.h"
@@ -21,7 +23,7 @@ Tensor view_of(const Tensor& mask, const Access& a) {
 }
 
 Tensor mask_of(const Access& a) {
-  return view_of(a.tensor->written_mask, a);
+  return view_of(a.tensor->writes.written_mask, a);
 }
 
 bool covers_whole(const Access& a) {
@@ -29,17 +31,17 @@ bool covers_whole(const Access& a) {
   return a.view.numel() >= d.numel() && a.view.is_contiguous() && a.view.offset() == d.offset();
 }
 
-// Every element `a` selects has been stored to (NkiTensor::stored_mask).
+// Every element `a` selects has been stored to (WrittenState::stored_mask).
 void mark_stored(const Access& a) {
   NkiTensor& t = *a.tensor;
-  if (t.all_stored || !trackable(a)) return;
+  if (t.writes.all_stored || !trackable(a)) return;
   if (covers_whole(a)) {
-    t.all_stored = true;
-    t.stored_mask = Tensor();
+    t.writes.all_stored = true;
+    t.writes.stored_mask = Tensor();
     return;
   }
-  if (!t.stored_mask.defined()) t.stored_mask = Tensor::zeros(t.data.shape(), DType::kUInt8);
-  view_of(t.stored_mask, a).fill(1);
+  if (!t.writes.stored_mask.defined()) t.writes.stored_mask = Tensor::zeros(t.data.shape(), DType::kUInt8);
+  view_of(t.writes.stored_mask, a).fill(1);
 }
 
 }  // namespace
@@ -48,16 +50,16 @@ void mark_written(const Access& a) {
   NkiTensor& t = *a.tensor;
   t.written = true;
   mark_stored(a);
-  if (t.all_written || !trackable(a)) return;
+  if (t.writes.all_written || !trackable(a)) return;
   if (covers_whole(a)) {  // fresh data everywhere: no garbage left, and none to trace back
-    t.all_written = true;
-    t.poison_pending = false;  // nothing left for the poison
-    t.written_mask = Tensor();
-    t.stale_origin = SourceLoc();
-    t.stale_what.clear();
+    t.writes.all_written = true;
+    t.lazy.poison_pending = false;  // nothing left for the poison
+    t.writes.written_mask = Tensor();
+    t.writes.stale_origin = SourceLoc();
+    t.writes.stale_what.clear();
     return;
   }
-  if (!t.written_mask.defined()) t.written_mask = Tensor::zeros(t.data.shape(), DType::kUInt8);
+  if (!t.writes.written_mask.defined()) t.writes.written_mask = Tensor::zeros(t.data.shape(), DType::kUInt8);
   mask_of(a).fill(1);
 }
 
@@ -66,20 +68,20 @@ void set_written(const Access& dst, const Tensor& flags) {
   NkiTensor& t = *dst.tensor;
   t.written = true;
   mark_stored(dst);
-  if (!t.written_mask.defined())
-    t.written_mask =
-        t.all_written ? Tensor::full(t.data.shape(), DType::kUInt8, 1) : Tensor::zeros(t.data.shape(), DType::kUInt8);
-  t.all_written = false;
+  if (!t.writes.written_mask.defined())
+    t.writes.written_mask = t.writes.all_written ? Tensor::full(t.data.shape(), DType::kUInt8, 1)
+                                                 : Tensor::zeros(t.data.shape(), DType::kUInt8);
+  t.writes.all_written = false;
   Tensor m = mask_of(dst);
   m.assign(flags.shape() == m.shape() ? flags : flags.reshape(m.shape()));
 }
 
 std::vector<std::pair<int64_t, int64_t>> unstored_runs(const NkiTensor& t, size_t max_runs) {
   std::vector<std::pair<int64_t, int64_t>> runs;
-  if (t.all_stored) return runs;
+  if (t.writes.all_stored) return runs;
   const int64_t n = t.data.numel();
-  if (!t.stored_mask.defined()) return {{0, n}};
-  const auto* m = static_cast<const uint8_t*>(t.stored_mask.data());
+  if (!t.writes.stored_mask.defined()) return {{0, n}};
+  const auto* m = static_cast<const uint8_t*>(t.writes.stored_mask.data());
   for (int64_t i = 0; i < n && runs.size() < max_runs;) {
     const void* z = std::memchr(m + i, 0, static_cast<size_t>(n - i));
     if (z == nullptr) break;
@@ -93,16 +95,16 @@ std::vector<std::pair<int64_t, int64_t>> unstored_runs(const NkiTensor& t, size_
 }
 
 bool all_written(const Access& a) {
-  return a.tensor->all_written || !trackable(a) || !first_unwritten(a);
+  return a.tensor->writes.all_written || !trackable(a) || !first_unwritten(a);
 }
 
 std::optional<std::vector<int64_t>> first_unwritten(const Access& a) {
   const NkiTensor& t = *a.tensor;
-  if (t.all_written || !trackable(a)) return std::nullopt;
+  if (t.writes.all_written || !trackable(a)) return std::nullopt;
   const Shape& shape = a.view.shape();
   const size_t nd = shape.size();
   std::vector<int64_t> pos(nd, 0);
-  if (!t.written_mask.defined()) return pos;  // nothing written yet
+  if (!t.writes.written_mask.defined()) return pos;  // nothing written yet
   const Tensor m = mask_of(a);
   const auto* base = static_cast<const uint8_t*>(m.data());
   const Strides& strides = m.strides();
@@ -136,8 +138,8 @@ std::optional<std::vector<int64_t>> first_unwritten(const Access& a) {
 
 Tensor written_flags(const Access& a) {
   const NkiTensor& t = *a.tensor;
-  if (t.all_written || !trackable(a)) return {};
-  if (!t.written_mask.defined()) return Tensor::zeros(a.view.shape(), DType::kUInt8);
+  if (t.writes.all_written || !trackable(a)) return {};
+  if (!t.writes.written_mask.defined()) return Tensor::zeros(a.view.shape(), DType::kUInt8);
   if (!first_unwritten(a)) return {};  // the common case: a tile written in parts, read whole
   return mask_of(a).copy();
 }

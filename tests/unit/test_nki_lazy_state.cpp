@@ -120,11 +120,11 @@ TEST(IterationTags, ManyPartialWritesAgreeWithAnElementByElementRecord) {
 TEST(LazyPoison, SettlingPoisonsExactlyTheElementsNothingWrote) {
   for (DType dt : {DType::kFloat32, DType::kBFloat16, DType::kInt32}) {
     auto t = make_nki_tensor({4, 8}, dt, Buffer::kSbuf, "t");
-    EXPECT_TRUE(t->poison_pending);
+    EXPECT_TRUE(t->lazy.poison_pending);
     t->data.fill(3.0);  // stands for whatever the heap held before
     mark_written(Access{t, t->data.slice(1, 0, 5)});
     settle_poison(*t);
-    EXPECT_FALSE(t->poison_pending);
+    EXPECT_FALSE(t->lazy.poison_pending);
     const std::vector<float> f = t->data.to_f32_vector();
     for (int64_t p = 0; p < 4; ++p)
       for (int64_t j = 0; j < 8; ++j) {
@@ -148,7 +148,7 @@ TEST(LazyPoison, ATensorWrittenWholeOwesNoPoisonAndOneNeverWrittenIsAllPoison) {
   auto whole_written = make_nki_tensor({2, 3}, DType::kFloat32, Buffer::kSbuf, "w");
   whole_written->data.fill(2.0);
   mark_written(whole(whole_written));
-  EXPECT_FALSE(whole_written->poison_pending);
+  EXPECT_FALSE(whole_written->lazy.poison_pending);
   settle_poison(*whole_written);
   EXPECT_EQ(whole_written->data.to_f32_vector()[5], 2.0f);
 
@@ -158,9 +158,9 @@ TEST(LazyPoison, ATensorWrittenWholeOwesNoPoisonAndOneNeverWrittenIsAllPoison) {
   for (float v : never->data.to_f32_vector()) EXPECT_TRUE(std::isnan(v));
 
   auto timing = make_nki_tensor({2, 3}, DType::kFloat32, Buffer::kSbuf, "timing", Poison::kNone);
-  EXPECT_FALSE(timing->poison_pending);
+  EXPECT_FALSE(timing->lazy.poison_pending);
   auto now = make_nki_tensor({2, 3}, DType::kFloat32, Buffer::kSbuf, "now", Poison::kNow);
-  EXPECT_FALSE(now->poison_pending);
+  EXPECT_FALSE(now->lazy.poison_pending);
   for (float v : now->data.to_f32_vector()) EXPECT_TRUE(std::isnan(v));
 }
 
@@ -216,21 +216,21 @@ TEST(PendingCopiesUnit, AMatchingReadIsInPlaceAndAWriteIntoTheSourceCarriesTheCo
   ASSERT_TRUE(defer_copy(dst, src, src.view));
   mark_written(dst);
   EXPECT_EQ(read_view(dst).storage(), hbm->data.storage());  // read in place
-  EXPECT_EQ(tile->pending_copies.size(), 1u);
+  EXPECT_EQ(tile->lazy.pending_copies.size(), 1u);
   // The other block has no copy pending: read as it is, the copy still waits.
   const Access other{tile, tile->data.select(1, 1)};
   EXPECT_EQ(read_view(other).storage(), tile->data.storage());
-  EXPECT_EQ(tile->pending_copies.size(), 1u);
+  EXPECT_EQ(tile->lazy.pending_copies.size(), 1u);
   // A part of the block, not the copy's own view: the copy is carried out first.
   const Access part{tile, tile->data.select(1, 0).slice(1, 0, 8)};
   EXPECT_EQ(read_view(part).storage(), tile->data.storage());
-  EXPECT_TRUE(tile->pending_copies.empty());
+  EXPECT_TRUE(tile->lazy.pending_copies.empty());
   EXPECT_EQ(tile->data.select(1, 0).to_f32_vector()[100], 7.0f);
 
   // Writing the source carries out the copies that read it, before the write.
   ASSERT_TRUE(defer_copy(other, src, src.view));
   before_write(src);
-  EXPECT_TRUE(tile->pending_copies.empty());
+  EXPECT_TRUE(tile->lazy.pending_copies.empty());
   EXPECT_EQ(tile->data.select(1, 1).to_f32_vector()[5], 7.0f);
   // A conversion or a destination that is not a box of its tile is copied at once.
   auto bf = make_nki_tensor({128, 64}, DType::kBFloat16, Buffer::kSbuf, "b");

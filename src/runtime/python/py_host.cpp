@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 namespace nki_agent {
 
-void link_nkia_core_module();  // py_module.cpp
+void link_nkia_core_module();  // py_core.cpp
 
 namespace {
 
@@ -78,13 +78,8 @@ Diagnostic python_error(const char* what, const py::error_already_set& e) {
 
 // A kernel argument as the core holds it: an HBM tensor with a contiguous copy of the input (a
 // kernel may write its inputs; the caller's stay as they were).
-py::object argument_tensor(const Tensor& t, std::string name) {
-  auto h = std::make_shared<NkiTensor>();
-  h->data = t.copy();
-  h->name = std::move(name);
-  h->buffer = Buffer::kSharedHbm;
-  h->kernel_argument = true;
-  return py::cast(h);
+py::object argument_object(const Tensor& t, std::string name) {
+  return py::cast(argument_tensor(t.copy(), std::move(name)));
 }
 
 std::string input_name(const KernelCall& call, size_t i) {
@@ -168,14 +163,14 @@ RunScope* current_run() {
   return t_run;
 }
 
-void begin_launch(LaunchContext& launch) {
+void begin_launch(Launch& launch) {
   if (!t_run) return;
   launch.exec.target = t_run->target;
   launch.exec.compute = t_run->compute;
   launch.exec.eager_state = t_run->eager_state;
 }
 
-void end_launch(LaunchContext& launch) noexcept {
+void end_launch(Launch& launch) noexcept {
   if (!t_run) return;
   if (t_run->collect_trace) t_run->trace.append(std::move(launch.exec.trace));
   t_run->warnings.merge(std::move(launch.exec.warnings));
@@ -204,9 +199,9 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
     // as they are (no array holding their values exists for kernel code to find), and the runner
     // turns them into arrays only for a host function.
     py::list args;
-    for (size_t i = 0; i < call.inputs.size(); ++i) args.append(argument_tensor(call.inputs[i], input_name(call, i)));
+    for (size_t i = 0; i < call.inputs.size(); ++i) args.append(argument_object(call.inputs[i], input_name(call, i)));
     for (size_t i = 0; i < call.zero_inputs.size(); ++i)
-      args.append(argument_tensor(Tensor::zeros(call.zero_inputs[i].shape, call.zero_inputs[i].dtype),
+      args.append(argument_object(Tensor::zeros(call.zero_inputs[i].shape, call.zero_inputs[i].dtype),
                                   input_name(call, call.inputs.size() + i)));
     py::dict kwargs;
     for (const auto& [k, v] : call.kwargs) kwargs[py::str(k)] = py::str(v);

@@ -1,0 +1,353 @@
+// The `_nkia_core` instructions: each converts its Python operands (to_access, the operator and
+// engine names) and calls its nki/isa.h function, raising what it returns. Nothing else: the
+// instructions' rules are in the core.
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+
+#include "nki/isa_matmul_modes.h"
+#include "nki/isa_scalar.h"
+#include "nki/isa_select.h"
+#include "runtime/python/py_core.h"
+
+namespace py = pybind11;
+
+namespace nki_agent {
+
+namespace {
+
+// An ALU operator by its name (nl.add: "add").
+std::optional<BinaryOp> binary_by_name(const std::string& name) {
+  for (int i = 0; i <= static_cast<int>(BinaryOp::kRightShift); ++i)
+    if (binary_op_name(static_cast<BinaryOp>(i)) == name) return static_cast<BinaryOp>(i);
+  return std::nullopt;
+}
+
+BinaryOp parse_binary(const std::string& name) {
+  if (auto op = binary_by_name(name)) return *op;
+  raise(nki_error("nkia_unsupported_operator", fmt::format("'{}' is not an arithmetic operator", name),
+                  "use an nl operator such as nl.add, nl.multiply, nl.maximum or nl.subtract"));
+}
+
+UnaryOp parse_unary(const std::string& name) {
+  for (int i = 0; i <= static_cast<int>(UnaryOp::kInvert); ++i)
+    if (unary_op_name(static_cast<UnaryOp>(i)) == name) return static_cast<UnaryOp>(i);
+  raise(nki_error("nkia_unsupported_operator", fmt::format("'{}' is not an activation function", name),
+                  "use an nl function such as nl.exp, nl.tanh, nl.gelu or nl.copy"));
+}
+
+MatmulPerfMode parse_perf_mode(const std::string& name) {
+  if (auto pm = parse_matmul_perf_mode(name)) return *pm;
+  raise(nki_error("nkia_bad_operand", fmt::format("unknown matmul perf_mode '{}'", name),
+                  "use nisa.matmul_perf_mode.double_row (legacy: perf_mode=\"double_row_gen3\"), or leave "
+                  "perf_mode out for the ordinary mode"));
+}
+
+Engine parse_engine(const std::string& name) {
+  if (name == "vector") return Engine::kVector;
+  if (name == "scalar") return Engine::kScalar;
+  if (name == "gpsimd") return Engine::kGpSimd;
+  if (name == "tensor") return Engine::kTensor;
+  raise(nki_error("nkia_unknown_engine", fmt::format("unknown engine '{}'", name),
+                  "use nisa.vector_engine, nisa.scalar_engine or nisa.gpsimd_engine"));
+}
+
+// The spellings of the reduction operators (nl.add, nl.maximum, ... and their short names).
+std::optional<ReduceOp> reduce_by_name(const std::string& name) {
+  static const std::pair<const char*, ReduceOp> kOps[] = {
+      {"add", ReduceOp::kSum},     {"multiply", ReduceOp::kProd},   {"maximum", ReduceOp::kMax},
+      {"minimum", ReduceOp::kMin}, {"logical_and", ReduceOp::kAll}, {"logical_or", ReduceOp::kAny},
+      {"sum", ReduceOp::kSum},     {"max", ReduceOp::kMax},         {"min", ReduceOp::kMin},
+      {"prod", ReduceOp::kProd}};
+  for (const auto& [n, op] : kOps)
+    if (name == n) return op;
+  return std::nullopt;
+}
+
+// tensor_reduce's operator: any reduction.
+ReduceOp parse_reduce(const std::string& name) {
+  if (auto op = reduce_by_name(name)) return *op;
+  raise(nki_error("nkia_unsupported_operator", fmt::format("'{}' is not a reduction operator", name),
+                  "reduce with nl.add, nl.maximum, nl.minimum, nl.multiply, nl.logical_and or nl.logical_or"));
+}
+
+// activation's reduce_op: the Scalar engine reduces with a sum, a maximum or a minimum only.
+ReduceOp parse_activation_reduce(const std::string& name) {
+  const std::optional<ReduceOp> op = reduce_by_name(name);
+  if (op && (*op == ReduceOp::kSum || *op == ReduceOp::kMax || *op == ReduceOp::kMin)) return *op;
+  raise(nki_error("nkia_unsupported_operator", fmt::format("'{}' is not an activation reduction", name),
+                  "reduce with nl.add (or nl.maximum / nl.minimum)"));
+}
+
+// An operand that is "a number or a [P, 1] tile": the number (`value`), or the tile admitted as
+// the operand `role`. None is neither when `none_ok` (an optional operand), else it is refused as a
+// tile would be.
+struct ScalarOrTile {
+  double value = 0;
+  std::optional<Access> tile;
+};
+ScalarOrTile scalar_or_tile(py::handle h, const char* role, double value_if_tile = 0, bool none_ok = false) {
+  ScalarOrTile s;
+  if (py::isinstance<py::float_>(h) || py::isinstance<py::int_>(h)) {
+    s.value = h.cast<double>();
+  } else {
+    s.value = value_if_tile;
+    if (!(none_ok && h.is_none())) s.tile = to_access(h, role);
+  }
+  return s;
+}
+
+std::optional<Access> opt_access(py::handle h, const char* role) {
+  if (h.is_none()) return std::nullopt;
+  return to_access(h, role);
+}
+
+// Affine expressions cross as (constant, [(axis, coef), ...]).
+AffineExpr affine(int64_t constant, const std::vector<std::pair<int, int64_t>>& terms) {
+  AffineExpr e;
+  e.constant = constant;
+  e.terms = terms;
+  return e;
+}
+
+}  // namespace
+
+void register_isa(py::module_& m) {
+  m.def(
+      "dma_copy",
+      [](py::handle dst, py::handle src, const std::string& rmw) {
+        ExecContext& ctx = exec_or_raise("dma_copy");
+        check(isa_dma_copy(ctx, to_access(dst, "dst"), to_access(src, "src"), caller_loc(),
+                           rmw.empty() ? std::nullopt : std::optional<BinaryOp>(parse_binary(rmw))));
+      },
+      py::arg("dst"), py::arg("src"), py::arg("rmw") = "");
+  m.def("dma_transpose", [](py::handle dst, py::handle src, const std::vector<int>& axes) {
+    ExecContext& ctx = exec_or_raise("dma_transpose");
+    check(isa_dma_transpose(ctx, to_access(dst, "dst"), to_access(src, "src"), axes, caller_loc()));
+  });
+  m.def("tensor_tensor", [](py::handle dst, py::handle a, py::handle b, const std::string& op) {
+    ExecContext& ctx = exec_or_raise("tensor_tensor");
+    check(isa_tensor_tensor(ctx, to_access(dst, "dst"), to_access(a, "data1"), to_access(b, "data2"), parse_binary(op),
+                            caller_loc()));
+  });
+  m.def("tensor_scalar", [](py::handle dst, py::handle src, const std::string& op, double scalar, bool reverse) {
+    ExecContext& ctx = exec_or_raise("tensor_scalar");
+    check(isa_tensor_scalar(ctx, to_access(dst, "dst"), to_access(src, "data"), parse_binary(op), scalar, reverse,
+                            caller_loc()));
+  });
+  m.def("tensor_scalar_tile",
+        [](py::handle dst, py::handle src, const std::string& op, py::handle operand, bool reverse) {
+          ExecContext& ctx = exec_or_raise("tensor_scalar");
+          check(isa_tensor_scalar_tile(ctx, to_access(dst, "dst"), to_access(src, "data"), parse_binary(op),
+                                       to_access(operand, "operand"), reverse, caller_loc()));
+        });
+  m.def("iota", [](py::handle dst, int64_t constant, std::vector<std::pair<int, int64_t>> terms) {
+    ExecContext& ctx = exec_or_raise("iota");
+    check(isa_iota(ctx, to_access(dst, "dst"), affine(constant, terms), caller_loc()));
+  });
+  m.def("affine_select", [](py::handle dst, int64_t constant, std::vector<std::pair<int, int64_t>> terms,
+                            const std::string& cmp, py::handle on_true, double on_false) {
+    ExecContext& ctx = exec_or_raise("affine_select");
+    check(isa_affine_select(ctx, to_access(dst, "dst"), affine(constant, terms), parse_binary(cmp),
+                            to_access(on_true, "on_true_tile"), on_false, caller_loc()));
+  });
+  // scale: a number, or a [P, 1] tile.
+  m.def(
+      "activation",
+      [](py::handle dst, const std::string& op, py::handle src, py::handle bias, py::handle scale,
+         py::handle reduce_res, const std::string& reduce_op) {
+        ExecContext& ctx = exec_or_raise("activation");
+        std::optional<Access> b;
+        if (!bias.is_none()) b = to_access(bias, "bias");
+        const ScalarOrTile s = scalar_or_tile(scale, "scale", 1.0);
+        std::optional<UnaryOp> fn;
+        if (op != "copy" && op != "identity") fn = parse_unary(op);
+        std::optional<ActivationReduce> reduce_to;
+        if (!reduce_res.is_none()) {
+          const ReduceOp rop = parse_activation_reduce(reduce_op);
+          reduce_to = ActivationReduce{to_access(reduce_res, "reduce_res"), rop};
+        }
+        check(isa_activation(ctx, to_access(dst, "dst"), fn, to_access(src, "data"), b, s.value, caller_loc(), s.tile,
+                             reduce_to));
+      },
+      py::arg("dst"), py::arg("op"), py::arg("src"), py::arg("bias"), py::arg("scale"),
+      py::arg("reduce_res") = py::none(), py::arg("reduce_op") = "add");
+  // perf_mode: "" (the ordinary mode) or "double_row" (nki/isa_matmul_modes.h).
+  m.def(
+      "nc_matmul",
+      [](py::handle dst, py::handle stationary, py::handle moving, const std::string& mode,
+         const std::string& perf_mode) {
+        ExecContext& ctx = exec_or_raise("nc_matmul");
+        Accumulate acc = mode == "accumulate"  ? Accumulate::kAccumulate
+                         : mode == "overwrite" ? Accumulate::kOverwrite
+                                               : Accumulate::kAuto;
+        const MatmulPerfMode pm = parse_perf_mode(perf_mode);
+        Access d = to_access(dst, "dst"), s = to_access(stationary, "stationary"), mv = to_access(moving, "moving");
+        if (pm == MatmulPerfMode::kDoubleRow)
+          check(isa_nc_matmul_double_row(ctx, d, s, mv, acc, caller_loc()));
+        else
+          check(isa_nc_matmul(ctx, d, s, mv, acc, caller_loc()));
+      },
+      py::arg("dst"), py::arg("stationary"), py::arg("moving"), py::arg("mode"), py::arg("perf_mode") = "");
+  // Checks the operands, then allocates the float32 PSUM result and multiplies into it: so that a bad
+  // operand reports its own rule, not a consequence of the result's shape.
+  m.def(
+      "nc_matmul_new",
+      [](py::handle stationary, py::handle moving, const std::string& perf_mode) {
+        ExecContext& ctx = exec_or_raise("nc_matmul");
+        const MatmulPerfMode pm = parse_perf_mode(perf_mode);
+        Access s = to_access(stationary, "stationary"), mv = to_access(moving, "moving");
+        check(pm == MatmulPerfMode::kDoubleRow ? check_matmul_double_row_inputs(ctx, s, mv)
+                                               : check_matmul_inputs(ctx, s, mv));
+        const int64_t free_axis = pm == MatmulPerfMode::kDoubleRow ? 2 : 1;
+        auto dst = check(launch_or_raise("nc_matmul")
+                             .new_matmul_result({s.shape()[free_axis], mv.shape()[free_axis]}, caller_loc()));
+        if (pm == MatmulPerfMode::kDoubleRow)
+          check(isa_nc_matmul_double_row(ctx, whole(dst), s, mv, Accumulate::kOverwrite, caller_loc()));
+        else
+          check(isa_nc_matmul(ctx, whole(dst), s, mv, Accumulate::kOverwrite, caller_loc()));
+        return dst;
+      },
+      py::arg("stationary"), py::arg("moving"), py::arg("perf_mode") = "");
+  // The operand rules of a matmul, at its call (a legacy matmul lands later, where it is used).
+  m.def(
+      "check_matmul_inputs",
+      [](py::handle stationary, py::handle moving, const std::string& perf_mode) {
+        ExecContext& ctx = exec_or_raise("nc_matmul");
+        Access s = to_access(stationary, "stationary"), mv = to_access(moving, "moving");
+        check(parse_perf_mode(perf_mode) == MatmulPerfMode::kDoubleRow ? check_matmul_double_row_inputs(ctx, s, mv)
+                                                                       : check_matmul_inputs(ctx, s, mv));
+      },
+      py::arg("stationary"), py::arg("moving"), py::arg("perf_mode") = "");
+  m.def("check_transpose", [](py::handle src, const std::string& engine) {
+    check(check_transpose_input(to_access(src, "data"), parse_engine(engine)));
+  });
+  m.def("nc_transpose", [](py::handle dst, py::handle src, const std::string& engine) {
+    ExecContext& ctx = exec_or_raise("nc_transpose");
+    check(isa_nc_transpose(ctx, to_access(dst, "dst"), to_access(src, "data"), parse_engine(engine), caller_loc()));
+  });
+  m.def("tensor_reduce", [](py::handle dst, const std::string& op, py::handle src, std::vector<int> axes, bool negate) {
+    ExecContext& ctx = exec_or_raise("tensor_reduce");
+    const ReduceOp rop = parse_reduce(op);
+    check(isa_tensor_reduce(ctx, to_access(dst, "dst"), rop, to_access(src, "data"), axes, negate, caller_loc()));
+  });
+  m.def("tensor_tensor_scan", [](py::handle dst, py::handle d0, py::handle d1, py::handle initial,
+                                 const std::string& op0, const std::string& op1, bool rev0, bool rev1) {
+    ExecContext& ctx = exec_or_raise("tensor_tensor_scan");
+    const ScalarOrTile init = scalar_or_tile(initial, "initial");
+    check(isa_tensor_tensor_scan(ctx, to_access(dst, "dst"), to_access(d0, "data0"), to_access(d1, "data1"), init.value,
+                                 init.tile, parse_binary(op0), parse_binary(op1), rev0, rev1, caller_loc()));
+  });
+  m.def("bn_stats", [](py::handle dst, py::handle src) {
+    ExecContext& ctx = exec_or_raise("bn_stats");
+    check(isa_bn_stats(ctx, to_access(dst, "dst"), to_access(src, "data"), caller_loc()));
+  });
+  m.def("bn_aggr", [](py::handle dst, py::handle src) {
+    ExecContext& ctx = exec_or_raise("bn_aggr");
+    check(isa_bn_aggr(ctx, to_access(dst, "dst"), to_access(src, "data"), caller_loc()));
+  });
+  // steps: [(operator name, operand: a number, a [P, 1] tile or None, reverse), ...]
+  m.def("tensor_scalar_ops", [](py::handle dst, py::handle src, py::list steps) {
+    ExecContext& ctx = exec_or_raise("tensor_scalar");
+    std::vector<ScalarStep> parsed;
+    for (py::handle h : steps) {
+      auto t = h.cast<py::tuple>();
+      ScalarStep st;
+      const std::string name = t[0].cast<std::string>();
+      if (auto op = binary_by_name(name))
+        st.op = *op;
+      else
+        st.unary = parse_unary(name);
+      const py::handle operand = t[1];
+      ScalarOrTile o = scalar_or_tile(operand, "operand", st.value, /*none_ok=*/true);
+      st.value = o.value;
+      st.tile = std::move(o.tile);
+      if (operand.is_none() && !st.unary)
+        raise(nki_error("nkia_bad_operand", fmt::format("tensor_scalar operator '{}' needs an operand", name),
+                        "pass operand0 (and operand1 with op1): a number or a [P, 1] tile"));
+      st.reverse = t[2].cast<bool>();
+      parsed.push_back(std::move(st));
+    }
+    check(isa_tensor_scalar_ops(ctx, to_access(dst, "dst"), to_access(src, "data"), parsed, caller_loc()));
+  });
+  m.def("max8", [](py::handle dst, py::handle src) {
+    ExecContext& ctx = exec_or_raise("max8");
+    check(isa_max8(ctx, to_access(dst, "dst"), to_access(src, "src"), caller_loc()));
+  });
+  m.def("find_index8", [](py::handle dst, py::handle data, py::handle vals) {
+    ExecContext& ctx = exec_or_raise("nc_find_index8");
+    check(isa_find_index8(ctx, to_access(dst, "dst"), to_access(data, "data"), to_access(vals, "vals"), caller_loc()));
+  });
+  m.def("match_replace8", [](py::handle dst, py::handle data, py::handle vals, double imm, py::handle idx) {
+    ExecContext& ctx = exec_or_raise("nc_match_replace8");
+    check(isa_match_replace8(ctx, to_access(dst, "dst"), to_access(data, "data"), to_access(vals, "vals"), imm,
+                             opt_access(idx, "dst_idx"), caller_loc()));
+  });
+  m.def("stream_shuffle", [](py::handle dst, py::handle src, std::vector<int64_t> mask) {
+    ExecContext& ctx = exec_or_raise("nc_stream_shuffle");
+    check(isa_stream_shuffle(ctx, to_access(dst, "dst"), to_access(src, "src"), mask, caller_loc()));
+  });
+  m.def("range_select", [](py::handle dst, py::handle on_true, const std::string& cmp0, const std::string& cmp1,
+                           py::handle bound0, py::handle bound1, double start, double on_false, py::handle reduce_res) {
+    ExecContext& ctx = exec_or_raise("range_select");
+    check(isa_range_select(ctx, to_access(dst, "dst"), to_access(on_true, "on_true_tile"), parse_binary(cmp0),
+                           parse_binary(cmp1), to_access(bound0, "bound0"), to_access(bound1, "bound1"), start,
+                           on_false, opt_access(reduce_res, "reduce_res"), caller_loc()));
+  });
+  m.def("select_reduce", [](py::handle dst, py::handle pred, py::handle on_true, py::handle on_false, bool reverse,
+                            py::handle reduce_res) {
+    ExecContext& ctx = exec_or_raise("select_reduce");
+    const ScalarOrTile f = scalar_or_tile(on_false, "on_false");
+    check(isa_select_reduce(ctx, to_access(dst, "dst"), to_access(pred, "predicate"), to_access(on_true, "on_true"),
+                            f.value, f.tile, reverse, opt_access(reduce_res, "reduce_res"), caller_loc()));
+  });
+  m.def("copy_predicated", [](py::handle dst, py::handle src, py::handle pred, bool reverse) {
+    ExecContext& ctx = exec_or_raise("tensor_copy_predicated");
+    const ScalarOrTile s = scalar_or_tile(src, "src");
+    check(isa_copy_predicated(ctx, to_access(dst, "dst"), s.tile, s.value, to_access(pred, "predicate"), reverse,
+                              caller_loc()));
+  });
+  m.def("gather_flattened", [](py::handle dst, py::handle data, py::handle indices) {
+    ExecContext& ctx = exec_or_raise("gather_flattened");
+    check(isa_gather_flattened(ctx, to_access(dst, "dst"), to_access(data, "data"), to_access(indices, "indices"),
+                               caller_loc()));
+  });
+  m.def("local_gather", [](py::handle dst, py::handle src, py::handle index, int64_t num_elem_per_idx,
+                           std::optional<int64_t> num_valid_indices) {
+    ExecContext& ctx = exec_or_raise("local_gather");
+    check(isa_local_gather(ctx, to_access(dst, "dst"), to_access(src, "src_buffer"), to_access(index, "index"),
+                           num_elem_per_idx, num_valid_indices, caller_loc()));
+  });
+  m.def("dma_transpose_gather", [](py::handle dst, py::handle rows, py::handle index, bool skip_oob) {
+    ExecContext& ctx = exec_or_raise("dma_transpose");
+    check(isa_dma_transpose_gather(ctx, to_access(dst, "dst"), to_access(rows, "src"), to_access(index, "index"),
+                                   skip_oob, caller_loc()));
+  });
+  m.def("dma_indirect", [](py::handle tile, py::handle rows, py::handle index, bool gather, bool skip_oob) {
+    ExecContext& ctx = exec_or_raise("dma_copy");
+    check(isa_dma_indirect(ctx, to_access(tile, gather ? "dst" : "src"), to_access(rows, gather ? "src" : "dst"),
+                           to_access(index, "index"), gather, skip_oob, caller_loc()));
+  });
+  m.def("partition_reduce", [](py::handle dst, const std::string& op, py::handle data) {
+    ExecContext& ctx = exec_or_raise("tensor_partition_reduce");
+    check(isa_partition_reduce(ctx, to_access(dst, "dst"), parse_binary(op), to_access(data, "data"), caller_loc()));
+  });
+  m.def("memset", [](py::handle dst, double value, const std::string& engine) {
+    ExecContext& ctx = exec_or_raise("memset");
+    check(isa_memset(ctx, to_access(dst, "dst"), value, parse_engine(engine), caller_loc()));
+  });
+  m.def("tensor_copy", [](py::handle dst, py::handle src, const std::string& engine) {
+    ExecContext& ctx = exec_or_raise("tensor_copy");
+    check(isa_tensor_copy(ctx, to_access(dst, "dst"), to_access(src, "src"), parse_engine(engine), caller_loc()));
+  });
+  // `t[...] = value`: the copy on the Vector engine, value being the source the compiler folds
+  // into the instruction that produced it (no compiler-allocated tile in direct allocation).
+  m.def("assign", [](py::handle dst, py::handle value) {
+    ExecContext& ctx = exec_or_raise("tensor_copy");
+    Access d = to_access(dst, "dst"), v = to_access(value, "value");
+    check(isa_tensor_copy(ctx, d, v, Engine::kVector, caller_loc()));
+  });
+}
+
+}  // namespace nki_agent

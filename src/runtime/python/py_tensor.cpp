@@ -1,0 +1,189 @@
+// The `_nkia_core` classes Tensor (an NkiTensor) and View (an Access into one), and the conversion
+// of their Python arguments — index keys, shapes, access patterns — into the core's view functions
+// (nki/views.h). The two classes have the same view methods; they are defined once, below, for both.
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include "nki/views.h"
+#include "runtime/python/py_convert.h"
+#include "runtime/python/py_core.h"
+
+namespace py = pybind11;
+
+namespace nki_agent {
+
+namespace {
+
+// A Python index key (ints, slices, Ellipsis, None, or a tuple of them) as the core's items.
+std::vector<IndexItem> index_key(py::handle key) {
+  std::vector<py::object> objects;
+  if (py::isinstance<py::tuple>(key)) {
+    for (py::handle h : key.cast<py::tuple>()) objects.push_back(py::reinterpret_borrow<py::object>(h));
+  } else {
+    objects.push_back(py::reinterpret_borrow<py::object>(key));
+  }
+  std::vector<IndexItem> items(objects.size());
+  for (size_t k = 0; k < objects.size(); ++k) {
+    const py::object& it = objects[k];
+    IndexItem& item = items[k];
+    if (it.is(py::ellipsis())) {
+      item.kind = IndexItem::Kind::kEllipsis;
+    } else if (it.is_none()) {
+      item.kind = IndexItem::Kind::kNewAxis;
+    } else if (py::isinstance<py::slice>(it)) {
+      auto sl = it.cast<py::slice>();
+      auto get = [&](const char* attr) -> int64_t {
+        py::object o = sl.attr(attr);
+        return o.is_none() ? Slice::kNone : o.cast<int64_t>();
+      };
+      item.kind = IndexItem::Kind::kSlice;
+      item.slice = Slice{get("start"), get("stop"), sl.attr("step").is_none() ? 1 : sl.attr("step").cast<int64_t>()};
+    } else if (py::isinstance<py::int_>(it) || py::hasattr(it, "__index__")) {
+      item.kind = IndexItem::Kind::kIndex;
+      item.index = py::int_(it).cast<int64_t>();
+    } else {
+      item.kind = IndexItem::Kind::kOther;
+      item.type_name = py::str(py::type::handle_of(it).attr("__name__")).cast<std::string>();
+    }
+  }
+  return items;
+}
+
+// A shape given as separate ints or as one tuple/list: t.reshape(2, 64) or t.reshape((2, 64)).
+std::vector<int64_t> shape_arg(const py::args& args) {
+  if (args.size() == 1 && !py::isinstance<py::int_>(args[0]) && !py::hasattr(args[0], "__index__"))
+    return args[0].cast<std::vector<int64_t>>();
+  return args.cast<std::vector<int64_t>>();
+}
+
+Shape to_shape(const std::vector<int64_t>& v) {
+  return Shape(v.begin(), v.end());
+}
+
+// t.ap(pattern, offset, scalar_offset=, vector_offset=, indirect_dim=): a vector_offset makes an
+// indirect access (_nkia.lang._IndirectAp: the rows as an HBM view, and the index as given, for
+// nisa.dma_copy to gather from or scatter into). A scalar_offset is an int (a loop variable of a
+// dynamic loop) or a 1 x 1 tile whose value is read now; an offset read from a tile makes the view's
+// bounds depend on a value, so a bounds error then ends the run (end_run_with).
+py::object ap_view(const Access& a, const ApPattern& pattern, int64_t offset, py::handle scalar_offset,
+                   py::handle vector_offset, int64_t indirect_dim) {
+  if (!vector_offset.is_none()) {
+    check(check_indirect_pattern(a, pattern, !scalar_offset.is_none(), indirect_dim));
+    const Access index = to_access(vector_offset, "vector_offset");
+    check(check_indirect_index(a, pattern, index));
+    const Access rows = check(indirect_rows(a, pattern, offset));
+    return py::module_::import("_nkia.lang")
+        .attr("_IndirectAp")(rows, vector_offset, py::tuple(py::cast(indirect_shape(pattern))));
+  }
+  int64_t dynamic = 0;
+  bool from_tile = false;
+  if (!scalar_offset.is_none()) {
+    const int64_t unit = check(ap_offset_unit(a, indirect_dim));
+    int64_t value = 0;
+    if (py::isinstance<py::int_>(scalar_offset) && !py::isinstance<py::bool_>(scalar_offset)) {
+      value = scalar_offset.cast<int64_t>();
+    } else {
+      from_tile = !py::isinstance<py::int_>(scalar_offset);
+      const Access s = to_access(scalar_offset, "scalar_offset");
+      check(check_offset_tile(a, s));
+      value = offset_tile_value(exec_or_raise("ap"), s);
+    }
+    dynamic = value * unit;
+  }
+  Result<Access> v = pattern_view(a, pattern, offset + dynamic);
+  if (!v && from_tile) end_run_with(v.error());
+  return py::cast(check(std::move(v)));
+}
+
+// The access a Tensor (all of it) or a View stands for.
+Access access_of(const std::shared_ptr<NkiTensor>& t) {
+  return whole(t);
+}
+const Access& access_of(const Access& a) {
+  return a;
+}
+
+// The view methods of Tensor and View: numpy, view, affine_view, reshape, broadcast_to, permute, ap.
+// `Self` is how pybind hands the object over; `numpy_what` names the method in the refusal.
+template <class Self, class Class>
+void def_view_methods(Class& cls, const char* numpy_what) {
+  cls.def("numpy",
+          [numpy_what](const Self& self) {
+            refuse_value_read_in_kernel(numpy_what);
+            const Access& a = access_of(self);
+            settle(*a.tensor);
+            return tensor_to_numpy(a.view);
+          })
+      .def("view",
+           [](const Self& self, py::handle key) {
+             const Access& a = access_of(self);
+             const std::vector<IndexItem> items = index_key(key);
+             return Access{a.tensor, check(index_view(a.view, items, tensor_label(a)))};
+           })
+      .def("affine_view",
+           [](const Self& self, const std::vector<AffineDim>& dims, const std::vector<int64_t>& space) {
+             const Access& a = access_of(self);
+             return Access{a.tensor, check(affine_index(a.view, dims, space, tensor_label(a)))};
+           })
+      .def("reshape", [](const Self& self,
+                         py::args shape) { return check(reshape_view(access_of(self), to_shape(shape_arg(shape)))); })
+      .def("broadcast_to",
+           [](const Self& self, std::vector<int64_t> shape) {
+             return check(broadcast_view(access_of(self), to_shape(shape)));
+           })
+      .def("permute",
+           [](const Self& self, py::args perm) {
+             auto p = shape_arg(perm);
+             return check(permute_view(access_of(self), std::vector<int>(p.begin(), p.end())));
+           })
+      .def(
+          "ap",
+          [](const Self& self, ApPattern pattern, int64_t offset, py::handle scalar_offset, py::handle vector_offset,
+             int64_t indirect_dim) {
+            return ap_view(access_of(self), pattern, offset, scalar_offset, vector_offset, indirect_dim);
+          },
+          py::arg("pattern"), py::arg("offset") = 0, py::arg("scalar_offset") = py::none(),
+          py::arg("vector_offset") = py::none(), py::arg("indirect_dim") = 0);
+}
+
+}  // namespace
+
+void register_tensor_classes(py::module_& m) {
+  py::list narrow;
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (dtype_is_numpy_foreign(static_cast<DType>(i))) narrow.append(std::string(dtype_name(static_cast<DType>(i))));
+  m.attr("NARROW_DTYPES") = py::tuple(narrow);
+
+  py::class_<NkiTensor, std::shared_ptr<NkiTensor>> tensor(m, "Tensor", py::dynamic_attr());
+  tensor
+      .def_static(
+          "from_numpy",
+          [](py::handle arr, const std::string& dtype, const std::string& name) {
+            auto t = numpy_to_tensor(arr, dtype, name.empty() ? "argument" : name);
+            if (!t) throw py::value_error(t.error().message);
+            return argument_tensor(std::move(*t), name);
+          },
+          py::arg("array"), py::arg("dtype") = "", py::arg("name") = "")
+      .def_property_readonly("shape", [](const NkiTensor& h) { return py::tuple(py::cast(h.data.shape())); })
+      .def_property_readonly("dtype_str", [](const NkiTensor& h) { return std::string(dtype_name(h.data.dtype())); })
+      .def_property_readonly("ndim", [](const NkiTensor& h) { return h.data.ndim(); })
+      .def_property_readonly("name", [](const NkiTensor& h) { return h.name; })
+      .def_property_readonly("buffer", [](const NkiTensor& h) { return std::string(buffer_name(h.buffer)); })
+      .def_readwrite("written", &NkiTensor::written);
+  def_view_methods<std::shared_ptr<NkiTensor>>(tensor, "Tensor.numpy()");
+  tensor.def("__repr__", [](const NkiTensor& h) {
+    return fmt::format("<nki tensor '{}' {}{} in {}>", h.name, dtype_name(h.data.dtype()), shape_str(h.data.shape()),
+                       buffer_name(h.buffer));
+  });
+
+  py::class_<Access> view(m, "View", py::dynamic_attr());
+  view.def_property_readonly("shape", [](const Access& a) { return py::tuple(py::cast(a.view.shape())); })
+      .def_property_readonly("dtype_str", [](const Access& a) { return std::string(dtype_name(a.view.dtype())); })
+      .def_property_readonly("ndim", [](const Access& a) { return a.view.ndim(); })
+      .def_property_readonly("buffer", [](const Access& a) { return std::string(buffer_name(a.buffer())); })
+      .def_property_readonly("tensor", [](const Access& a) { return a.tensor; });
+  def_view_methods<Access>(view, "View.numpy()");
+  view.def("__repr__", [](const Access& a) { return fmt::format("<nki view {}>", a.describe()); });
+}
+
+}  // namespace nki_agent
