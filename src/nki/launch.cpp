@@ -212,7 +212,10 @@ Result<std::shared_ptr<NkiTensor>> Launch::new_tensor(const TensorRequest& r, co
   return tensor;
 }
 
-Result<std::shared_ptr<NkiTensor>> Launch::new_matmul_result(const Shape& shape, const SourceLoc& loc) {
+Result<std::shared_ptr<NkiTensor>> Launch::new_matmul_result(const Access& stationary, const Access& moving,
+                                                             MatmulPerfMode mode, const SourceLoc& loc) {
+  const size_t free_axis = mode == MatmulPerfMode::kDoubleRow ? 2 : 1;
+  const Shape shape{stationary.shape()[free_axis], moving.shape()[free_axis]};
   auto dst = make_nki_tensor(shape, DType::kFloat32, Buffer::kPsum, "", fresh_poison(exec, Buffer::kPsum));
   dst->launch.scope = current_scope();
   dst->iterations.created_tag = exec.affine_tag;

@@ -22,6 +22,7 @@
 
 #include "nki/checks.h"
 #include "nki/isa.h"
+#include "nki/isa_matmul_modes.h"
 #include "nki/placement.h"
 
 namespace nki_agent {
@@ -93,8 +94,11 @@ class Launch {
   // outputs than the first did, whose tensor a later instance gets back), tracked for capacity and
   // registered with the allocation tracker. `loc`: where the kernel created it.
   Result<std::shared_ptr<NkiTensor>> new_tensor(const TensorRequest& r, const SourceLoc& loc);
-  // The float32 PSUM result tile of a matmul whose operands passed their checks, accessed now.
-  Result<std::shared_ptr<NkiTensor>> new_matmul_result(const Shape& shape, const SourceLoc& loc);
+  // The float32 PSUM result tile of a matmul whose operands passed their checks, accessed now:
+  // [stationary's free size, moving's free size] (axis 2 of each in the double-row mode, whose
+  // operands are [P, 2, F]).
+  Result<std::shared_ptr<NkiTensor>> new_matmul_result(const Access& stationary, const Access& moving,
+                                                       MatmulPerfMode mode, const SourceLoc& loc);
   // A scratch tile an instruction's emulation read became the result the kernel sees.
   void mark_result(const std::shared_ptr<NkiTensor>& t, const SourceLoc& loc);
 

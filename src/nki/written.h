@@ -1,14 +1,15 @@
 // nki/written.h — which elements of the tensors a kernel allocates hold data, and how unwritten
 // data flows through instructions: the nkia_uninitialized_read warning.
 //
-// Tensors from nl.ndarray start with nothing written (NkiTensor::writes.all_written false). Instructions
-// hand "unwritten" on to what they compute: a masked load leaves the tail of a ragged tile
-// unwritten, an unmasked nl.exp of the tile computes garbage in the same places, and a masked store
-// leaves that garbage behind — a correct kernel, nothing to report. A result that combines
-// unwritten elements with written ones (a reduction, a matmul, a scan) is garbage too; where that
-// happened first is kept on the tensor (WrittenState::stale_origin). Reported are: reading a tensor
-// that nothing wrote at all, reads that cannot be followed element by element (gathers, shuffles),
-// and outputs that end up with unwritten or garbage elements, naming where the garbage came from.
+// Tensors from nl.ndarray start with nothing written (WrittenState::all_written false, kept on
+// every tensor as NkiTensor::writes). Instructions hand "unwritten" on to what they compute: a
+// masked load leaves the tail of a ragged tile unwritten, an unmasked nl.exp of the tile computes
+// garbage in the same places, and a masked store leaves that garbage behind — a correct kernel,
+// nothing to report. A result that combines unwritten elements with written ones (a reduction, a
+// matmul, a scan) is garbage too; where that happened first is kept on the tensor
+// (WrittenState::stale_origin). Reported are: reading a tensor that nothing wrote at all, reads
+// that cannot be followed element by element (gathers, shuffles), and outputs that end up with
+// unwritten or garbage elements, naming where the garbage came from.
 //
 // Flags are uint8 tensors, 1 for a written element; an undefined flags Tensor means "all written".
 #pragma once

@@ -271,14 +271,17 @@ TEST(NkiLaunch, PsumTilesLiveAtOnceBeyondPsumsCapacityAreAnError) {
 TEST(NkiLaunch, AMatmulResultIsAPsumTileLiveFromItsCreation) {
   Launch l;
   l.begin_instance(0);
-  ASSERT_TRUE(write(l, whole(create(l, request({4, 4}, Buffer::kSbuf)))));
-  auto r = l.new_matmul_result({128, 512}, at(9));
+  auto stationary = create(l, request({128, 128}, Buffer::kSbuf));
+  auto moving = create(l, request({128, 512}, Buffer::kSbuf));
+  ASSERT_TRUE(write(l, whole(stationary)));
+  auto r = l.new_matmul_result(whole(stationary), whole(moving), MatmulPerfMode::kNone, at(9));
   ASSERT_TRUE(r) << r.error().format();
   EXPECT_EQ((*r)->buffer, Buffer::kPsum);
   EXPECT_EQ((*r)->data.dtype(), DType::kFloat32);
   ASSERT_TRUE((*r)->launch.live);
   EXPECT_EQ((*r)->launch.live->first, 1);  // the instruction it is made for, the second of the launch
   EXPECT_EQ((*r)->launch.live->bytes, 512 * 4);
+  EXPECT_EQ((*r)->data.shape(), (Shape{128, 512}));
   EXPECT_EQ((*r)->launch.live->loc.line, 9);
 }
 
@@ -295,6 +298,7 @@ TEST(NkiLaunch, AnSbufPeakOverTheUsableBytesIsOneWarningForTheLaunch) {
     ASSERT_TRUE(write(l, whole(b)));
     ASSERT_TRUE(write(l, whole(c)));
     ASSERT_TRUE(write(l, whole(a)));
+    ASSERT_TRUE(write(l, whole(b)));
     ASSERT_TRUE(l.end_instance());  // SBUF spills: no error
   }
   EXPECT_EQ(l.sbuf_use().peak_bytes, 3 * 16384 * 4);

@@ -200,9 +200,7 @@ void register_isa(py::module_& m) {
         Access s = to_access(stationary, "stationary"), mv = to_access(moving, "moving");
         check(pm == MatmulPerfMode::kDoubleRow ? check_matmul_double_row_inputs(ctx, s, mv)
                                                : check_matmul_inputs(ctx, s, mv));
-        const int64_t free_axis = pm == MatmulPerfMode::kDoubleRow ? 2 : 1;
-        auto dst = check(launch_or_raise("nc_matmul")
-                             .new_matmul_result({s.shape()[free_axis], mv.shape()[free_axis]}, caller_loc()));
+        auto dst = check(launch_or_raise("nc_matmul").new_matmul_result(s, mv, pm, caller_loc()));
         if (pm == MatmulPerfMode::kDoubleRow)
           check(isa_nc_matmul_double_row(ctx, whole(dst), s, mv, Accumulate::kOverwrite, caller_loc()));
         else
