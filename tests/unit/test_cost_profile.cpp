@@ -38,10 +38,17 @@ OperandRecord op(Buffer b, const std::string& name, DType dt, Shape shape, bool 
   return o;
 }
 
+// A record's instruction from its text form (nki/opcodes.h).
+InstrOp instr(const std::string& text) {
+  const auto op = parse_instruction(text);
+  if (!op) ADD_FAILURE() << "no instruction: " << text;
+  return op.value_or(InstrOp());
+}
+
 InstructionRecord rec(Engine e, const std::string& opcode, std::vector<OperandRecord> ops, int line) {
   InstructionRecord r;
   r.engine = e;
-  r.opcode = opcode;
+  r.op = instr(opcode);
   r.operands = std::move(ops);
   r.loc.file = "/k/matmul.py";
   r.loc.line = line;
@@ -210,7 +217,7 @@ TEST(CostProfile, TraceDocumentsReadBack) {
     const auto& a = t.records()[i];
     const auto& b = back->records()[i];
     EXPECT_EQ(a.engine, b.engine);
-    EXPECT_EQ(a.opcode, b.opcode);
+    EXPECT_EQ(a.op, b.op);
     EXPECT_EQ(a.loc.line, b.loc.line);
     ASSERT_EQ(a.operands.size(), b.operands.size());
     for (size_t k = 0; k < a.operands.size(); ++k) {
@@ -240,7 +247,7 @@ TEST(CostProfile, TraceDocumentsReadBack) {
 }
 
 // Whatever a (recorded, possibly hand-edited) trace holds — odd shapes, zero sizes, negative and
-// zero strides, partitions past 128, fp8 and int operands, unknown opcodes — the model answers
+// zero strides, partitions past 128, fp8 and int operands, opcodes on engines that do not run them — the model answers
 // with a profile or a Diagnostic, never a crash or a hang.
 TEST(CostProfile, ArbitraryTracesNeverCrash) {
   auto trn1 = hardware_for_target("trn1");
@@ -252,8 +259,9 @@ TEST(CostProfile, ArbitraryTracesNeverCrash) {
     return static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(n));
   };
   const Engine engines[] = {Engine::kTensor, Engine::kVector, Engine::kScalar, Engine::kGpSimd, Engine::kDma};
-  const char* opcodes[] = {"nc_matmul",      "dma_copy",     "tensor_copy", "memset",     "tensor_tensor:add",
-                           "activation:exp", "nc_transpose", "iota",        "mystery_op", "tensor_reduce:max"};
+  const char* opcodes[] = {"nc_matmul",         "dma_copy",         "tensor_copy",  "memset",
+                           "tensor_tensor:add", "activation:exp",   "nc_transpose", "iota",
+                           "nc_stream_shuffle", "tensor_reduce:max"};
   const Buffer buffers[] = {Buffer::kSharedHbm, Buffer::kPrivateHbm, Buffer::kSbuf, Buffer::kPsum};
   const DType dtypes[] = {DType::kFloat32, DType::kBFloat16, DType::kInt8, DType::kFloat8E4M3, DType::kInt32};
   for (int trial = 0; trial < 200; ++trial) {
@@ -262,7 +270,7 @@ TEST(CostProfile, ArbitraryTracesNeverCrash) {
     for (int i = 0; i < n; ++i) {
       InstructionRecord r;
       r.engine = engines[rnd(5)];
-      r.opcode = opcodes[rnd(10)];
+      r.op = instr(opcodes[rnd(10)]);
       r.loc.line = static_cast<int>(rnd(50));
       const int nops = static_cast<int>(rnd(4));
       for (int k = 0; k < nops; ++k) {

@@ -15,6 +15,7 @@
 #include "nki/isa_matmul_modes.h"
 #include "nki/isa_scalar.h"
 #include "nki/isa_select.h"
+#include "nki/isa_vector.h"
 #include "nki/written.h"
 #include "runtime/python/launch.h"
 #include "runtime/python/py_convert.h"
@@ -1267,5 +1268,23 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
     ExecContext& ctx = exec_or_raise("tensor_copy");
     Access d = to_access(dst, "dst"), v = to_access(value, "value");
     check(isa_tensor_copy(ctx, d, v, Engine::kVector, caller_loc()));
+  });
+
+  // ---- Vector-engine fused instructions (nki/isa_vector.h) ------------------------------------
+  m.def("reciprocal", [](py::handle dst, py::handle data) {
+    ExecContext& ctx = exec_or_raise("reciprocal");
+    check(isa_reciprocal(ctx, to_access(dst, "dst"), to_access(data, "data"), caller_loc()));
+  });
+  // operand0: a number or a [P, 1] tile; op0 and op1 binary operators (nl.add, nl.multiply, ...).
+  m.def("scalar_tensor_tensor", [](py::handle dst, py::handle data, const std::string& op0, py::handle operand0,
+                                   bool reverse0, const std::string& op1, py::handle data1, bool reverse1) {
+    ExecContext& ctx = exec_or_raise("scalar_tensor_tensor");
+    ScalarOperand o0;
+    if (py::isinstance<py::float_>(operand0) || py::isinstance<py::int_>(operand0))
+      o0.value = operand0.cast<double>();
+    else
+      o0.tile = to_access(operand0, "operand0");
+    check(isa_scalar_tensor_tensor(ctx, to_access(dst, "dst"), to_access(data, "data"), parse_binary(op0), o0, reverse0,
+                                   parse_binary(op1), to_access(data1, "operand1"), reverse1, caller_loc()));
   });
 }
