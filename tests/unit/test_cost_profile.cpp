@@ -2,6 +2,7 @@
 // DMA size, arithmetic intensity, roofline), their JSON names, the text summary, insights, the
 // Perfetto trace (valid trace-event JSON with a track per engine and DMA queue, no overlapping
 // slices on a track), and trace documents read back from JSON.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -240,6 +241,15 @@ TEST(CostProfile, TraceDocumentsReadBack) {
     auto r = trace_from_json(nlohmann::json::parse(bad));
     ASSERT_FALSE(r) << bad;
     EXPECT_EQ(r.error().code, "nkia_trace_invalid") << bad;
+  }
+  // An opcode outside the table (nki/opcodes.h), or sub-ops it does not take, is named.
+  for (const char* opcode : {"warp_shuffle", "tensor_tensor:sideways", "tensor_tensor", "iota:add"}) {
+    auto r = trace_from_json(
+        nlohmann::json::parse(fmt::format(R"([{{"engine": "vector", "opcode": "{}", "operands": []}}])", opcode)));
+    ASSERT_FALSE(r) << opcode;
+    EXPECT_EQ(r.error().code, "nkia_trace_invalid");
+    EXPECT_NE(r.error().message.find(fmt::format("unknown opcode '{}'", opcode)), std::string::npos)
+        << r.error().message;
   }
   auto missing = load_trace_file("/nonexistent/trace.json");
   ASSERT_FALSE(missing);
