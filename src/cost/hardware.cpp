@@ -155,14 +155,6 @@ class TableReader {
     if (!r_) return fail(r_.error()); \
   } while (0)
 
-std::optional<Engine> engine_from_name(std::string_view s) {
-  if (s == "tensor" || s == "pe") return Engine::kTensor;
-  if (s == "vector" || s == "dve") return Engine::kVector;
-  if (s == "scalar" || s == "act") return Engine::kScalar;
-  if (s == "gpsimd" || s == "pool") return Engine::kGpSimd;
-  return std::nullopt;
-}
-
 Result<const toml::table*> sub_table(const toml::table& root, std::string_view key, std::string_view origin,
                                      bool required) {
   const toml::node* n = root.get(key);
@@ -206,6 +198,83 @@ Result<EngineSpec> read_engine(const toml::table* t, std::string path, std::stri
   return e;
 }
 
+// The operators an `ops` name stands for among the sub-op kinds `kinds` (kSub* bits).
+void operators_named(std::string_view name, uint8_t kinds, std::vector<AluOp>& out) {
+  if (kinds & kSubBinary)
+    if (auto op = binary_op_from_name(name)) out.push_back(*op);
+  if (kinds & kSubUnary)
+    if (auto op = unary_op_from_name(name)) out.push_back(*op);
+  if (kinds & kSubReduce)
+    if (auto op = reduce_op_from_name(name)) out.push_back(*op);
+  if (kinds & kSubMode)
+    if (auto m = op_mode_from_name(name)) out.push_back(*m);
+}
+
+// Resolves a rule's opcode pattern and `ops` against the opcode table (CostRule).
+Result<void> resolve_rule(CostRule& rule, const TableReader& r, std::string_view origin) {
+  auto unmatched = [&](std::string why) {
+    Diagnostic d = r.invalid(fmt::format("{} (line {}): {}", r.path(), rule.line, why))
+                       .with_note("the opcodes are those of nki/opcodes.h, as traces spell them (docs/cost-model.md)");
+    d.loc.file = std::string(origin);
+    d.loc.line = rule.line;
+    return fail(std::move(d));
+  };
+  const std::string_view pat = rule.opcode;
+  if (pat == "*") {
+    rule.opcodes.fill(true);
+  } else if (pat.back() == '*') {
+    const std::string_view prefix = pat.substr(0, pat.size() - 1);
+    for (const OpcodeInfo& row : kOpcodeTable) {
+      const std::string_view name = row.name;
+      if (name.starts_with(prefix)) {
+        rule.opcodes[static_cast<size_t>(row.opcode)] = true;
+      } else if (prefix.size() > name.size() && prefix.starts_with(name) && prefix[name.size()] == ':') {
+        if (prefix.size() > name.size() + 1)
+          return unmatched(
+              fmt::format("opcode = '{}': a pattern ends in '*' at an opcode's name or right after its "
+                          "':', not inside a sub-op",
+                          pat));
+        rule.opcodes[static_cast<size_t>(row.opcode)] = true;
+        rule.sub_match = CostRule::SubMatch::kSome;
+      }
+    }
+  } else if (pat.find(':') != std::string_view::npos) {
+    const auto op = parse_instruction(pat);
+    if (!op) return unmatched(fmt::format("opcode = '{}' is no instruction", pat));
+    rule.opcodes[static_cast<size_t>(op->opcode)] = true;
+    rule.sub_match = CostRule::SubMatch::kExact;
+    rule.exact = *op;
+  } else {
+    const auto op = opcode_from_name(pat);
+    if (!op) return unmatched(fmt::format("opcode = '{}' is no opcode", pat));
+    rule.opcodes[static_cast<size_t>(*op)] = true;
+    rule.sub_match = CostRule::SubMatch::kNone;
+  }
+  uint8_t kinds = 0;
+  bool any = false;
+  for (const OpcodeInfo& row : kOpcodeTable) {
+    bool& m = rule.opcodes[static_cast<size_t>(row.opcode)];
+    if (rule.engine && !(row.engines & engine_bit(*rule.engine))) m = false;
+    if (rule.sub_match == CostRule::SubMatch::kSome && row.max_sub == 0) m = false;
+    if (m) kinds |= row.sub_kinds;
+    any = any || m;
+  }
+  if (!any)
+    return unmatched(fmt::format("opcode = '{}'{} matches no opcode", pat,
+                                 rule.engine ? fmt::format(" on the {} engine", engine_name(*rule.engine)) : ""));
+  if (!rule.ops.empty() && rule.sub_match == CostRule::SubMatch::kNone)
+    return unmatched(fmt::format("ops = [...] with opcode = '{}', which has no sub-op", pat));
+  for (const std::string& name : rule.ops) {
+    std::vector<AluOp> named;
+    operators_named(name, kinds, named);
+    if (named.empty())
+      return unmatched(fmt::format("ops entry '{}' is no operator of the opcodes '{}' matches", name, pat));
+    for (AluOp op : named)
+      if (std::find(rule.op_set.begin(), rule.op_set.end(), op) == rule.op_set.end()) rule.op_set.push_back(op);
+  }
+  return {};
+}
+
 Result<CostRule> read_rule(const toml::table* t, size_t index, std::string_view origin) {
   TableReader r(t, fmt::format("rules[{}]", index), origin);
   NKIA_TRY_VOID(r.only({"engine", "opcode", "ops", "dtypes", "all_sbuf", "mixed_psum_sbuf_inputs", "unit_stride",
@@ -214,7 +283,7 @@ Result<CostRule> read_rule(const toml::table* t, size_t index, std::string_view 
   NKIA_TRY(eng, r.string("engine", std::string()));
   if (!eng.empty()) {
     auto e = engine_from_name(eng);
-    if (!e)
+    if (!e || *e == Engine::kDma)
       return fail(r.invalid(fmt::format("{} = '{}' is not tensor, vector, scalar or gpsimd", r.where("engine"), eng)));
     rule.engine = *e;
   }
@@ -260,6 +329,8 @@ Result<CostRule> read_rule(const toml::table* t, size_t index, std::string_view 
   NKIA_TRY(source, r.string("source", std::string()));
   rule.source = source;
   NKIA_TRY_VOID(r.finish());
+  rule.line = t ? static_cast<int>(t->source().begin.line) : 0;
+  NKIA_TRY_VOID(resolve_rule(rule, r, origin));
   return rule;
 }
 
@@ -323,7 +394,8 @@ Result<HardwareSpec> build_spec(const toml::table& root, std::string_view origin
                                                                                 {"scalar", Engine::kScalar},
                                                                                 {"gpsimd", Engine::kGpSimd}}};
     for (const auto& [k, v] : *eng_t)
-      if (!engine_from_name(k.str()) || k.str() == "pe" || k.str() == "dve" || k.str() == "act" || k.str() == "pool")
+      if (!engine_from_name(k.str()) || k.str() == "dma" || k.str() == "pe" || k.str() == "dve" || k.str() == "act" ||
+          k.str() == "pool")
         return fail("nkia_hardware_invalid", fmt::format("{}: unknown engine [engines.{}]", origin, k.str()),
                     "the engines are tensor, vector, scalar and gpsimd");
     for (const auto& [key, e] : kEngines) {
@@ -380,7 +452,8 @@ Result<HardwareSpec> build_spec(const toml::table& root, std::string_view origin
       NKIA_TRY(engs, r.strings("engines"));
       for (const auto& s : engs) {
         auto e = engine_from_name(s);
-        if (!e) return fail(r.invalid(fmt::format("{}: '{}' is not an engine", r.where("engines"), s)));
+        if (!e || *e == Engine::kDma)
+          return fail(r.invalid(fmt::format("{}: '{}' is not an engine", r.where("engines"), s)));
         g.engines.push_back(*e);
       }
       if (g.engines.size() < 2) return fail(r.invalid(fmt::format("{} needs two engines or more", r.where("engines"))));
@@ -405,6 +478,24 @@ Result<HardwareSpec> build_spec(const toml::table& root, std::string_view origin
 }
 
 }  // namespace
+
+bool CostRule::matches(Engine e, const InstrOp& op) const {
+  if (engine && *engine != e) return false;
+  if (!opcodes[static_cast<size_t>(op.opcode)]) return false;
+  switch (sub_match) {
+    case SubMatch::kAny: break;
+    case SubMatch::kNone:
+      if (!op.sub[0].none()) return false;
+      break;
+    case SubMatch::kSome:
+      if (op.sub[0].none()) return false;
+      break;
+    case SubMatch::kExact:
+      if (op != exact) return false;
+      break;
+  }
+  return op_set.empty() || std::find(op_set.begin(), op_set.end(), op.sub[0]) != op_set.end();
+}
 
 Result<HardwareSpec> parse_hardware(std::string_view toml_text, std::string_view origin) {
   toml::table root;

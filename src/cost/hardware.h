@@ -37,12 +37,24 @@ struct EngineSpec {
 };
 
 // One instruction cost rule; the first rule whose conditions all hold gives the cost.
+//
+// The opcode pattern is matched against the instructions' text forms (nki/opcodes.h): "*" (any),
+// "name" (exactly, without sub-ops), "name:sub" (exactly), "prefix*" (names starting with prefix,
+// any sub-ops) or "name:*" (that opcode with sub-ops). parse_hardware resolves it, and `ops`, to
+// the opcode table once: a rule that can match no opcode on its engine, or an `ops` entry that
+// names no operator of the opcodes it matches, is a load error.
 struct CostRule {
   enum class Model : uint8_t { kElementwise, kMatmul, kPeTranspose };
+  // How the instruction's sub-ops must look for the pattern to match.
+  enum class SubMatch : uint8_t { kAny, kNone, kSome, kExact };
   std::optional<Engine> engine;  // none: any engine
-  std::string opcode;            // exact, "prefix*", or "*"
+  std::string opcode;            // the pattern, as written
+  std::array<bool, kNumOpcodes> opcodes{};  // the opcodes the pattern matches (on `engine`)
+  SubMatch sub_match = SubMatch::kAny;
+  InstrOp exact;  // kExact: the instruction "name:sub" names
   // Conditions (unset: not checked).
-  std::vector<std::string> ops;                // the opcode's first ":op" suffix is one of these
+  std::vector<std::string> ops;                // the instruction's first sub-op is one of these...
+  std::vector<AluOp> op_set;                   // ...as resolved: the operators those names are
   std::vector<DType> dtypes;                   // every operand's dtype is one of these
   std::optional<bool> all_sbuf;                // every operand is in SBUF
   std::optional<bool> mixed_psum_sbuf_inputs;  // the inputs come from both PSUM and SBUF
@@ -52,6 +64,10 @@ struct CostRule {
   double fixed = 0, per_element = 1, min_cycles = 0, extra = 0;
   double init = 64, fp32_factor = 4;  // kMatmul
   std::string source;                 // where the formula comes from
+  int line = 0;                       // the rule's line in its file
+
+  // The opcode, sub-op and `ops` conditions (the operand conditions are the cost model's).
+  bool matches(Engine e, const InstrOp& op) const;
 };
 
 struct DmaSpec {
@@ -105,7 +121,8 @@ struct HardwareSpec {
 };
 
 // Parses a hardware description; `origin` names it in Diagnostics. Codes: nkia_hardware_syntax (not
-// TOML), nkia_hardware_invalid (a missing, mistyped or absurd field; the message names it).
+// TOML), nkia_hardware_invalid (a missing, mistyped or absurd field, or a rule that matches no
+// opcode; the message names it, and the Diagnostic's location is its line).
 Result<HardwareSpec> parse_hardware(std::string_view toml_text, std::string_view origin);
 // Reads and parses a file. Code nkia_hardware_unreadable too.
 Result<HardwareSpec> load_hardware_file(const std::string& path);

@@ -87,24 +87,13 @@ int64_t minor_stride(const OperandRecord& o) {
   return 1;
 }
 
-std::string_view op_suffix(std::string_view opcode) {
-  size_t c = opcode.find(':');
-  if (c == std::string_view::npos) return {};
-  std::string_view rest = opcode.substr(c + 1);
-  size_t c2 = rest.find(':');
-  return c2 == std::string_view::npos ? rest : rest.substr(0, c2);
-}
-
-bool opcode_matches(std::string_view pattern, std::string_view opcode) {
-  if (pattern == "*") return true;
-  if (!pattern.empty() && pattern.back() == '*')
-    return opcode.substr(0, pattern.size() - 1) == pattern.substr(0, pattern.size() - 1);
-  return pattern == opcode;
-}
-
 // nc_matmul in the ordinary mode, or in double-row mode (nki/isa_matmul_modes.h).
-bool is_matmul_opcode(std::string_view opcode) {
-  return opcode == "nc_matmul" || opcode == "nc_matmul:double_row";
+bool is_matmul(const InstructionRecord& r) {
+  return r.opcode() == Opcode::kNcMatmul;
+}
+
+bool is_double_row(const InstructionRecord& r) {
+  return is_matmul(r) && r.op.sub[0] == AluOp(OpMode::kDoubleRow);
 }
 
 bool same_operand(const OperandRecord& a, const OperandRecord& b) {
@@ -148,7 +137,7 @@ class Lowerer {
   // matmul's psum-zero flag instead (neuron-profile shows it as psum_zero= on the MATMUL).
   bool zeroes_accumulator(size_t i) {
     const InstructionRecord& r = records_[i];
-    if (r.opcode != "memset" || r.operands.empty() || r.operands[0].buffer != Buffer::kPsum) return false;
+    if (r.opcode() != Opcode::kMemset || r.operands.empty() || r.operands[0].buffer != Buffer::kPsum) return false;
     const Footprint fz = footprint(r.operands[0]);
     constexpr size_t kWindow = 64;
     for (size_t j = i + 1; j < records_.size() && j < i + 1 + kWindow; ++j) {
@@ -159,7 +148,7 @@ class Lowerer {
         const Footprint fo = footprint(o);
         if (!footprints_overlap(fo, fz)) continue;
         // The first use: a matmul that writes the whole zeroed tile.
-        return is_matmul_opcode(n.opcode) && k == 0 && footprint_covers(fo, fz);
+        return is_matmul(n) && k == 0 && footprint_covers(fo, fz);
       }
     }
     return false;
@@ -170,7 +159,7 @@ class Lowerer {
   bool foldable(size_t i) {
     const InstructionRecord& p = records_[i];
     const InstructionRecord& c = records_[i + 1];
-    if (c.opcode != "tensor_copy" || c.operands.size() < 2 || p.operands.empty()) return false;
+    if (c.opcode() != Opcode::kTensorCopy || c.operands.size() < 2 || p.operands.empty()) return false;
     const OperandRecord& tmp = p.operands[0];
     const OperandRecord& src = c.operands[1];
     const OperandRecord& dst = c.operands[0];
@@ -178,7 +167,7 @@ class Lowerer {
     if (buffer_is_hbm(dst.buffer)) return false;
     // A DMA can only deliver into SBUF; a matmul only into PSUM.
     if (p.engine == Engine::kDma && dst.buffer != Buffer::kSbuf) return false;
-    if (is_matmul_opcode(p.opcode) || p.opcode == "nc_transpose") return false;
+    if (is_matmul(p) || p.opcode() == Opcode::kNcTranspose) return false;
     // The producer must not read its own temporary (then it was not fresh).
     for (size_t k = 1; k < p.operands.size(); ++k)
       if (same_operand(p.operands[k], tmp)) return false;
@@ -239,12 +228,9 @@ class Lowerer {
   }
 
   const CostRule* find_rule(const InstructionRecord& r, const std::vector<const OperandRecord*>& ops, uint32_t& index) {
-    const std::string_view suffix = op_suffix(r.opcode);
     for (size_t k = 0; k < hw_.rules.size(); ++k) {
       const CostRule& rule = hw_.rules[k];
-      if (rule.engine && *rule.engine != r.engine) continue;
-      if (!opcode_matches(rule.opcode, r.opcode)) continue;
-      if (!rule.ops.empty() && std::find(rule.ops.begin(), rule.ops.end(), suffix) == rule.ops.end()) continue;
+      if (!rule.matches(r.engine, r.op)) continue;
       if (!rule.dtypes.empty()) {
         bool ok = true;
         for (const OperandRecord* o : ops)
@@ -287,7 +273,7 @@ class Lowerer {
     const CostRule* rule = find_rule(r, ops, idx);
     double cycles;
     if (!rule) {
-      prog_.unpriced[fmt::format("{}:{}", engine_name(r.engine), r.opcode)]++;
+      prog_.unpriced[fmt::format("{}:{}", engine_name(r.engine), r.opcode_text())]++;
       cycles = std::max<double>(64, static_cast<double>(n));
     } else if (rule->model == CostRule::Model::kMatmul && ops.size() >= 3) {
       const double ns = static_cast<double>(op.stationary_free), nm = static_cast<double>(op.moving_free);
@@ -338,8 +324,9 @@ class Lowerer {
     // The busiest engine's share: descriptors are dealt out by partition.
     const int64_t per_engine_desc = (op.dma_descriptors + engines - 1) / engines;
     double bw = d.engine_bytes_per_ns();
-    if (r.opcode.find("transpose") != std::string::npos) bw *= d.transpose_efficiency;
-    const bool accumulates = r.opcode.find(":add") != std::string::npos;  // dma_copy:add reads dst too
+    if (r.opcode() == Opcode::kDmaTranspose) bw *= d.transpose_efficiency;
+    // dma_copy:add (dst_rmw_op) reads dst too
+    const bool accumulates = r.opcode() == Opcode::kDmaCopy && r.op.sub[0] == AluOp(BinaryOp::kAdd);
     if (accumulates) bw *= d.compute_efficiency;
     const double desc_ns =
         d.descriptor_overhead_ns + static_cast<double>(std::max(desc_bytes, d.min_descriptor_bytes)) / bw;
@@ -358,14 +345,13 @@ class Lowerer {
     for (const OperandRecord& o : r.operands) ops.push_back(&o);
     if (dst_override) ops[0] = dst_override;
     const OperandRecord& dst = *ops[0];
-    op.matmul = r.engine == Engine::kTensor && is_matmul_opcode(r.opcode) && ops.size() >= 3;
-    op.transpose = r.engine == Engine::kTensor && r.opcode == "nc_transpose" && ops.size() >= 2;
+    op.matmul = r.engine == Engine::kTensor && is_matmul(r) && ops.size() >= 3;
+    op.transpose = r.engine == Engine::kTensor && r.opcode() == Opcode::kNcTranspose && ops.size() >= 2;
     if (op.matmul) {
       const OperandRecord& st = *ops[1];
       const OperandRecord& mv = *ops[2];
       // Double row: [128, 2, M] x [128, 2, N] streams two rows of K per partition, K = 256.
-      const int64_t rows =
-          r.opcode == "nc_matmul:double_row" && st.shape.size() == 3 ? std::max<int64_t>(st.shape[1], 1) : 1;
+      const int64_t rows = is_double_row(r) && st.shape.size() == 3 ? std::max<int64_t>(st.shape[1], 1) : 1;
       op.contraction = (st.shape.empty() ? 1 : st.shape[0]) * rows;
       op.stationary_free = per_partition(st) / rows;
       op.moving_free = per_partition(mv) / rows;

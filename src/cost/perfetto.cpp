@@ -88,7 +88,7 @@ std::string perfetto_trace(const Trace& trace, const CostProgram& prog, const Sc
   // Compute slices.
   std::vector<std::string> names(trace.records().size());
   auto name_of = [&](uint32_t rec) -> const std::string& {
-    if (names[rec].empty()) names[rec] = json_str(trace.records()[rec].opcode);
+    if (names[rec].empty()) names[rec] = json_str(trace.records()[rec].opcode_text());
     return names[rec];
   };
   for (uint32_t i = 0; i < prog.ops.size(); ++i) {

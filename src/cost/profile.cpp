@@ -91,7 +91,13 @@ class Builder {
 
  private:
   const SourceLoc& loc_of(uint32_t i) const { return trace_.records()[prog_.ops[i].record].loc; }
-  const std::string& opcode_of(uint32_t i) const { return trace_.records()[prog_.ops[i].record].opcode; }
+  // The op's instruction text, formatted once per distinct instruction.
+  const std::string& opcode_of(uint32_t i) const {
+    const InstrOp& op = trace_.records()[prog_.ops[i].record].op;
+    auto [it, fresh] = texts_.try_emplace(op.key());
+    if (fresh) it->second = instruction_text(op);
+    return it->second;
+  }
 
   // Engine-time an op costs, DMA normalised to the whole set of DMA engines.
   double busy_of(uint32_t i) const {
@@ -440,6 +446,7 @@ class Builder {
   const HardwareSpec& hw_;
   Profile p_;
   std::vector<double> on_path_;
+  mutable std::unordered_map<uint32_t, std::string> texts_;  // opcode_of
 };
 
 }  // namespace

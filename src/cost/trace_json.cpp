@@ -17,12 +17,6 @@ tl::unexpected<Diagnostic> bad(size_t index, std::string_view what) {
               "give a document written by `nki-agent check --trace` or `run --trace`");
 }
 
-std::optional<Engine> engine_named(std::string_view s) {
-  for (int e = 0; e < kNumEngines; ++e)
-    if (engine_name(static_cast<Engine>(e)) == s) return static_cast<Engine>(e);
-  return std::nullopt;
-}
-
 std::optional<Buffer> buffer_named(std::string_view s) {
   for (Buffer b : {Buffer::kSharedHbm, Buffer::kPrivateHbm, Buffer::kSbuf, Buffer::kPsum})
     if (buffer_name(b) == s) return b;
@@ -61,12 +55,14 @@ Result<Trace> trace_from_json(const nlohmann::json& doc) {
     InstructionRecord rec;
     auto eng = r.find("engine");
     if (eng == r.end() || !eng->is_string()) return bad(i, "no engine");
-    auto e = engine_named(eng->get<std::string>());
+    auto e = engine_from_name(eng->get<std::string>());
     if (!e) return bad(i, fmt::format("unknown engine '{}'", eng->get<std::string>()));
     rec.engine = *e;
     auto op = r.find("opcode");
     if (op == r.end() || !op->is_string()) return bad(i, "no opcode");
-    rec.opcode = op->get<std::string>();
+    const auto instr = parse_instruction(op->get<std::string>());
+    if (!instr) return bad(i, fmt::format("unknown opcode '{}'", op->get<std::string>()));
+    rec.op = *instr;
     if (auto el = r.find("elements"); el != r.end() && el->is_number_integer()) rec.elements = el->get<int64_t>();
     if (auto f = r.find("file"); f != r.end() && f->is_string()) rec.loc.file = f->get<std::string>();
     if (auto l = r.find("line"); l != r.end() && l->is_number_integer())

@@ -196,11 +196,11 @@ std::optional<Diagnostic> sbuf_capacity_warning(const ExecContext& ctx, const Sb
   return d;
 }
 
-InstructionRecord instruction_record(Engine e, std::string opcode, const SourceLoc& loc, const Access& dst,
+InstructionRecord instruction_record(Engine e, const InstrOp& op, const SourceLoc& loc, const Access& dst,
                                      std::span<const Access* const> srcs) {
   InstructionRecord r;
   r.engine = e;
-  r.opcode = std::move(opcode);
+  r.op = op;
   r.loc = loc;
   r.elements = dst.view.numel();
   r.operands.push_back(record_operand(dst, true));
@@ -335,9 +335,10 @@ Result<void> check_carried_reads(ExecContext& ctx, int64_t ending_tag) {
   return {};
 }
 
-InstructionRecord issue_instruction(ExecContext& ctx, Engine e, std::string opcode, const SourceLoc& loc,
+InstructionRecord issue_instruction(ExecContext& ctx, Engine e, const InstrOp& op, const SourceLoc& loc,
                                     const Access& dst, std::span<const Access* const> srcs, DataFlow flow,
                                     bool settle_reads) {
+  const std::string opcode = instruction_text(op);
   if (ctx.affine_tag != 0) follow_iterations(ctx, opcode, loc, dst, srcs);
   bool every_written = true;
   for (const Access* s : srcs) {
@@ -383,7 +384,7 @@ InstructionRecord issue_instruction(ExecContext& ctx, Engine e, std::string opco
       }
     }
   }
-  return instruction_record(e, std::move(opcode), loc, dst, srcs);
+  return instruction_record(e, op, loc, dst, srcs);
 }
 
 void follow_scan(ExecContext& ctx, std::string_view opcode, const SourceLoc& loc, const Access& dst,

@@ -72,7 +72,7 @@ void note_sbuf_use(SbufUse& use, const ExecContext& ctx, const std::vector<std::
 std::optional<Diagnostic> sbuf_capacity_warning(const ExecContext& ctx, const SbufUse& use);
 
 // The trace record of an instruction writing dst from srcs; it processes dst's elements.
-InstructionRecord instruction_record(Engine e, std::string opcode, const SourceLoc& loc, const Access& dst,
+InstructionRecord instruction_record(Engine e, const InstrOp& op, const SourceLoc& loc, const Access& dst,
                                      std::span<const Access* const> srcs);
 
 // The nkia_uninitialized_read warning (once per tensor) when `src` selects elements that nothing has
@@ -94,14 +94,14 @@ enum class DataFlow : uint8_t {
 // poison and pending copies, nki/nki_tensor.h) and prepares dst for the write (before_write).
 // `settle_reads` false leaves the reads to the instruction (read_view: a matmul reads pending
 // copies in place).
-InstructionRecord issue_instruction(ExecContext& ctx, Engine e, std::string opcode, const SourceLoc& loc,
+InstructionRecord issue_instruction(ExecContext& ctx, Engine e, const InstrOp& op, const SourceLoc& loc,
                                     const Access& dst, std::span<const Access* const> srcs,
                                     DataFlow flow = DataFlow::kCombined, bool settle_reads = true);
-inline InstructionRecord issue_instruction(ExecContext& ctx, Engine e, std::string opcode, const SourceLoc& loc,
+inline InstructionRecord issue_instruction(ExecContext& ctx, Engine e, const InstrOp& op, const SourceLoc& loc,
                                            const Access& dst, std::initializer_list<const Access*> srcs,
                                            DataFlow flow = DataFlow::kCombined, bool settle_reads = true) {
-  return issue_instruction(ctx, e, std::move(opcode), loc, dst,
-                           std::span<const Access* const>(srcs.begin(), srcs.size()), flow, settle_reads);
+  return issue_instruction(ctx, e, op, loc, dst, std::span<const Access* const>(srcs.begin(), srcs.size()), flow,
+                           settle_reads);
 }
 
 // Stale data entered dst's values here: `opcode` combined unwritten elements of src with written

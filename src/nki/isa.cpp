@@ -13,9 +13,6 @@
 
 namespace nki_agent {
 
-namespace {
-
-// Shapes equal after dropping size-1 axes: [128, 1, 512] and [128, 512] describe the same data.
 bool same_squeezed(const Shape& a, const Shape& b) {
   Shape x, y;
   for (int64_t d : a)
@@ -25,10 +22,11 @@ bool same_squeezed(const Shape& a, const Shape& b) {
   return x == y;
 }
 
-// The view of src with dst's shape (their squeezed shapes being equal).
 Tensor as_shape_of(const Tensor& src, const Shape& shape) {
   return src.shape() == shape ? src : src.reshape(shape);
 }
+
+namespace {
 
 // Records that the running affine_range iteration writes dst's elements of an HBM tensor, and
 // refuses the write when another iteration of the same loop already wrote one of them: the
@@ -50,7 +48,7 @@ Result<void> tag_affine_write(const ExecContext& ctx, const Access& dst, const c
 
 Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc,
                           std::optional<BinaryOp> rmw) {
-  constexpr const char* kOp = "dma_copy";
+  constexpr const char* kOp = opcode_name(Opcode::kDmaCopy);
   if (rmw && *rmw != BinaryOp::kAdd)
     return fail(
         nki_error("nkia_unsupported_operator",
@@ -74,11 +72,12 @@ Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src
   const Tensor from = src.view.shape() == dst.shape() ? src.view : src.view.reshape(dst.shape());
   Tensor dview = dst.view;
   if (rmw) {
-    ctx.trace.add(issue_instruction(ctx, Engine::kDma, "dma_copy:add", loc, dst, {&src, &dst}, DataFlow::kElementwise));
+    ctx.trace.add(
+        issue_instruction(ctx, Engine::kDma, {Opcode::kDmaCopy, *rmw}, loc, dst, {&src, &dst}, DataFlow::kElementwise));
     if (ctx.compute) dview.assign(binary(BinaryOp::kAdd, dst.view.astype(DType::kFloat32), from, dst.dtype()));
     return {};
   }
-  ctx.trace.add(issue_instruction(ctx, Engine::kDma, kOp, loc, dst, {&src}, DataFlow::kElementwise));
+  ctx.trace.add(issue_instruction(ctx, Engine::kDma, Opcode::kDmaCopy, loc, dst, {&src}, DataFlow::kElementwise));
   if (ctx.compute && (ctx.eager_state || !defer_copy(dst, src, from))) dview.assign(from);
   return {};
 }
@@ -93,7 +92,7 @@ Result<void> check_dma_transpose_elements(const Access& src, const char* op) {
 
 Result<void> isa_dma_transpose(ExecContext& ctx, const Access& dst, const Access& src, std::vector<int> axes,
                                const SourceLoc& loc) {
-  constexpr const char* kOp = "dma_transpose";
+  constexpr const char* kOp = opcode_name(Opcode::kDmaTranspose);
   static const std::vector<std::vector<int>> kPerms = {{1, 0}, {2, 1, 0}, {3, 1, 2, 0}};
   const int rank = src.view.ndim();
   if (rank < 2 || rank > 4)
@@ -124,7 +123,7 @@ Result<void> isa_dma_transpose(ExecContext& ctx, const Access& dst, const Access
                                       dtype_name(src.dtype()), shape_str(moved.shape()), dst.describe()),
                           "allocate the destination with the permuted shape and the source's dtype"));
   Tensor flags = written_flags(src);
-  ctx.trace.add(issue_instruction(ctx, Engine::kDma, kOp, loc, dst, {&src}, DataFlow::kCustom));
+  ctx.trace.add(issue_instruction(ctx, Engine::kDma, Opcode::kDmaTranspose, loc, dst, {&src}, DataFlow::kCustom));
   set_written(dst, flags.defined() ? flags.transpose(axes).copy() : Tensor());
   if (flags.defined()) inherit_stale(dst, std::array{&src});
   if (ctx.compute) {
@@ -136,8 +135,8 @@ Result<void> isa_dma_transpose(ExecContext& ctx, const Access& dst, const Access
 
 Result<void> isa_tensor_tensor(ExecContext& ctx, const Access& dst, const Access& a, const Access& b, BinaryOp op,
                                const SourceLoc& loc) {
-  const std::string opcode = fmt::format("tensor_tensor:{}", binary_op_name(op));
-  if (auto r = check_tiles(ctx, {&dst, &a, &b}, "tensor_tensor"); !r) return r;
+  const InstrOp opcode(Opcode::kTensorTensor, op);
+  if (auto r = check_tiles(ctx, {&dst, &a, &b}, opcode_name(Opcode::kTensorTensor)); !r) return r;
   if (auto r = check_same_partitions(a, b, "tensor_tensor"); !r) return r;
   if (auto r = check_same_partitions(dst, a, "tensor_tensor"); !r) return r;
   if (a.buffer() == Buffer::kPsum && b.buffer() == Buffer::kPsum)
@@ -197,8 +196,8 @@ Result<void> isa_tensor_scalar(ExecContext& ctx, const Access& dst, const Access
                   fmt::format("'tensor_scalar' of {} into {}: the shapes differ", src.describe(), dst.describe()),
                   "write the result into a tile of the operand's shape"));
   if (auto r = check_bitvec_operands(op, src, dst); !r) return r;
-  ctx.trace.add(issue_instruction(ctx, Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst,
-                                  {&src}, DataFlow::kElementwise));
+  ctx.trace.add(
+      issue_instruction(ctx, Engine::kVector, {Opcode::kTensorScalar, op}, loc, dst, {&src}, DataFlow::kElementwise));
   if (!ctx.compute) return {};
   Tensor s = Tensor::full({}, DType::kFloat32, scalar);
   Tensor out = dst.view;
@@ -225,8 +224,8 @@ Result<void> isa_tensor_scalar_tile(ExecContext& ctx, const Access& dst, const A
                   fmt::format("'tensor_scalar' of {} into {}: the shapes differ", src.describe(), dst.describe()),
                   "write the result into a tile of the operand's shape"));
   if (auto r = check_bitvec_operands(op, src, dst); !r) return r;
-  ctx.trace.add(issue_instruction(ctx, Engine::kVector, fmt::format("tensor_scalar:{}", binary_op_name(op)), loc, dst,
-                                  {&src, &operand}, DataFlow::kElementwise));
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, {Opcode::kTensorScalar, op}, loc, dst, {&src, &operand},
+                                  DataFlow::kElementwise));
   if (!ctx.compute) return {};
   Shape per_partition(static_cast<size_t>(std::max(src.view.ndim(), 1)), 1);
   per_partition[0] = src.partitions();
@@ -289,7 +288,7 @@ bool compare(BinaryOp cmp, int64_t v) {
 Result<void> isa_iota(ExecContext& ctx, const Access& dst, const AffineExpr& expr, const SourceLoc& loc) {
   if (auto r = check_affine(dst, expr, "iota"); !r) return r;
   if (auto r = check_partition_limit(ctx, dst, "iota"); !r) return r;
-  ctx.trace.add(issue_instruction(ctx, Engine::kGpSimd, "iota", loc, dst, {}));
+  ctx.trace.add(issue_instruction(ctx, Engine::kGpSimd, Opcode::kIota, loc, dst, {}));
   if (!ctx.compute) return {};
   std::vector<int64_t> values(static_cast<size_t>(dst.view.numel()));
   for_each_position(dst.shape(),
@@ -321,7 +320,8 @@ Result<void> isa_affine_select(ExecContext& ctx, const Access& dst, const Affine
       if (!compare(cmp, expr.at(pos))) f[i] = 1;
     });
   }
-  ctx.trace.add(issue_instruction(ctx, Engine::kGpSimd, "affine_select", loc, dst, {&on_true}, DataFlow::kCustom));
+  ctx.trace.add(
+      issue_instruction(ctx, Engine::kGpSimd, Opcode::kAffineSelect, loc, dst, {&on_true}, DataFlow::kCustom));
   set_written(dst, flags);
   if (flags.defined()) inherit_stale(dst, std::array{&on_true});
   if (!ctx.compute) return {};
@@ -389,8 +389,8 @@ Result<void> isa_activation(ExecContext& ctx, const Access& dst, std::optional<U
   std::vector<const Access*> reads{&src};
   for (const std::optional<Access>* extra : {&bias, &scale_tile})
     if (*extra) reads.push_back(&**extra);
-  const std::string opcode = fmt::format("activation:{}", op ? unary_op_name(*op) : "copy");
-  if (reduce_to) follow_reduction(ctx, opcode, loc, src, reduce_to->res);
+  const InstrOp opcode(Opcode::kActivation, op ? AluOp(*op) : AluOp(OpMode::kCopy));
+  if (reduce_to) follow_reduction(ctx, instruction_text(opcode), loc, src, reduce_to->res);
   InstructionRecord rec = issue_instruction(ctx, Engine::kScalar, opcode, loc, dst, reads, DataFlow::kElementwise);
   if (reduce_to) rec.operands.push_back(record_operand(reduce_to->res, true));
   ctx.trace.add(std::move(rec));
@@ -424,7 +424,7 @@ Result<void> isa_activation(ExecContext& ctx, const Access& dst, std::optional<U
 }
 
 Result<void> check_matmul_inputs(const ExecContext& ctx, const Access& stationary, const Access& moving) {
-  constexpr const char* kOp = "nc_matmul";
+  constexpr const char* kOp = opcode_name(Opcode::kNcMatmul);
   for (const Access* in : {&stationary, &moving})
     if (in->buffer() != Buffer::kSbuf)
       return fail(nki_error("err_unsupported_memory",
@@ -516,7 +516,7 @@ Tensor matmul_flags(const SourceLoc& loc, const Access& dst, const Access& stati
 
 }  // namespace
 
-InstructionRecord issue_matmul(ExecContext& ctx, const char* opcode, const char* op, const SourceLoc& loc,
+InstructionRecord issue_matmul(ExecContext& ctx, const InstrOp& opcode, const char* op, const SourceLoc& loc,
                                const Access& dst, const Access& stationary, const Access& moving, Accumulate acc,
                                bool settle_reads) {
   const Tensor result_flags = matmul_flags(loc, dst, stationary, moving, acc, op);
@@ -563,12 +563,12 @@ Result<void> check_matmul_destination(const ExecContext& ctx, const Access& dst,
 
 Result<void> isa_nc_matmul(ExecContext& ctx, const Access& dst, const Access& stationary, const Access& moving,
                            Accumulate acc, const SourceLoc& loc) {
-  constexpr const char* kOp = "nc_matmul";
+  constexpr const char* kOp = opcode_name(Opcode::kNcMatmul);
   if (auto r = check_matmul_inputs(ctx, stationary, moving); !r) return r;
   const int64_t m = stationary.shape()[1], n = moving.shape()[1];
   if (auto r = check_matmul_destination(ctx, dst, m, n, kOp, stationary, moving); !r) return r;
   InstructionRecord rec =
-      issue_matmul(ctx, "nc_matmul", kOp, loc, dst, stationary, moving, acc, /*settle_reads=*/false);
+      issue_matmul(ctx, Opcode::kNcMatmul, kOp, loc, dst, stationary, moving, acc, /*settle_reads=*/false);
   rec.elements = stationary.view.numel() > 0 ? m * n : 0;
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};
@@ -626,7 +626,7 @@ void write_matmul_product(const Access& dst, const Tensor& product, Accumulate a
 }
 
 Result<void> check_transpose_input(const Access& src, Engine engine) {
-  constexpr const char* kOp = "nc_transpose";
+  constexpr const char* kOp = opcode_name(Opcode::kNcTranspose);
   if (auto r = check_on_chip(src, kOp); !r) return r;
   if (src.view.ndim() != 2)
     return fail(nki_error("err_exceed_max_supported_dimension",
@@ -647,7 +647,7 @@ Result<void> check_transpose_input(const Access& src, Engine engine) {
 
 Result<void> isa_nc_transpose(ExecContext& ctx, const Access& dst, const Access& src, Engine engine,
                               const SourceLoc& loc) {
-  constexpr const char* kOp = "nc_transpose";
+  constexpr const char* kOp = opcode_name(Opcode::kNcTranspose);
   if (auto r = check_transpose_input(src, engine); !r) return r;
   if (auto r = check_on_chip(dst, kOp); !r) return r;
   (void)ctx;
@@ -663,7 +663,7 @@ Result<void> isa_nc_transpose(ExecContext& ctx, const Access& dst, const Access&
                           "allocate the destination with the two dimensions swapped"));
   // A permutation: each result is one source element.
   const Tensor flags = written_flags(src);
-  ctx.trace.add(issue_instruction(ctx, engine, "nc_transpose", loc, dst, {&src}, DataFlow::kCustom));
+  ctx.trace.add(issue_instruction(ctx, engine, Opcode::kNcTranspose, loc, dst, {&src}, DataFlow::kCustom));
   set_written(dst, flags.defined() ? flags.transpose().copy() : Tensor());
   if (flags.defined()) inherit_stale(dst, std::array{&src});
   if (!ctx.compute) return {};
@@ -674,7 +674,7 @@ Result<void> isa_nc_transpose(ExecContext& ctx, const Access& dst, const Access&
 
 Result<void> isa_tensor_reduce(ExecContext& ctx, const Access& dst, ReduceOp op, const Access& src,
                                const std::vector<int>& axes, bool negate, const SourceLoc& loc) {
-  constexpr const char* kOp = "tensor_reduce";
+  constexpr const char* kOp = opcode_name(Opcode::kTensorReduce);
   if (auto r = check_on_chip(src, kOp); !r) return r;
   if (auto r = check_on_chip(dst, kOp); !r) return r;
   if (auto r = check_partition_limit(ctx, src, kOp); !r) return r;
@@ -705,12 +705,12 @@ Result<void> isa_tensor_reduce(ExecContext& ctx, const Access& dst, ReduceOp op,
                                       src.describe(), kept, dst.describe()),
                           "allocate the destination as the source's shape without the reduced axes (or with them "
                           "as size 1)"));
-  const std::string opcode = fmt::format("tensor_reduce:{}", reduce_op_name(op));
+  const InstrOp opcode(Opcode::kTensorReduce, op);
   Tensor kept_flags;
   if (Tensor flags = written_flags(src); flags.defined()) {
     bool mixed = false;
     kept_flags = reduce_flags(flags, axes, mixed);
-    if (mixed) note_stale(dst, opcode, loc, src);
+    if (mixed) note_stale(dst, instruction_text(opcode), loc, src);
     kept_flags = kept_flags.reshape(dst.shape());
   }
   ctx.trace.add(issue_instruction(ctx, Engine::kVector, opcode, loc, dst, {&src}, DataFlow::kCustom));
@@ -737,7 +737,7 @@ Tensor as_rows(const Access& a) {
 Result<void> isa_tensor_tensor_scan(ExecContext& ctx, const Access& dst, const Access& data0, const Access& data1,
                                     double initial, const std::optional<Access>& initial_tile, BinaryOp op0,
                                     BinaryOp op1, bool reverse0, bool reverse1, const SourceLoc& loc) {
-  constexpr const char* kOp = "tensor_tensor_scan";
+  constexpr const char* kOp = opcode_name(Opcode::kTensorTensorScan);
   if (auto r = check_tiles(ctx, {&dst, &data0, &data1}, kOp); !r) return r;
   if (auto r = check_same_partitions(data0, data1, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, data0, kOp); !r) return r;
@@ -758,9 +758,9 @@ Result<void> isa_tensor_tensor_scan(ExecContext& ctx, const Access& dst, const A
                     fmt::format("'{}' initial {} is not one value per partition", kOp, initial_tile->describe()),
                     fmt::format("pass a [{}, 1] tile or a number", p)));
   }
-  const std::string opcode = fmt::format("tensor_tensor_scan:{}:{}", binary_op_name(op0), binary_op_name(op1));
+  const InstrOp opcode(Opcode::kTensorTensorScan, op0, op1);
   ctx.trace.add(issue_instruction(ctx, Engine::kVector, opcode, loc, dst, {&data0, &data1}, DataFlow::kCustom));
-  follow_scan(ctx, opcode, loc, dst, {&data0, &data1}, initial_tile ? &*initial_tile : nullptr);
+  follow_scan(ctx, instruction_text(opcode), loc, dst, {&data0, &data1}, initial_tile ? &*initial_tile : nullptr);
   if (!ctx.compute) return {};
   std::vector<float> init(static_cast<size_t>(p), f32_from_f64(initial));
   if (initial_tile) init = initial_tile->view.to_f32_vector();
@@ -784,7 +784,7 @@ Result<void> isa_tensor_tensor_scan(ExecContext& ctx, const Access& dst, const A
 }
 
 Result<void> isa_bn_stats(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc) {
-  constexpr const char* kOp = "bn_stats";
+  constexpr const char* kOp = opcode_name(Opcode::kBnStats);
   if (auto r = check_tiles(ctx, {&dst, &src}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
   const int64_t p = src.partitions(), n = p ? src.view.numel() / p : 0;
@@ -799,7 +799,7 @@ Result<void> isa_bn_stats(ExecContext& ctx, const Access& dst, const Access& src
         nki_error("err_store_dst_shape_smaller_than_other_shape",
                   fmt::format("'{}' writes 6 values per partition, but the destination is {}", kOp, dst.describe()),
                   fmt::format("allocate the statistics as [{}, 6]", p)));
-  ctx.trace.add(issue_instruction(ctx, Engine::kVector, kOp, loc, dst, {&src}, DataFlow::kPerPartition));
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, Opcode::kBnStats, loc, dst, {&src}, DataFlow::kPerPartition));
   if (!ctx.compute) return {};
   Tensor x = as_rows(src);
   Tensor res = Tensor::uninitialized({p, 6}, DType::kFloat32);
@@ -823,7 +823,7 @@ Result<void> isa_bn_stats(ExecContext& ctx, const Access& dst, const Access& src
 }
 
 Result<void> isa_bn_aggr(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc) {
-  constexpr const char* kOp = "bn_aggr";
+  constexpr const char* kOp = opcode_name(Opcode::kBnAggr);
   if (auto r = check_tiles(ctx, {&dst, &src}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
   const int64_t p = src.partitions(), n = p ? src.view.numel() / p : 0;
@@ -837,7 +837,7 @@ Result<void> isa_bn_aggr(ExecContext& ctx, const Access& dst, const Access& src,
         "err_store_dst_shape_smaller_than_other_shape",
         fmt::format("'{}' writes mean and variance per partition, but the destination is {}", kOp, dst.describe()),
         fmt::format("allocate the result as [{}, 2]", p)));
-  ctx.trace.add(issue_instruction(ctx, Engine::kVector, kOp, loc, dst, {&src}, DataFlow::kPerPartition));
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, Opcode::kBnAggr, loc, dst, {&src}, DataFlow::kPerPartition));
   if (!ctx.compute) return {};
   Tensor x = as_rows(src);
   Tensor res = Tensor::uninitialized({p, 2}, DType::kFloat32);
@@ -863,7 +863,7 @@ Result<void> isa_bn_aggr(ExecContext& ctx, const Access& dst, const Access& src,
 Result<void> isa_memset(ExecContext& ctx, const Access& dst, double value, Engine engine, const SourceLoc& loc) {
   if (auto r = check_on_chip(dst, "memset"); !r) return r;
   if (auto r = check_partition_limit(ctx, dst, "memset"); !r) return r;
-  ctx.trace.add(issue_instruction(ctx, engine, "memset", loc, dst, {}));
+  ctx.trace.add(issue_instruction(ctx, engine, Opcode::kMemset, loc, dst, {}));
   if (!ctx.compute) return {};
   Tensor out = dst.view;
   out.fill(value);
@@ -878,7 +878,7 @@ Result<void> isa_tensor_copy(ExecContext& ctx, const Access& dst, const Access& 
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
                           fmt::format("'tensor_copy' of {} into {}: the shapes differ", src.describe(), dst.describe()),
                           "index the source and the destination so that both select the same shape"));
-  ctx.trace.add(issue_instruction(ctx, engine, "tensor_copy", loc, dst, {&src}, DataFlow::kElementwise));
+  ctx.trace.add(issue_instruction(ctx, engine, Opcode::kTensorCopy, loc, dst, {&src}, DataFlow::kElementwise));
   if (!ctx.compute) return {};
   Tensor out = dst.view;
   out.assign(as_shape_of(src.view, dst.shape()));

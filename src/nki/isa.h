@@ -136,7 +136,7 @@ void write_matmul_product(const Access& dst, const Tensor& product, Accumulate a
 // `settle_reads` as there), with dst's flags following unwritten operand elements through the
 // contraction (the ordinary mode's [K], double-row's [K, 2]) — a result is written when all its
 // products' factors are; `op` names the instruction where stale data entered dst.
-InstructionRecord issue_matmul(ExecContext& ctx, const char* opcode, const char* op, const SourceLoc& loc,
+InstructionRecord issue_matmul(ExecContext& ctx, const InstrOp& opcode, const char* op, const SourceLoc& loc,
                                const Access& dst, const Access& stationary, const Access& moving, Accumulate acc,
                                bool settle_reads);
 // The operand rules of nc_matmul alone, for front ends that allocate the result after them.
@@ -169,6 +169,11 @@ Result<void> isa_bn_aggr(ExecContext& ctx, const Access& dst, const Access& src,
 
 // Every element of dst = value (rounded into dst's type), on the given compute engine.
 Result<void> isa_memset(ExecContext& ctx, const Access& dst, double value, Engine engine, const SourceLoc& loc);
+
+// Shapes equal after dropping size-1 axes: [128, 1, 512] and [128, 512] describe the same data.
+bool same_squeezed(const Shape& a, const Shape& b);
+// The view of src with `shape` (their squeezed shapes being equal).
+Tensor as_shape_of(const Tensor& src, const Shape& shape);
 
 // dst = src (with the type conversion), on the given compute engine.
 Result<void> isa_tensor_copy(ExecContext& ctx, const Access& dst, const Access& src, Engine engine,

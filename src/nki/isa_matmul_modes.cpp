@@ -70,8 +70,9 @@ Result<void> isa_nc_matmul_double_row(ExecContext& ctx, const Access& dst, const
   // The PSUM destination obeys the ordinary mode's rules.
   const int64_t m = stationary.shape()[2], n = moving.shape()[2];
   if (auto r = check_matmul_destination(ctx, dst, m, n, kOp, stationary, moving); !r) return r;
-  InstructionRecord rec = issue_matmul(ctx, "nc_matmul:double_row", kOp, loc, dst, stationary, moving, acc,
-                                       /*settle_reads=*/true);
+  InstructionRecord rec =
+      issue_matmul(ctx, {Opcode::kNcMatmul, OpMode::kDoubleRow}, kOp, loc, dst, stationary, moving, acc,
+                   /*settle_reads=*/true);
   rec.elements = m * n;
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};

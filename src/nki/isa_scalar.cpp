@@ -42,7 +42,7 @@ Tensor logical_right_shift(const Tensor& a, const Tensor& b) {
 
 Result<void> isa_tensor_scalar_ops(ExecContext& ctx, const Access& dst, const Access& src,
                                    std::span<const ScalarStep> steps, const SourceLoc& loc) {
-  constexpr const char* kOp = "tensor_scalar";
+  constexpr const char* kOp = opcode_name(Opcode::kTensorScalar);
   NKIA_ASSERT(!steps.empty() && steps.size() <= 2);
   if (auto r = check_tiles(ctx, {&dst, &src}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
@@ -74,8 +74,10 @@ Result<void> isa_tensor_scalar_ops(ExecContext& ctx, const Access& dst, const Ac
   std::vector<const Access*> reads{&src};
   for (const ScalarStep& st : steps)
     if (st.tile) reads.push_back(&*st.tile);
-  ctx.trace.add(issue_instruction(ctx, Engine::kVector, fmt::format("{}:{}", kOp, step_names(steps)), loc, dst, reads,
-                                  DataFlow::kElementwise));
+  InstrOp opcode(Opcode::kTensorScalar);
+  for (size_t i = 0; i < steps.size(); ++i)
+    opcode.sub[i] = steps[i].unary ? AluOp(*steps[i].unary) : AluOp(steps[i].op);
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, opcode, loc, dst, reads, DataFlow::kElementwise));
   if (!ctx.compute) return {};
 
   Shape per_partition(static_cast<size_t>(std::max(src.view.ndim(), 1)), 1);

@@ -78,13 +78,14 @@ bool is_int(DType t) {
 }  // namespace
 
 Result<void> isa_max8(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc) {
-  constexpr const char* kOp = "max8";
+  constexpr Opcode kCode = Opcode::kMax8;
+  constexpr const char* kOp = opcode_name(kCode);
   if (auto r = check_tiles(ctx, {&dst, &src}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
   const int64_t n = per_partition(src);
   if (auto r = check_max8_data(src, kOp); !r) return r;
   if (auto r = check_count(dst, 8, kOp, "destination"); !r) return r;
-  ctx.trace.add(issue_instruction(ctx, Engine::kVector, kOp, loc, dst, {&src}, DataFlow::kPerPartition));
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, kCode, loc, dst, {&src}, DataFlow::kPerPartition));
   if (!ctx.compute) return {};
   Tensor in = rows_f32(src);
   const int64_t p = src.partitions();
@@ -105,7 +106,8 @@ Result<void> isa_max8(ExecContext& ctx, const Access& dst, const Access& src, co
 
 Result<void> isa_find_index8(ExecContext& ctx, const Access& dst, const Access& data, const Access& vals,
                              const SourceLoc& loc) {
-  constexpr const char* kOp = "nc_find_index8";
+  constexpr Opcode kCode = Opcode::kFindIndex8;
+  constexpr const char* kOp = opcode_name(kCode);
   if (auto r = check_tiles(ctx, {&dst, &data, &vals}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, data, kOp); !r) return r;
   if (auto r = check_same_partitions(vals, data, kOp); !r) return r;
@@ -117,7 +119,7 @@ Result<void> isa_find_index8(ExecContext& ctx, const Access& dst, const Access& 
   if (auto r = check_max8_data(data, kOp); !r) return r;
   if (auto r = check_count(vals, 8, kOp, "vals"); !r) return r;
   if (auto r = check_count(dst, 8, kOp, "destination"); !r) return r;
-  ctx.trace.add(issue_instruction(ctx, Engine::kVector, kOp, loc, dst, {&data, &vals}, DataFlow::kPerPartition));
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, kCode, loc, dst, {&data, &vals}, DataFlow::kPerPartition));
   if (!ctx.compute) return {};
   Tensor x = rows_f32(data), v = rows_f32(vals);
   const int64_t p = data.partitions();
@@ -138,7 +140,8 @@ Result<void> isa_find_index8(ExecContext& ctx, const Access& dst, const Access& 
 
 Result<void> isa_match_replace8(ExecContext& ctx, const Access& dst, const Access& data, const Access& vals, double imm,
                                 const std::optional<Access>& dst_idx, const SourceLoc& loc) {
-  constexpr const char* kOp = "nc_match_replace8";
+  constexpr Opcode kCode = Opcode::kMatchReplace8;
+  constexpr const char* kOp = opcode_name(kCode);
   if (auto r = check_tiles(ctx, {&dst, &data, &vals}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, data, kOp); !r) return r;
   if (auto r = check_same_partitions(vals, data, kOp); !r) return r;
@@ -155,7 +158,7 @@ Result<void> isa_match_replace8(ExecContext& ctx, const Access& dst, const Acces
     if (auto r = check_count(*dst_idx, 8, kOp, "dst_idx"); !r) return r;
   }
   InstructionRecord rec =
-      issue_instruction(ctx, Engine::kVector, kOp, loc, dst, {&data, &vals}, DataFlow::kElementwise);
+      issue_instruction(ctx, Engine::kVector, kCode, loc, dst, {&data, &vals}, DataFlow::kElementwise);
   if (dst_idx) {
     prepare_second_destination(*dst_idx);
     mark_written(*dst_idx);
@@ -192,7 +195,8 @@ Result<void> isa_match_replace8(ExecContext& ctx, const Access& dst, const Acces
 
 Result<void> isa_stream_shuffle(ExecContext& ctx, const Access& dst, const Access& src,
                                 const std::vector<int64_t>& mask, const SourceLoc& loc) {
-  constexpr const char* kOp = "nc_stream_shuffle";
+  constexpr Opcode kCode = Opcode::kStreamShuffle;
+  constexpr const char* kOp = opcode_name(kCode);
   if (auto r = check_tiles(ctx, {&dst, &src}, kOp); !r) return r;
   if (mask.size() != 32)
     return fail(
@@ -213,7 +217,7 @@ Result<void> isa_stream_shuffle(ExecContext& ctx, const Access& dst, const Acces
           fmt::format("'{}' shuffle_mask[{}] = {} names no partition of the source {}", kOp, i, m, src.describe()),
           "use source partitions 0-31 that exist in the source tile, or 255 to keep the destination"));
   }
-  ctx.trace.add(issue_instruction(ctx, Engine::kVector, kOp, loc, dst, {&src}));
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, kCode, loc, dst, {&src}));
   if (!ctx.compute) return {};
   Tensor in = src.view.contiguous();  // a copy first: src and dst may overlap
   for (int64_t i = 0; i < dst.partitions(); ++i) {
@@ -249,7 +253,8 @@ void finish_select(const Access& dst, Tensor& sel, const std::optional<Access>& 
 Result<void> isa_range_select(ExecContext& ctx, const Access& dst, const Access& on_true, BinaryOp cmp0, BinaryOp cmp1,
                               const Access& bound0, const Access& bound1, double range_start, double on_false_value,
                               const std::optional<Access>& reduce_res, const SourceLoc& loc) {
-  constexpr const char* kOp = "range_select";
+  constexpr Opcode kCode = Opcode::kRangeSelect;
+  constexpr const char* kOp = opcode_name(kCode);
   if (ctx.target->core_version < 3)
     return fail(nki_error("nkia_feature_not_on_target",
                           fmt::format("'{}' exists on NeuronCore-v3 (trn2) and later; the target {} is {}", kOp,
@@ -275,7 +280,7 @@ Result<void> isa_range_select(ExecContext& ctx, const Access& dst, const Access&
     if (auto r = check_column(*reduce_res, on_true.partitions(), kOp, "reduce_res"); !r) return r;
   if (reduce_res) follow_reduction(ctx, kOp, loc, on_true, *reduce_res);
   InstructionRecord rec =
-      issue_instruction(ctx, Engine::kVector, kOp, loc, dst, {&on_true, &bound0, &bound1}, DataFlow::kElementwise);
+      issue_instruction(ctx, Engine::kVector, kCode, loc, dst, {&on_true, &bound0, &bound1}, DataFlow::kElementwise);
   if (reduce_res) rec.operands.push_back(record_operand(*reduce_res, true));
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};
@@ -296,7 +301,8 @@ Result<void> isa_range_select(ExecContext& ctx, const Access& dst, const Access&
 Result<void> isa_select_reduce(ExecContext& ctx, const Access& dst, const Access& predicate, const Access& on_true,
                                double on_false_value, const std::optional<Access>& on_false_tile, bool reverse,
                                const std::optional<Access>& reduce_res, const SourceLoc& loc) {
-  constexpr const char* kOp = "select_reduce";
+  constexpr Opcode kCode = Opcode::kSelectReduce;
+  constexpr const char* kOp = opcode_name(kCode);
   if (auto r = check_tiles(ctx, {&dst, &predicate, &on_true}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, on_true, kOp); !r) return r;
   if (auto r = check_same_partitions(predicate, on_true, kOp); !r) return r;
@@ -316,7 +322,7 @@ Result<void> isa_select_reduce(ExecContext& ctx, const Access& dst, const Access
   if (reduce_res) follow_reduction(ctx, kOp, loc, on_true, *reduce_res);
   std::vector<const Access*> reads{&predicate, &on_true};
   if (on_false_tile) reads.push_back(&*on_false_tile);
-  InstructionRecord rec = issue_instruction(ctx, Engine::kVector, kOp, loc, dst, reads, DataFlow::kElementwise);
+  InstructionRecord rec = issue_instruction(ctx, Engine::kVector, kCode, loc, dst, reads, DataFlow::kElementwise);
   if (reduce_res) rec.operands.push_back(record_operand(*reduce_res, true));
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};
@@ -336,7 +342,8 @@ Result<void> isa_select_reduce(ExecContext& ctx, const Access& dst, const Access
 
 Result<void> isa_copy_predicated(ExecContext& ctx, const Access& dst, const std::optional<Access>& src, double value,
                                  const Access& predicate, bool reverse, const SourceLoc& loc) {
-  constexpr const char* kOp = "tensor_copy_predicated";
+  constexpr Opcode kCode = Opcode::kTensorCopyPredicated;
+  constexpr const char* kOp = opcode_name(kCode);
   if (auto r = check_tiles(ctx, {&dst, &predicate}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, predicate, kOp); !r) return r;
   if (per_partition(dst) != per_partition(predicate))
@@ -359,7 +366,7 @@ Result<void> isa_copy_predicated(ExecContext& ctx, const Access& dst, const std:
   // Where the predicate holds, dst takes src's element; elsewhere it keeps its own.
   std::vector<const Access*> reads{&predicate};
   if (src) reads.push_back(&*src);
-  InstructionRecord rec = issue_instruction(ctx, Engine::kVector, kOp, loc, dst, reads, DataFlow::kElementwise);
+  InstructionRecord rec = issue_instruction(ctx, Engine::kVector, kCode, loc, dst, reads, DataFlow::kElementwise);
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};
   Tensor pr = rows_f32(predicate);
@@ -382,7 +389,8 @@ Result<void> isa_copy_predicated(ExecContext& ctx, const Access& dst, const std:
 
 Result<void> isa_partition_reduce(ExecContext& ctx, const Access& dst, BinaryOp op, const Access& data,
                                   const SourceLoc& loc) {
-  constexpr const char* kOp = "tensor_partition_reduce";
+  constexpr Opcode kCode = Opcode::kTensorPartitionReduce;
+  constexpr const char* kOp = opcode_name(kCode);
   if (auto r = check_tiles(ctx, {&dst, &data}, kOp, Engine::kGpSimd); !r) return r;
   const bool bitwise = op == BinaryOp::kBitwiseAnd || op == BinaryOp::kBitwiseOr;
   if (op != BinaryOp::kAdd && op != BinaryOp::kMaximum && op != BinaryOp::kMinimum && !bitwise)
@@ -400,13 +408,13 @@ Result<void> isa_partition_reduce(ExecContext& ctx, const Access& dst, BinaryOp 
                           fmt::format("'{}' of {} gives one partition of {} elements, but the destination is {}", kOp,
                                       data.describe(), per_partition(data), dst.describe()),
                           "allocate the destination as [1, F] with the data's free size"));
-  const std::string opcode = fmt::format("{}:{}", kOp, binary_op_name(op));
+  const InstrOp opcode(kCode, op);
   Tensor flags = written_flags(data);  // each result combines one element of every partition
   if (flags.defined()) {
     bool mixed = false;
     const int axis0[] = {0};
     flags = reduce_flags(flags.reshape({data.partitions(), per_partition(data)}), axis0, mixed).reshape(dst.shape());
-    if (mixed) note_stale(dst, opcode, loc, data);
+    if (mixed) note_stale(dst, instruction_text(opcode), loc, data);
   }
   ctx.trace.add(issue_instruction(ctx, Engine::kGpSimd, opcode, loc, dst, {&data}, DataFlow::kCustom));
   set_written(dst, flags);
@@ -449,7 +457,8 @@ Result<void> check_index_tile(const Access& index, int64_t partitions, const cha
 
 Result<void> isa_gather_flattened(ExecContext& ctx, const Access& dst, const Access& data, const Access& indices,
                                   const SourceLoc& loc) {
-  constexpr const char* kOp = "gather_flattened";
+  constexpr Opcode kCode = Opcode::kGatherFlattened;
+  constexpr const char* kOp = opcode_name(kCode);
   if (auto r = check_tiles(ctx, {&dst, &data, &indices}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, data, kOp); !r) return r;
   if (auto r = check_index_tile(indices, data.partitions(), kOp); !r) return r;
@@ -458,7 +467,7 @@ Result<void> isa_gather_flattened(ExecContext& ctx, const Access& dst, const Acc
         "err_store_dst_shape_smaller_than_other_shape",
         fmt::format("'{}' gathers {} elements per partition into {}", kOp, per_partition(indices), dst.describe()),
         "give the result the indices' shape"));
-  ctx.trace.add(issue_instruction(ctx, Engine::kGpSimd, kOp, loc, dst, {&data, &indices}));
+  ctx.trace.add(issue_instruction(ctx, Engine::kGpSimd, kCode, loc, dst, {&data, &indices}));
   if (!ctx.compute) return {};
   const int64_t p = data.partitions(), n = per_partition(data), k = per_partition(indices);
   Tensor src = data.view.contiguous().reshape({p, n});
@@ -506,10 +515,10 @@ Result<void> isa_dma_indirect(ExecContext& ctx, const Access& tile, const Access
   // A scatter writes only the rows the index selects, of a destination marked written whole.
   settle(*src.tensor);
   settle(*dst.tensor);
-  InstructionRecord rec = issue_instruction(ctx, Engine::kDma, "dma_copy", loc, dst, {&index},
+  InstructionRecord rec = issue_instruction(ctx, Engine::kDma, Opcode::kDmaCopy, loc, dst, {&index},
                                             gather ? DataFlow::kElementwise : DataFlow::kCombined);
   rec.operands.insert(rec.operands.begin() + 1, record_operand(src, false));
-  if (!gather) warn_unwritten_read(ctx, "dma_copy", loc, src);
+  if (!gather) warn_unwritten_read(ctx, opcode_name(Opcode::kDmaCopy), loc, src);
   rec.elements = tile.view.numel();
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};
@@ -557,7 +566,7 @@ Result<void> isa_dma_transpose_gather(ExecContext& ctx, const Access& dst, const
                                       rows.describe(), dtype_name(rows.dtype()), elems, n_rows, dst.describe()),
                           "allocate the destination as [elements per row, rows gathered] in the source's dtype"));
   settle(*rows.tensor);
-  InstructionRecord rec = issue_instruction(ctx, Engine::kDma, "dma_transpose", loc, dst, {&index});
+  InstructionRecord rec = issue_instruction(ctx, Engine::kDma, Opcode::kDmaTranspose, loc, dst, {&index});
   rec.operands.insert(rec.operands.begin() + 1, record_operand(rows, false));
   rec.elements = dst.view.numel();
   ctx.trace.add(std::move(rec));
@@ -581,7 +590,8 @@ Result<void> isa_dma_transpose_gather(ExecContext& ctx, const Access& dst, const
 Result<void> isa_local_gather(ExecContext& ctx, const Access& dst, const Access& src, const Access& index,
                               int64_t num_elem_per_idx, std::optional<int64_t> num_valid_indices,
                               const SourceLoc& loc) {
-  constexpr const char* kOp = "local_gather";
+  constexpr Opcode kCode = Opcode::kLocalGather;
+  constexpr const char* kOp = opcode_name(kCode);
   constexpr int64_t kGroup = 16;  // partitions per GpSimd core
   if (auto r = check_tiles(ctx, {&dst, &src, &index}, kOp, Engine::kGpSimd); !r) return r;
   if (auto r = check_same_partitions(index, src, kOp); !r) return r;
@@ -620,7 +630,7 @@ Result<void> isa_local_gather(ExecContext& ctx, const Access& dst, const Access&
                           fmt::format("'{}' gathers {} x {} elements per partition, but the destination is {}", kOp, n,
                                       k, dst.describe()),
                           fmt::format("give the destination [P, {}, {}]", n, k)));
-  ctx.trace.add(issue_instruction(ctx, Engine::kGpSimd, kOp, loc, dst, {&src, &index}));
+  ctx.trace.add(issue_instruction(ctx, Engine::kGpSimd, kCode, loc, dst, {&src, &index}));
   if (!ctx.compute) return {};
   const int64_t f = per_partition(src), c = per_partition(index);
   const Tensor data = src.view.contiguous();

@@ -7,17 +7,6 @@
 
 namespace nki_agent {
 
-std::string_view engine_name(Engine e) {
-  switch (e) {
-    case Engine::kTensor: return "tensor";
-    case Engine::kVector: return "vector";
-    case Engine::kScalar: return "scalar";
-    case Engine::kGpSimd: return "gpsimd";
-    case Engine::kDma: return "dma";
-  }
-  return "?";
-}
-
 OperandRecord record_operand(const Access& a, bool is_write) {
   OperandRecord r;
   r.tensor = a.tensor->name;
@@ -49,7 +38,7 @@ nlohmann::json Trace::to_json() const {
                      {"bytes", o.bytes},
                      {"is_write", o.is_write}});
     out.push_back({{"engine", engine_name(r.engine)},
-                   {"opcode", r.opcode},
+                   {"opcode", r.opcode_text()},
                    {"operands", ops},
                    {"elements", r.elements},
                    {"line", r.loc.line},

@@ -1,5 +1,5 @@
-// nki/trace.h — the record of a kernel's execution: every instruction with its engine, opcode,
-// operands (memory, partition range, access pattern, dtype, bytes) and kernel source line. The
+// nki/trace.h — the record of a kernel's execution: every instruction with its engine, opcode and
+// sub-ops (nki/opcodes.h), operands (memory, partition range, access pattern, dtype, bytes) and kernel source line. The
 // cost model schedules this; nothing here knows about time.
 //
 // A trace keeps at most kMaxTraceRecords records: later instructions are counted (dropped()) but
@@ -14,13 +14,9 @@
 
 #include "core/diagnostic.h"
 #include "nki/nki_tensor.h"
+#include "nki/opcodes.h"
 
 namespace nki_agent {
-
-// The NeuronCore's engines, and the DMA queues that move data between memories.
-enum class Engine : uint8_t { kTensor, kVector, kScalar, kGpSimd, kDma };
-inline constexpr int kNumEngines = 5;
-std::string_view engine_name(Engine e);  // "tensor" (PE), "vector" (DVE), "scalar" (ACT), "gpsimd" (POOL), "dma"
 
 struct OperandRecord {
   std::string tensor;  // the tensor's name
@@ -37,10 +33,14 @@ struct OperandRecord {
 
 struct InstructionRecord {
   Engine engine = Engine::kVector;
-  std::string opcode;  // "dma_copy", "tensor_tensor:add", "activation:exp", ...
+  InstrOp op;  // the opcode and its sub-ops
   std::vector<OperandRecord> operands;
   SourceLoc loc;
   int64_t elements = 0;  // elements the engine processes (the output's), for the cost model
+
+  Opcode opcode() const { return op.opcode; }
+  // "dma_copy", "tensor_tensor:add", "activation:exp", ... (instruction_text)
+  std::string opcode_text() const { return instruction_text(op); }
 };
 
 OperandRecord record_operand(const Access& a, bool is_write);

@@ -10,6 +10,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_map>
 
 #include "core/utf8.h"
 #include "nki/target.h"
@@ -120,6 +121,17 @@ class TraceWriter {
     if (added) strings_.push_back(s);
     uv(it->second);
   }
+  // An instruction as its text form (nki/opcodes.h), formatted once per distinct instruction.
+  void instr(const InstrOp& op) {
+    auto [it, added] = instr_index_.try_emplace(op.key(), 0);
+    if (added) {
+      const std::string text = instruction_text(op);
+      auto [s, fresh] = index_.try_emplace(text, static_cast<uint64_t>(strings_.size()));
+      if (fresh) strings_.push_back(text);
+      it->second = s->second;
+    }
+    uv(it->second);
+  }
   std::string& bytes() { return out_; }
   const std::vector<std::string>& strings() const { return strings_; }
 
@@ -127,6 +139,7 @@ class TraceWriter {
   std::string out_;
   std::map<std::string, uint64_t> index_;
   std::vector<std::string> strings_;
+  std::unordered_map<uint32_t, uint64_t> instr_index_;  // InstrOp::key() -> string index
 };
 
 // Reads what TraceWriter wrote; the first malformed value sets the error and every read after it
@@ -171,6 +184,21 @@ class TraceReader {
     }
     return strings_[i];
   }
+  // An instruction's text form read back (parsed once per string); nullopt, with `text` set, when
+  // the string names no instruction; InstrOp() after a malformed index (error() tells).
+  std::optional<InstrOp> instr(std::string_view& text) {
+    const uint64_t i = uv();
+    if (i >= strings_.size()) {
+      bad("a string index outside the table");
+      return InstrOp();
+    }
+    if (parsed_.size() != strings_.size()) parsed_.resize(strings_.size());
+    auto& [done, op] = parsed_[i];
+    if (!done) op = parse_instruction(strings_[i]);
+    done = true;
+    text = strings_[i];
+    return op;
+  }
   bool at_end() const { return pos_ == in_.size(); }
   const std::string& error() const { return error_; }
 
@@ -183,6 +211,7 @@ class TraceReader {
   std::string_view in_;
   size_t pos_ = 0;
   const std::vector<std::string>& strings_;
+  std::vector<std::pair<bool, std::optional<InstrOp>>> parsed_;  // by string index
   std::string error_;
 };
 
@@ -232,7 +261,7 @@ std::pair<nlohmann::json, std::string> encode_trace(const Trace& trace) {
   TraceWriter w;
   for (const InstructionRecord& r : trace.records()) {
     w.u8(static_cast<uint8_t>(r.engine));
-    w.str(r.opcode);
+    w.instr(r.op);
     w.str(r.loc.file);
     w.sv(r.loc.line);
     w.sv(r.loc.col);
@@ -281,7 +310,10 @@ Result<Trace> decode_trace(const nlohmann::json& h, std::string_view blobs) {
     const uint8_t engine = in.u8();
     if (engine >= kNumEngines) return fail(bad_wire(fmt::format("trace record {}: unknown engine {}", i, engine)));
     r.engine = static_cast<Engine>(engine);
-    r.opcode = in.str();
+    std::string_view text;
+    const std::optional<InstrOp> op = in.instr(text);
+    if (!op) return fail(bad_wire(fmt::format("trace record {}: unknown opcode '{}'", i, text.substr(0, 64))));
+    r.op = *op;
     r.loc.file = in.str();
     r.loc.line = static_cast<int>(in.size(kMaxInt, "a line number out of range"));
     r.loc.col = static_cast<int>(in.size(kMaxInt, "a column number out of range"));

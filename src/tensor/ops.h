@@ -57,6 +57,7 @@ enum class BinaryOp : uint8_t {
   kLeftShift,
   kRightShift,  // arithmetic for signed types
 };
+inline constexpr int kNumBinaryOps = static_cast<int>(BinaryOp::kRightShift) + 1;  // keep with the last enumerator
 
 enum class UnaryOp : uint8_t {
   kNegative,
@@ -92,12 +93,24 @@ enum class UnaryOp : uint8_t {
   kLogicalNot,  // gives bool
   kInvert,      // bitwise not; integers and bool only
 };
+inline constexpr int kNumUnaryOps = static_cast<int>(UnaryOp::kInvert) + 1;  // keep with the last enumerator
 
 enum class ReduceOp : uint8_t { kSum, kProd, kMax, kMin, kMean, kAll, kAny };
+inline constexpr int kNumReduceOps = static_cast<int>(ReduceOp::kAny) + 1;  // keep with the last enumerator
 
+// The operators' names (one table each, tensor/op_names.cpp; its static_asserts fail when an
+// enumerator has no name): binary "add", "subtract", ... as nl spells its operators; unary "exp",
+// "gelu_tanh", ... as nl spells its functions; reductions "sum", "prod", "max", "min", "mean",
+// "all", "any".
 std::string_view binary_op_name(BinaryOp op);
 std::string_view unary_op_name(UnaryOp op);
 std::string_view reduce_op_name(ReduceOp op);
+// The inverses; nullopt for a name that is none. reduce_op_from_name also takes the names of the
+// binary operators that reduce (add, multiply, maximum, minimum, logical_and, logical_or), as
+// NKI's reduce arguments are spelt (nl.add reduces to a sum).
+std::optional<BinaryOp> binary_op_from_name(std::string_view name);
+std::optional<UnaryOp> unary_op_from_name(std::string_view name);
+std::optional<ReduceOp> reduce_op_from_name(std::string_view name);
 
 // One element of a float binary op, with exactly the arithmetic binary() uses (for sequential
 // instructions such as scans). Bitwise and shift ops are not defined on floats and throw.

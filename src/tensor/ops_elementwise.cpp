@@ -307,23 +307,6 @@ float binary_op_f32(BinaryOp op, float a, float b) {
   return r;
 }
 
-std::string_view binary_op_name(BinaryOp op) {
-  static constexpr std::string_view kNames[] = {
-      "add",        "subtract",    "multiply",      "divide",      "floor_divide", "mod",
-      "fmod",       "power",       "maximum",       "minimum",     "abs_max",      "abs_min",     "equal",        "not_equal",
-      "less",       "less_equal",  "greater",       "greater_equal", "logical_and", "logical_or",
-      "logical_xor", "bitwise_and", "bitwise_or",   "bitwise_xor", "left_shift",   "right_shift"};
-  return kNames[static_cast<int>(op)];
-}
-
-std::string_view unary_op_name(UnaryOp op) {
-  static constexpr std::string_view kNames[] = {
-      "negative", "abs",  "sign",    "square", "reciprocal", "sqrt",  "rsqrt",     "exp",  "log",
-      "sin",      "cos",  "tan",     "tanh",   "arctan",     "erf",   "sigmoid",   "relu", "gelu",
-      "gelu_tanh", "gelu_sigmoid", "silu", "softplus", "mish", "gelu_dx", "silu_dx", "erf_dx", "floor", "ceil", "trunc", "rint", "logical_not", "invert"};
-  return kNames[static_cast<int>(op)];
-}
-
 DType binary_result_dtype(BinaryOp op, DType a, DType b) {
   if (is_comparison(op) || is_logical(op)) return DType::kBool;
   if (is_bitwise(op)) {

@@ -70,11 +70,6 @@ double sum_f32(const float* x, int64_t n) {
 
 }  // namespace
 
-std::string_view reduce_op_name(ReduceOp op) {
-  static constexpr std::string_view kNames[] = {"sum", "prod", "max", "min", "mean", "all", "any"};
-  return kNames[static_cast<int>(op)];
-}
-
 DType reduce_result_dtype(ReduceOp op, DType a) {
   switch (op) {
     case ReduceOp::kAll:

@@ -1,10 +1,18 @@
 // Hardware descriptions: the compiled-in trn1/trn2 files parse and carry the spec's numbers (nki-spec
 // §2.1, §6.2, §6.5); malformed or absurd descriptions become Diagnostics that name the problem
 // (the file, the line for syntax errors, the field otherwise), never a crash or a silent default.
+// Cost rules resolve against the opcode table (nki/opcodes.h): a rule that can match nothing is a
+// load error, and every opcode has a rule of its own on every target, or a stated reason why not.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include <tuple>
 
 #include "cost/hardware.h"
 
@@ -90,6 +98,111 @@ TEST(CostHardware, MalformedDescriptionsAreDiagnostics) {
   expect_invalid(with(good, "[engines.gpsimd]", "[engines.npu]"), "nkia_hardware_invalid", "npu");
   expect_invalid(good.substr(0, good.find("[[rules]]")), "nkia_hardware_invalid", "rules");
   expect_invalid(good + "\n[extra]\nx = 1\n", "nkia_hardware_invalid", "extra");
+}
+
+// A rule appended after the others, with the line it starts on.
+std::pair<std::string, int> with_rule(const std::string& good, const std::string& body) {
+  const std::string text = good + "\n[[rules]]\n" + body + "\nsource = \"test\"\n";
+  int line = 1;
+  for (size_t i = 0; i < good.size() + 1; ++i) line += text[i] == '\n';
+  return {text, line};
+}
+
+TEST(CostHardware, RulesThatMatchNoOpcodeAreLoadErrors) {
+  const std::string good(hardware_toml("trn1"));
+  auto base = parse_hardware(good, "trn1.toml");
+  ASSERT_TRUE(base) << base.error().format();
+  const std::string index = fmt::format("rules[{}]", base->rules.size());
+  for (const auto& [body, mentions] : std::vector<std::pair<std::string, std::string>>{
+           {"engine = \"vector\"\nopcode = \"reciprocl*\"", "matches no opcode"},
+           {"engine = \"vector\"\nopcode = \"warp_shuffle\"", "is no opcode"},
+           {"engine = \"gpsimd\"\nopcode = \"nc_matmul\"", "on the gpsimd engine"},
+           {"engine = \"scalar\"\nopcode = \"tensor_tensor:*\"", "matches no opcode"},
+           {"opcode = \"tensor_tensor:sideways\"", "is no instruction"},
+           {"opcode = \"tensor_tensor:ad*\"", "not inside a sub-op"},
+           {"opcode = \"iota:*\"", "matches no opcode"},
+           {"opcode = \"tensor_tensor:*\"\nops = [\"sideways\"]", "ops entry 'sideways'"},
+           {"opcode = \"tensor_reduce:*\"\nops = [\"divide\"]", "ops entry 'divide'"},
+           {"opcode = \"memset\"\nops = [\"add\"]", "has no sub-op"},
+       }) {
+    const auto [text, line] = with_rule(good, body);
+    auto hw = parse_hardware(text, "bad.toml");
+    ASSERT_FALSE(hw) << "accepted: " << body;
+    EXPECT_EQ(hw.error().code, "nkia_hardware_invalid") << hw.error().format();
+    EXPECT_NE(hw.error().message.find(mentions), std::string::npos) << hw.error().format();
+    EXPECT_NE(hw.error().message.find(index), std::string::npos) << hw.error().format();
+    EXPECT_EQ(hw.error().loc.file, "bad.toml");
+    EXPECT_EQ(hw.error().loc.line, line) << body;
+  }
+  // What patterns resolve to.
+  for (const auto& [body, op, sub, match] : std::vector<std::tuple<std::string, Opcode, AluOp, bool>>{
+           {"opcode = \"tensor_tensor:*\"", Opcode::kTensorTensor, BinaryOp::kAdd, true},
+           {"opcode = \"tensor_tensor*\"", Opcode::kTensorTensorScan, BinaryOp::kAdd, true},
+           {"opcode = \"tensor_tensor:*\"", Opcode::kTensorTensorScan, BinaryOp::kAdd, false},
+           {"opcode = \"nc_matmul\"", Opcode::kNcMatmul, OpMode::kDoubleRow, false},
+           {"opcode = \"nc_matmul\"", Opcode::kNcMatmul, AluOp(), true},
+           {"opcode = \"nc_matmul:double_row\"", Opcode::kNcMatmul, OpMode::kDoubleRow, true},
+           {"opcode = \"nc_matmul:double_row\"", Opcode::kNcMatmul, AluOp(), false},
+           {"opcode = \"tensor_reduce:*\"\nops = [\"add\"]", Opcode::kTensorReduce, ReduceOp::kSum, true},
+           {"opcode = \"tensor_reduce:*\"\nops = [\"add\"]", Opcode::kTensorReduce, ReduceOp::kMax, false},
+           {"engine = \"vector\"\nopcode = \"*\"\nops = [\"exp\"]", Opcode::kTensorScalar, UnaryOp::kExp, true},
+       }) {
+    auto hw = parse_hardware(with_rule(good, body).first, "ok.toml");
+    ASSERT_TRUE(hw) << body << ": " << hw.error().format();
+    const CostRule& rule = hw->rules.back();
+    const Engine e = (opcode_info(op).engines & kOnDve) ? Engine::kVector : Engine::kTensor;
+    EXPECT_EQ(rule.matches(e, InstrOp(op, sub)), match) << body << " / " << instruction_text(InstrOp(op, sub));
+  }
+}
+
+// The engines an opcode runs on whose cost comes from the engine's catch-all rule (opcode = "*")
+// on some target, with the reason; the test fails when such an opcode gets a rule of its own, so
+// that its entry goes.
+const std::map<std::pair<Opcode, Engine>, const char*>& catch_all_priced() {
+  static const std::map<std::pair<Opcode, Engine>, const char*> kList = {
+      {{Opcode::kActivation, Engine::kScalar},
+       "every activation function costs the same (spec §4.3: max(MIN_II, N)); the scalar engine's one rule is it"},
+      {{Opcode::kMemset, Engine::kScalar}, "spec §4.3 gives no memset cost on ACT: priced as an activation"},
+      {{Opcode::kTensorCopy, Engine::kScalar}, "spec §4.3 gives no copy cost on ACT: priced as an activation"},
+      {{Opcode::kTensorCopy, Engine::kVector}, "trn1: a single-input DVE instruction, max(MIN_II, N) (spec §4.4)"},
+      {{Opcode::kNcTranspose, Engine::kVector}, "a 32x32 DVE transpose: a single-input DVE instruction (spec §4.4)"},
+      {{Opcode::kBnStats, Engine::kVector}, "no cost in the spec yet: a single-input DVE instruction"},
+      {{Opcode::kMatchReplace8, Engine::kVector}, "no cost in the spec yet: the DVE catch-all"},
+      {{Opcode::kStreamShuffle, Engine::kVector}, "no cost in the spec yet: the DVE catch-all"},
+      {{Opcode::kRangeSelect, Engine::kVector}, "no cost in the spec yet: the DVE catch-all"},
+      {{Opcode::kSelectReduce, Engine::kVector}, "no cost in the spec yet: the DVE catch-all"},
+      {{Opcode::kTensorPartitionReduce, Engine::kGpSimd}, "POOL instructions: GPSIMD_START + N (spec §4.5)"},
+      {{Opcode::kGatherFlattened, Engine::kGpSimd}, "POOL instructions: GPSIMD_START + N (spec §4.5)"},
+      {{Opcode::kLocalGather, Engine::kGpSimd}, "POOL instructions: GPSIMD_START + N (spec §4.5)"},
+  };
+  return kList;
+}
+
+TEST(CostHardware, EveryOpcodeHasARuleOfItsOwnOnEveryTarget) {
+  std::set<std::pair<Opcode, Engine>> used;
+  for (const std::string& target : hardware_targets()) {
+    auto hw = hardware_for_target(target);
+    ASSERT_TRUE(hw) << hw.error().format();
+    for (const OpcodeInfo& row : kOpcodeTable)
+      for (int e = 0; e < kNumEngines; ++e) {
+        const Engine engine = static_cast<Engine>(e);
+        // DMA queues are priced by the [dma] model (bandwidth, descriptors), not by rules.
+        if (!(row.engines & engine_bit(engine)) || engine == Engine::kDma) continue;
+        bool own = false;
+        for (const CostRule& r : hw->rules)
+          own = own ||
+                (r.opcode != "*" && r.opcodes[static_cast<size_t>(row.opcode)] && (!r.engine || *r.engine == engine));
+        if (own) continue;
+        const auto it = catch_all_priced().find({row.opcode, engine});
+        EXPECT_TRUE(it != catch_all_priced().end()) << target << ": " << row.name << " on the " << engine_name(engine)
+                                                    << " engine has no cost rule of its own; add one to data/targets/"
+                                                    << target << ".toml or a reason to catch_all_priced()";
+        used.insert({row.opcode, engine});
+      }
+  }
+  for (const auto& [key, reason] : catch_all_priced())
+    EXPECT_TRUE(used.count(key)) << opcode_name(key.first) << " on " << engine_name(key.second)
+                                 << " has a rule of its own on every target now: drop its entry (" << reason << ")";
 }
 
 TEST(CostHardware, FilesLoadAndMissingFilesAreDiagnostics) {

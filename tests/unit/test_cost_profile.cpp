@@ -2,6 +2,7 @@
 // DMA size, arithmetic intensity, roofline), their JSON names, the text summary, insights, the
 // Perfetto trace (valid trace-event JSON with a track per engine and DMA queue, no overlapping
 // slices on a track), and trace documents read back from JSON.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -38,10 +39,17 @@ OperandRecord op(Buffer b, const std::string& name, DType dt, Shape shape, bool 
   return o;
 }
 
+// A record's instruction from its text form (nki/opcodes.h).
+InstrOp instr(const std::string& text) {
+  const auto op = parse_instruction(text);
+  if (!op) ADD_FAILURE() << "no instruction: " << text;
+  return op.value_or(InstrOp());
+}
+
 InstructionRecord rec(Engine e, const std::string& opcode, std::vector<OperandRecord> ops, int line) {
   InstructionRecord r;
   r.engine = e;
-  r.opcode = opcode;
+  r.op = instr(opcode);
   r.operands = std::move(ops);
   r.loc.file = "/k/matmul.py";
   r.loc.line = line;
@@ -210,7 +218,7 @@ TEST(CostProfile, TraceDocumentsReadBack) {
     const auto& a = t.records()[i];
     const auto& b = back->records()[i];
     EXPECT_EQ(a.engine, b.engine);
-    EXPECT_EQ(a.opcode, b.opcode);
+    EXPECT_EQ(a.op, b.op);
     EXPECT_EQ(a.loc.line, b.loc.line);
     ASSERT_EQ(a.operands.size(), b.operands.size());
     for (size_t k = 0; k < a.operands.size(); ++k) {
@@ -234,13 +242,22 @@ TEST(CostProfile, TraceDocumentsReadBack) {
     ASSERT_FALSE(r) << bad;
     EXPECT_EQ(r.error().code, "nkia_trace_invalid") << bad;
   }
+  // An opcode outside the table (nki/opcodes.h), or sub-ops it does not take, is named.
+  for (const char* opcode : {"warp_shuffle", "tensor_tensor:sideways", "tensor_tensor", "iota:add"}) {
+    auto r = trace_from_json(
+        nlohmann::json::parse(fmt::format(R"([{{"engine": "vector", "opcode": "{}", "operands": []}}])", opcode)));
+    ASSERT_FALSE(r) << opcode;
+    EXPECT_EQ(r.error().code, "nkia_trace_invalid");
+    EXPECT_NE(r.error().message.find(fmt::format("unknown opcode '{}'", opcode)), std::string::npos)
+        << r.error().message;
+  }
   auto missing = load_trace_file("/nonexistent/trace.json");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, "nkia_trace_unreadable");
 }
 
 // Whatever a (recorded, possibly hand-edited) trace holds — odd shapes, zero sizes, negative and
-// zero strides, partitions past 128, fp8 and int operands, unknown opcodes — the model answers
+// zero strides, partitions past 128, fp8 and int operands, opcodes on engines that do not run them — the model answers
 // with a profile or a Diagnostic, never a crash or a hang.
 TEST(CostProfile, ArbitraryTracesNeverCrash) {
   auto trn1 = hardware_for_target("trn1");
@@ -252,8 +269,9 @@ TEST(CostProfile, ArbitraryTracesNeverCrash) {
     return static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(n));
   };
   const Engine engines[] = {Engine::kTensor, Engine::kVector, Engine::kScalar, Engine::kGpSimd, Engine::kDma};
-  const char* opcodes[] = {"nc_matmul",      "dma_copy",     "tensor_copy", "memset",     "tensor_tensor:add",
-                           "activation:exp", "nc_transpose", "iota",        "mystery_op", "tensor_reduce:max"};
+  const char* opcodes[] = {"nc_matmul",         "dma_copy",         "tensor_copy",  "memset",
+                           "tensor_tensor:add", "activation:exp",   "nc_transpose", "iota",
+                           "nc_stream_shuffle", "tensor_reduce:max"};
   const Buffer buffers[] = {Buffer::kSharedHbm, Buffer::kPrivateHbm, Buffer::kSbuf, Buffer::kPsum};
   const DType dtypes[] = {DType::kFloat32, DType::kBFloat16, DType::kInt8, DType::kFloat8E4M3, DType::kInt32};
   for (int trial = 0; trial < 200; ++trial) {
@@ -262,7 +280,7 @@ TEST(CostProfile, ArbitraryTracesNeverCrash) {
     for (int i = 0; i < n; ++i) {
       InstructionRecord r;
       r.engine = engines[rnd(5)];
-      r.opcode = opcodes[rnd(10)];
+      r.op = instr(opcodes[rnd(10)]);
       r.loc.line = static_cast<int>(rnd(50));
       const int nops = static_cast<int>(rnd(4));
       for (int k = 0; k < nops; ++k) {

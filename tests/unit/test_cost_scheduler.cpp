@@ -104,10 +104,17 @@ OperandRecord hbm(const std::string& name, Shape shape, bool write = false, DTyp
   return operand(Buffer::kSharedHbm, name, dt, std::move(shape), write);
 }
 
+// A record's instruction from its text form (nki/opcodes.h).
+InstrOp instr(const std::string& text) {
+  const auto op = parse_instruction(text);
+  if (!op) ADD_FAILURE() << "no instruction: " << text;
+  return op.value_or(InstrOp());
+}
+
 InstructionRecord rec(Engine e, const std::string& opcode, std::vector<OperandRecord> ops, int line = 1) {
   InstructionRecord r;
   r.engine = e;
-  r.opcode = opcode;
+  r.op = instr(opcode);
   r.operands = std::move(ops);
   r.loc.file = "kernel.py";
   r.loc.line = line;
@@ -162,7 +169,7 @@ TEST(CostScheduler, RawChainAddsLatencies) {
   // after the 100 ns trigger latency: [100, 1100).
   t.add(rec(Engine::kDma, "dma_copy", {sb("a", {128, 1000}, true), hbm("x", {128, 1000})}));
   // DVE reads a: ready 1100 + 10 (semaphore), 128 columns -> 1000 ns (N = 1000 elements of a) -> [1110, 2110).
-  t.add(rec(Engine::kVector, "tensor_scalar:mul", {sb("b", {128, 1000}, true), sb("a", {128, 1000})}));
+  t.add(rec(Engine::kVector, "tensor_scalar:multiply", {sb("b", {128, 1000}, true), sb("a", {128, 1000})}));
   // ACT reads b: [2120, 3120).
   t.add(rec(Engine::kScalar, "activation:exp", {sb("c", {128, 1000}, true), sb("b", {128, 1000})}));
   // store c: triggered at 3120 (the trigger latency covers the semaphore), data [3220, 4220).
@@ -457,7 +464,7 @@ TEST(CostScheduler, EmptyTraceIsADiagnostic) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, "nkia_profile_empty");
   Trace t2;
-  t2.add(rec(Engine::kVector, "nop", {}));
+  t2.add(rec(Engine::kVector, "memset", {}));
   auto r2 = profile_trace(t2, spec(test_toml()));
   ASSERT_FALSE(r2);
   EXPECT_EQ(r2.error().code, "nkia_profile_empty");

@@ -10,6 +10,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "cost/hardware.h"
+#include "cost/lower.h"
 #include "runtime/kernel_call.h"
 #include "runtime/python/py_host.h"
 
@@ -115,8 +117,8 @@ TEST_F(KernelTrace, TimingOnlyTracesTheSameInstructionsAndComputesNothing) {
   for (int e = 0; e < kNumEngines; ++e) EXPECT_GT(s.per_engine[e], 0) << engine_name(static_cast<Engine>(e));
   // Records name the kernel's file and its lines.
   for (const auto& r : computed->trace.records()) {
-    EXPECT_EQ(r.loc.file, "kernel.py") << r.opcode;
-    EXPECT_GT(r.loc.line, 6) << r.opcode;
+    EXPECT_EQ(r.loc.file, "kernel.py") << r.opcode_text();
+    EXPECT_GT(r.loc.line, 6) << r.opcode_text();
   }
 
   // The outputs: numbers when computing, poison (NaN) everywhere when not.
@@ -136,7 +138,7 @@ TEST_F(KernelTrace, OneTraceForEveryLaunchOfARun) {
   auto r = python_run(c);
   ASSERT_TRUE(r) << r.error().format();
   std::vector<std::string> ops;
-  for (const auto& rec : r->trace.records()) ops.push_back(rec.opcode);
+  for (const auto& rec : r->trace.records()) ops.push_back(rec.opcode_text());
   EXPECT_EQ(ops, (std::vector<std::string>{"dma_copy", "tensor_scalar:multiply", "dma_copy", "dma_copy",
                                            "activation:negative", "dma_copy"}))
       << r->trace.to_json().dump();
@@ -154,6 +156,73 @@ TEST_F(KernelTrace, OneTraceForEveryLaunchOfARun) {
   auto bad = python_run(c);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, "nkia_unknown_target");
+}
+
+// nisa.reciprocal and nisa.scalar_tensor_tensor, in both dialects: each one Vector-engine record,
+// priced on every target by its own cost rule (not the engine's catch-all, nor the Scalar engine's).
+constexpr const char* kFusedLegacy = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+@nki.jit
+def k(a, b):
+    out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = nl.load(b)
+    r = nisa.reciprocal(x)
+    z = nisa.scalar_tensor_tensor(data=r, op0=nl.multiply, operand0=0.5, op1=nl.add, operand1=y)
+    nl.store(out, value=z)
+    return out
+)py";
+
+constexpr const char* kFusedCurrent = R"py(
+import nki
+import nki.language as nl
+import nki.isa as nisa
+
+@nki.jit
+def k(a, b):
+    out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+    y = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a)
+    nisa.dma_copy(dst=y, src=b)
+    r = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.reciprocal(dst=r, data=x)
+    z = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.scalar_tensor_tensor(dst=z, data=r, op0=nl.multiply, operand0=0.5, op1=nl.add, operand1=y)
+    nisa.dma_copy(dst=out, src=z)
+    return out
+)py";
+
+TEST_F(KernelTrace, ReciprocalAndScalarTensorTensorAreOneVectorInstructionEach) {
+  for (const char* src : {kFusedLegacy, kFusedCurrent}) {
+    KernelCall c = call(src, "k", {values({128, 512}, 0.01f), values({128, 512}, 0.02f)});
+    auto r = python_run(c);
+    ASSERT_TRUE(r) << r.error().format();
+    std::vector<std::string> ops;
+    for (const auto& rec : r->trace.records()) ops.push_back(rec.opcode_text());
+    EXPECT_EQ(ops, (std::vector<std::string>{"dma_copy", "dma_copy", "reciprocal", "scalar_tensor_tensor:multiply:add",
+                                             "dma_copy"}));
+    ASSERT_EQ(r->trace.size(), 5u);
+    EXPECT_EQ(r->trace.records()[2].engine, Engine::kVector);
+    EXPECT_EQ(r->trace.records()[3].engine, Engine::kVector);
+    // The numbers: 0.5 / a + b, with a's zeros giving inf.
+    const std::vector<float> a = c.inputs[0].to_f32_vector(), b = c.inputs[1].to_f32_vector();
+    const std::vector<float> got = r->outputs[0].to_f32_vector();
+    for (size_t i = 0; i < 200; ++i) EXPECT_FLOAT_EQ(got[i], (1.0f / a[i]) * 0.5f + b[i]) << i;
+    for (const std::string& target : hardware_targets()) {
+      auto hw = hardware_for_target(target);
+      ASSERT_TRUE(hw) << hw.error().format();
+      auto prog = lower_trace(r->trace, *hw);
+      ASSERT_TRUE(prog) << prog.error().format();
+      std::vector<std::string> rules;
+      for (const CostOp& op : prog->ops)
+        if (op.engine == Engine::kVector) rules.push_back(op.rule == kNoRule ? "" : hw->rules[op.rule].opcode);
+      EXPECT_EQ(rules, (std::vector<std::string>{"reciprocal*", "scalar_tensor_tensor*"})) << target;
+    }
+  }
 }
 
 // What `check` sends: zero inputs made in the process, bound by name, and no output data back.
@@ -317,7 +386,7 @@ Trace sample_trace() {
   Trace t;
   InstructionRecord a;
   a.engine = Engine::kDma;
-  a.opcode = "dma_copy";
+  a.op = Opcode::kDmaCopy;
   a.loc = {"/k/kernel.py", 12, 3};
   a.elements = 65536;
   a.operands = {operand("tile", Buffer::kSbuf, DType::kBFloat16, {128, 512}, {512, 1}, 0, true),
@@ -325,7 +394,7 @@ Trace sample_trace() {
   t.add(a);
   InstructionRecord b;
   b.engine = Engine::kTensor;
-  b.opcode = "nc_matmul";
+  b.op = Opcode::kNcMatmul;
   b.loc = {"/k/kernel.py", 14, 0};
   b.elements = std::numeric_limits<int64_t>::max();
   b.operands = {
@@ -334,7 +403,7 @@ Trace sample_trace() {
   t.add(b);
   InstructionRecord c;  // no operands, no location
   c.engine = Engine::kGpSimd;
-  c.opcode = "iota";
+  c.op = Opcode::kIota;
   t.add(c);
   for (int i = 0; i < 3; ++i) t.add(a);
   return t;
@@ -574,7 +643,7 @@ TEST(TraceWire, RejectsBadRecords) {
     t.header["trace"]["strings"] = strings;
     return t.join();
   };
-  const std::vector<std::string> table = {"op", "f.py", "t"};
+  const std::vector<std::string> table = {"iota", "f.py", "t"};
   // engine, opcode, file, line, col, elements, operand count
   const std::string ok_record("\x01\x00\x01\x14\x00\x02\x00", 7);
   auto good = decode_outcome(with(ok_record, 1, table));
@@ -592,6 +661,15 @@ TEST(TraceWire, RejectsBadRecords) {
   expect_rejected(with(std::string("\x01\x00\x01\x80\x80\x80\x80\x10\x00\x02\x00", 11), 1, table), "a line beyond int");
   expect_rejected(with(std::string("\x01\x00\x01\x14\x00\x02\xe8\x07", 8), 1, table), "1000 operands");
   expect_rejected(with(ok_record, 1, {}), "an empty table");
+  expect_rejected(with(ok_record, 1, {"warp_shuffle", "f.py", "t"}), "an unknown opcode");
+  expect_rejected(with(ok_record, 1, {"tensor_tensor:sideways", "f.py", "t"}), "an unknown sub-op");
+  expect_rejected(with(ok_record, 1, {"tensor_tensor", "f.py", "t"}), "a missing sub-op");
+  {
+    auto unknown = decode_outcome(with(ok_record, 1, {"warp_shuffle", "f.py", "t"}));
+    ASSERT_FALSE(unknown);
+    EXPECT_NE(unknown.error().message.find("unknown opcode 'warp_shuffle'"), std::string::npos)
+        << unknown.error().message;
+  }
   // An operand: tensor, buffer, dtype, is_write, rank, shape, rank, strides, offset, partitions,
   // start partition, bytes.
   const std::string rec1 = std::string("\x01\x00\x01\x14\x00\x02\x01", 7);
@@ -630,7 +708,7 @@ TEST(TraceWire, RejectsBadRecords) {
 TEST(TraceCap, KeepsTheFirstRecordsAndCountsTheRest) {
   Trace a;
   InstructionRecord r;
-  r.opcode = "x";
+  r.op = Opcode::kMemset;
   for (size_t i = 0; i < kMaxTraceRecords + 5; ++i) a.add(r);
   EXPECT_EQ(a.size(), kMaxTraceRecords);
   EXPECT_EQ(a.dropped(), 5);

@@ -9,6 +9,7 @@
 #include "nki/isa_matmul_modes.h"
 #include "nki/isa_scalar.h"
 #include "nki/isa_select.h"
+#include "nki/isa_vector.h"
 #include "runtime/python/py_core.h"
 
 namespace py = pybind11;
@@ -345,6 +346,20 @@ void register_isa(py::module_& m) {
     ExecContext& ctx = exec_or_raise("tensor_copy");
     Access d = to_access(dst, "dst"), v = to_access(value, "value");
     check(isa_tensor_copy(ctx, d, v, Engine::kVector, caller_loc()));
+  });
+  // ---- Vector-engine fused instructions (nki/isa_vector.h) ------------------------------------
+  m.def("reciprocal", [](py::handle dst, py::handle data) {
+    ExecContext& ctx = exec_or_raise("reciprocal");
+    check(isa_reciprocal(ctx, to_access(dst, "dst"), to_access(data, "data"), caller_loc()));
+  });
+  // operand0: a number or a [P, 1] tile; op0 and op1 binary operators (nl.add, nl.multiply, ...).
+  m.def("scalar_tensor_tensor", [](py::handle dst, py::handle data, const std::string& op0, py::handle operand0,
+                                   bool reverse0, const std::string& op1, py::handle data1, bool reverse1) {
+    ExecContext& ctx = exec_or_raise("scalar_tensor_tensor");
+    const ScalarOrTile o = scalar_or_tile(operand0, "operand0");
+    check(isa_scalar_tensor_tensor(ctx, to_access(dst, "dst"), to_access(data, "data"), parse_binary(op0),
+                                   ScalarOperand{o.value, o.tile}, reverse0, parse_binary(op1),
+                                   to_access(data1, "operand1"), reverse1, caller_loc()));
   });
 }
 

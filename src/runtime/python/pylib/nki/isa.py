@@ -34,16 +34,13 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
 
 def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, **kwargs):
     """dst = (data op0 operand0) op1 operand1: operand0 a number or [P, 1] tile, operand1 a tile."""
-    tmp = lang._tile(data.shape, lang.float32, lang.sbuf, origin="scratch")
-    isa_common.tensor_scalar(tmp, data, op0, operand0, reverse0)
-    if reverse1:
-        core.tensor_tensor(dst, operand1, tmp, lang.op_name(op1))
-    else:
-        core.tensor_tensor(dst, tmp, operand1, lang.op_name(op1))
+    name0, operand0, reverse0 = isa_common._scalar_step(op0, operand0, reverse0)
+    core.scalar_tensor_tensor(dst, data, name0, operand0, reverse0, lang.op_name(op1), operand1, bool(reverse1))
 
 
 def reciprocal(dst, data, **kwargs):
-    core.activation(dst, "reciprocal", data, None, 1.0)
+    """dst = 1 / data on the Vector engine (not an activation: no Scalar-engine range rules)."""
+    core.reciprocal(dst, data)
 
 
 def iota(dst, pattern, offset=0, channel_multiplier=0, **kwargs):

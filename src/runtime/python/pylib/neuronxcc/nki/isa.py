@@ -37,12 +37,9 @@ def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, rev
     m = lang._Mask(mask, data.shape)
     if m.empty:
         return m.mark(out)
-    tmp = lang._tile(data.shape, lang.float32, lang.sbuf, origin="scratch")
-    isa_common.tensor_scalar(m(tmp), m(data), op0, m(operand0), reverse0)
-    if reverse1:
-        core.tensor_tensor(m(out), m(operand1), m(tmp), lang.op_name(op1))
-    else:
-        core.tensor_tensor(m(out), m(tmp), m(operand1), lang.op_name(op1))
+    name0, operand0, reverse0 = isa_common._scalar_step(op0, m(operand0), reverse0)
+    core.scalar_tensor_tensor(m(out), m(data), name0, operand0, reverse0, lang.op_name(op1), m(operand1),
+                              bool(reverse1))
     return m.mark(out)
 
 
@@ -50,7 +47,7 @@ def reciprocal(data, dtype=None, mask=None, **kwargs):
     out = _out(data.shape, dtype, data.dtype)
     m = lang._Mask(mask, data.shape)
     if not m.empty:
-        core.activation(m(out), "reciprocal", m(data), None, 1.0)
+        core.reciprocal(m(out), m(data))
     return m.mark(out)
 
 
