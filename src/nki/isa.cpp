@@ -759,7 +759,10 @@ Result<void> isa_tensor_tensor_scan(ExecContext& ctx, const Access& dst, const A
                     fmt::format("pass a [{}, 1] tile or a number", p)));
   }
   const InstrOp opcode(Opcode::kTensorTensorScan, op0, op1);
-  ctx.trace.add(issue_instruction(ctx, Engine::kVector, opcode, loc, dst, {&data0, &data1}, DataFlow::kCustom));
+  // The initial tile is read like the inputs (its pending load carried out first).
+  std::vector<const Access*> reads{&data0, &data1};
+  if (initial_tile) reads.push_back(&*initial_tile);
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, opcode, loc, dst, reads, DataFlow::kCustom));
   follow_scan(ctx, instruction_text(opcode), loc, dst, {&data0, &data1}, initial_tile ? &*initial_tile : nullptr);
   if (!ctx.compute) return {};
   std::vector<float> init(static_cast<size_t>(p), f32_from_f64(initial));

@@ -18,22 +18,16 @@ namespace nki_agent {
 
 namespace {
 
-// An ALU operator by its name (nl.add: "add").
-std::optional<BinaryOp> binary_by_name(const std::string& name) {
-  for (int i = 0; i <= static_cast<int>(BinaryOp::kRightShift); ++i)
-    if (binary_op_name(static_cast<BinaryOp>(i)) == name) return static_cast<BinaryOp>(i);
-  return std::nullopt;
-}
-
+// The names come from the operator and engine tables (tensor/ops.h, nki/opcodes.h); these raise
+// the kernel's error for a name that is none.
 BinaryOp parse_binary(const std::string& name) {
-  if (auto op = binary_by_name(name)) return *op;
+  if (auto op = binary_op_from_name(name)) return *op;
   raise(nki_error("nkia_unsupported_operator", fmt::format("'{}' is not an arithmetic operator", name),
                   "use an nl operator such as nl.add, nl.multiply, nl.maximum or nl.subtract"));
 }
 
 UnaryOp parse_unary(const std::string& name) {
-  for (int i = 0; i <= static_cast<int>(UnaryOp::kInvert); ++i)
-    if (unary_op_name(static_cast<UnaryOp>(i)) == name) return static_cast<UnaryOp>(i);
+  if (auto op = unary_op_from_name(name)) return *op;
   raise(nki_error("nkia_unsupported_operator", fmt::format("'{}' is not an activation function", name),
                   "use an nl function such as nl.exp, nl.tanh, nl.gelu or nl.copy"));
 }
@@ -45,25 +39,19 @@ MatmulPerfMode parse_perf_mode(const std::string& name) {
                   "perf_mode out for the ordinary mode"));
 }
 
+// The engines an instruction's engine= may name (not the DMA queues).
 Engine parse_engine(const std::string& name) {
-  if (name == "vector") return Engine::kVector;
-  if (name == "scalar") return Engine::kScalar;
-  if (name == "gpsimd") return Engine::kGpSimd;
-  if (name == "tensor") return Engine::kTensor;
+  if (auto e = engine_from_name(name); e && *e != Engine::kDma) return *e;
   raise(nki_error("nkia_unknown_engine", fmt::format("unknown engine '{}'", name),
                   "use nisa.vector_engine, nisa.scalar_engine or nisa.gpsimd_engine"));
 }
 
-// The spellings of the reduction operators (nl.add, nl.maximum, ... and their short names).
+// A reduction by the name of its operator (nl.add, nl.maximum, ...) or its own (sum, max, ...);
+// a mean is no reduction operator of an instruction.
 std::optional<ReduceOp> reduce_by_name(const std::string& name) {
-  static const std::pair<const char*, ReduceOp> kOps[] = {
-      {"add", ReduceOp::kSum},     {"multiply", ReduceOp::kProd},   {"maximum", ReduceOp::kMax},
-      {"minimum", ReduceOp::kMin}, {"logical_and", ReduceOp::kAll}, {"logical_or", ReduceOp::kAny},
-      {"sum", ReduceOp::kSum},     {"max", ReduceOp::kMax},         {"min", ReduceOp::kMin},
-      {"prod", ReduceOp::kProd}};
-  for (const auto& [n, op] : kOps)
-    if (name == n) return op;
-  return std::nullopt;
+  const std::optional<ReduceOp> op = reduce_op_from_name(name);
+  if (op && *op == ReduceOp::kMean) return std::nullopt;
+  return op;
 }
 
 // tensor_reduce's operator: any reduction.
@@ -254,7 +242,7 @@ void register_isa(py::module_& m) {
       auto t = h.cast<py::tuple>();
       ScalarStep st;
       const std::string name = t[0].cast<std::string>();
-      if (auto op = binary_by_name(name))
+      if (auto op = binary_op_from_name(name))
         st.op = *op;
       else
         st.unary = parse_unary(name);
