@@ -56,7 +56,19 @@ class PendingMatmul:
         return self._nkia_tile[key]
 
 
-class IndexedRef:
+class _PartOf:
+    """An operand standing for elements of the tensor `base`: it has base's dtype and buffer."""
+
+    @property
+    def dtype(self):
+        return self.base.dtype
+
+    @property
+    def buffer(self):
+        return self.base.buffer
+
+
+class IndexedRef(_PartOf):
     """A tensor indexed with index tiles whose range runs past the tensor's end: legal only under a
     mask that cuts the range back. Its bounds are checked when an instruction uses it — within the
     mask's box, or in full (err_tensor_access_out_of_bound) when there is no mask."""
@@ -67,14 +79,6 @@ class IndexedRef:
     @property
     def shape(self):
         return tuple(self.space) + tuple(self.base.shape[len(self.dims):])
-
-    @property
-    def dtype(self):
-        return self.base.dtype
-
-    @property
-    def buffer(self):
-        return self.base.buffer
 
     def restrict(self, box):
         n = len(self.space)
@@ -93,7 +97,7 @@ def skip_oob(oob_mode):
     return oob_mode is not None and str(oob_mode) == "skip"
 
 
-class IndirectRows:
+class IndirectRows(_PartOf):
     """``t[idx_tile, ...]``: the rows of an HBM tensor named at run time by an SBUF tile of row
     numbers (one per partition). nl.load gathers them, nl.store scatters into them."""
 
@@ -104,14 +108,6 @@ class IndirectRows:
     @property
     def shape(self):
         return (self.index.shape[0],) + tuple(self.rows.shape[1:])
-
-    @property
-    def dtype(self):
-        return self.base.dtype
-
-    @property
-    def buffer(self):
-        return self.base.buffer
 
     @property
     def _nkia_tile(self):
