@@ -61,7 +61,7 @@ Shape to_shape(const std::vector<int64_t>& v) {
 }
 
 // t.ap(pattern, offset, scalar_offset=, vector_offset=, indirect_dim=): a vector_offset makes an
-// indirect access (_nkia.lang._IndirectAp: the rows as an HBM view, and the index as given, for
+// indirect access (_nkia.operands.IndirectAp: the rows as an HBM view, and the index as given, for
 // nisa.dma_copy to gather from or scatter into). A scalar_offset is an int (a loop variable of a
 // dynamic loop) or a 1 x 1 tile whose value is read now; an offset read from a tile makes the view's
 // bounds depend on a value, so a bounds error then ends the run (end_run_with).
@@ -72,8 +72,8 @@ py::object ap_view(const Access& a, const ApPattern& pattern, int64_t offset, py
     const Access index = to_access(vector_offset, "vector_offset");
     check(check_indirect_index(a, pattern, index));
     const Access rows = check(indirect_rows(a, pattern, offset));
-    return py::module_::import("_nkia.lang")
-        .attr("_IndirectAp")(rows, vector_offset, py::tuple(py::cast(indirect_shape(pattern))));
+    return py::module_::import("_nkia.operands")
+        .attr("IndirectAp")(rows, vector_offset, py::tuple(py::cast(indirect_shape(pattern))));
   }
   int64_t dynamic = 0;
   bool from_tile = false;

@@ -21,7 +21,7 @@ nl.sbuf / nl.psum, and none of the placement rules apply).
 """
 import itertools
 
-from _nkia import lang
+from _nkia import buffers
 from _nkia.errors import NkiError
 
 
@@ -116,14 +116,14 @@ class _Allocator:
                                      num_par_tiles, num_free_tiles)
         else:
             placer = _sbuf_mod_alloc(base_addr, base_partition, num_par_tiles, num_free_tiles)
-        return lang._DirectBuffer(self._buffer, placer)
+        return buffers.DirectBuffer(self._buffer, placer)
 
     def alloc(self, func=None, *args, **kwargs):
         if not callable(func):
             raise NkiError("nkia_bad_operand", f"ncc.{self._buffer}.alloc takes an allocation function",
                            "pass a function (block index, partitions, tile bytes) -> the tile's place, or use "
                            "mod_alloc")
-        return lang._DirectBuffer(self._buffer, _callback(func, str(self._buffer) == "psum"))
+        return buffers.DirectBuffer(self._buffer, _callback(func, str(self._buffer) == "psum"))
 
     def auto_alloc(self, *args, **kwargs):
         return self._buffer
@@ -132,8 +132,8 @@ class _Allocator:
         return str(self._buffer)
 
 
-sbuf = _Allocator(lang.sbuf)
-psum = _Allocator(lang.psum)
+sbuf = _Allocator(buffers.sbuf)
+psum = _Allocator(buffers.psum)
 
 
 def _directive(*args, **kwargs):

@@ -1,7 +1,15 @@
-"""nki.isa pieces shared by both dialects: engine names and operand handling."""
+"""nki.isa pieces shared by both dialects: engine names, operand handling, the indirect DMAs (rows
+chosen at run time) and the DMA transpose's permutations.
+
+Used by nki.isa and neuronxcc.nki.isa; its public names are their internal API, and those that are
+nisa names (engines, modes, get_nc_version) are imported by name into both. It never allocates a
+tile: each instruction here writes the destination it is given.
+"""
 import _nkia_core as core
 from _nkia import lang
+from _nkia.buffers import require_explicit_bias
 from _nkia.errors import NkiError
+from _nkia.operands import IndirectAp, IndirectRows, is_tensor, skip_oob
 
 
 class _Engine(str):
@@ -20,7 +28,7 @@ def engine_name(engine):
 
 
 def scalar_operand(value, what):
-    if not lang._is_tensor(value) and (isinstance(value, (int, float, bool)) or hasattr(value, "__float__")):
+    if not is_tensor(value) and (isinstance(value, (int, float, bool)) or hasattr(value, "__float__")):
         return float(value)
     raise NkiError("nkia_bad_operand", f"{what} must be a number here, got {type(value).__name__}",
                    "pass a Python number")
@@ -31,8 +39,8 @@ def activation(dst, op, data, bias=None, scale=1.0, reduce_res=None, reduce_op=N
     [P, 1] tile; nl.copy as the function is the identity. With reduce_res ([P, 1]) the float32
     results are also reduced along the free axes (reduce_op, default add) in the same instruction."""
     if bias is None:
-        lang._require_explicit_bias("nisa.activation")
-    if not lang._is_tensor(scale):
+        require_explicit_bias("nisa.activation")
+    if not is_tensor(scale):
         scale = scalar_operand(scale, "scale")
     core.activation(dst, lang.op_name(op), data, bias, scale, reduce_res,
                     lang.op_name(reduce_op) if reduce_op is not None else "add")
@@ -41,14 +49,14 @@ def activation(dst, op, data, bias=None, scale=1.0, reduce_res=None, reduce_op=N
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False):
     """dst = (data op0 operand0) op1 operand1 as one instruction: operands are numbers or [P, 1]
     tiles; an operator may be a unary function (nl.rsqrt, nl.abs) whose operand is ignored."""
-    steps = [_scalar_step(op0, operand0, reverse0)]
+    steps = [scalar_step(op0, operand0, reverse0)]
     if op1 is not None:
-        steps.append(_scalar_step(op1, operand1, reverse1))
+        steps.append(scalar_step(op1, operand1, reverse1))
     core.tensor_scalar_ops(dst, data, steps)
 
 
-def _scalar_step(op, operand, reverse):
-    if operand is not None and not lang._is_tensor(operand):
+def scalar_step(op, operand, reverse):
+    if operand is not None and not is_tensor(operand):
         operand = operand if isinstance(operand, int) and not isinstance(operand, bool) else \
             scalar_operand(operand, "operand")
     return (lang.op_name(op), operand, bool(reverse))
@@ -80,6 +88,43 @@ def iota_pattern(dst, pattern, offset, channel_multiplier):
     step_i * index_i over the free dimensions [[step, num], ...]."""
     terms = [(0, int(channel_multiplier))] + [(i + 1, int(step)) for i, (step, _num) in enumerate(pattern)]
     return int(offset), [t for t in terms if t[1] != 0]
+
+
+# The one permutation the DMA engines apply to a source of each rank (2-D to 4-D), the default of
+# dma_transpose's axes=: the legacy dialect shapes its result tile with it. The instruction core
+# checks axes= against its own copy of this table (kPerms in src/nki/isa.cpp); the core's Python
+# binding does not expose it, so this is the front end's one copy.
+DMA_TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
+
+
+def dma_copy_indirect(dst, src, dst_rmw_op, oob_mode, mask=None):
+    """nisa.dma_copy with one side an indirect access (IndirectRows): a gather from HBM rows into a
+    tile, or a scatter of a tile's partitions into HBM rows."""
+    if isinstance(dst, IndirectRows) and isinstance(src, IndirectRows):
+        raise NkiError("nkia_bad_operand", "a dma_copy can index rows at run time on one side only",
+                       "gather into an SBUF tile first, then scatter the tile")
+    if dst_rmw_op is not None or mask is not None:
+        raise NkiError("nkia_bad_operand",
+                       "an indirect dma_copy takes neither dst_rmw_op nor mask in nki-agent",
+                       "gather the rows into a tile, combine on an engine, and scatter the result")
+    skip = skip_oob(oob_mode)
+    if isinstance(src, IndirectRows):
+        core.dma_indirect(dst, src.rows, src.index, True, skip)
+    else:
+        core.dma_indirect(src, dst.rows, dst.index, False, skip)
+
+
+def dma_transpose_gather(dst, src, axes, oob_mode):
+    """nisa.dma_transpose of rows chosen at run time (t.ap(..., vector_offset=idx)): 2-D only."""
+    if not isinstance(src, IndirectAp) or len(src.shape) != 2:
+        raise NkiError("nkia_dma_transpose_layout",
+                       "a dma_transpose gathering rows takes a 2-D t.ap(pattern=[[row, R], [1, E]], "
+                       "vector_offset=idx, indirect_dim=0) source in nki-agent",
+                       "gather [R, E] (R rows of E elements) and transpose it into an [E, R] tile")
+    if axes is not None and tuple(int(a) for a in axes) != (1, 0):
+        raise NkiError("nkia_dma_transpose_layout", f"a 2-D dma_transpose permutes with axes (1, 0), not {tuple(axes)}",
+                       "pass axes=(1, 0) or none")
+    core.dma_transpose_gather(dst, src.rows, src.index, skip_oob(oob_mode))
 
 
 class matmul_perf_mode:

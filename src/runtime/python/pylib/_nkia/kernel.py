@@ -12,7 +12,7 @@ import functools
 import numpy as np
 
 import _nkia_core as core
-from _nkia import lang
+from _nkia import buffers
 from _nkia import typing as nki_typing
 from _nkia.errors import NkiError
 
@@ -50,14 +50,14 @@ def _to_hbm(value, name):
     return value  # a compile-time constant: int, float, tuple, dtype, ...
 
 
-def _to_host(value):
+def to_host(value):
     if isinstance(value, core.Tensor):
         arr = value.numpy()
         return TypedArray(arr, value.dtype_str) if value.dtype_str in core.NARROW_DTYPES else arr
     if isinstance(value, tuple):
-        return tuple(_to_host(v) for v in value)
+        return tuple(to_host(v) for v in value)
     if isinstance(value, list):
-        return [_to_host(v) for v in value]
+        return [to_host(v) for v in value]
     return value
 
 
@@ -166,11 +166,11 @@ class Kernel:
                     mutable[name] = t
                 elif returns:
                     core.set_immutable(t, True)
-        lang._force_auto_alloc = bool(getattr(self.func, "_nkia_force_auto_alloc", False))
+        buffers.set_force_auto_alloc(getattr(self.func, "_nkia_force_auto_alloc", False))
         try:
             result = core.launch(self.func, hbm_args, hbm_kwargs, list(self.grid))
         finally:
-            lang._force_auto_alloc = False
+            buffers.set_force_auto_alloc(False)
         if returns:
             _check_outputs(self.func, result, [t for t in named.values() if isinstance(t, core.Tensor)], mutable,
                            returns[-1])
@@ -181,7 +181,7 @@ class Kernel:
         for i, a in enumerate(args):
             if isinstance(a, np.ndarray) and isinstance(hbm_args[i], core.Tensor) and hbm_args[i].written:
                 a[...] = hbm_args[i].numpy().astype(a.dtype, copy=False)
-        return _to_host(result)
+        return to_host(result)
 
 
 def _decorator(mode):

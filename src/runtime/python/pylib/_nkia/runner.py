@@ -151,7 +151,7 @@ def run(files, main_path, entry, args, names, kwargs_src, grid, kernel_only=Fals
         if isinstance(fn, kernel_mod.Kernel):
             core.seal_values()
         else:
-            args = [kernel_mod._to_host(a) for a in args]
+            args = [kernel_mod.to_host(a) for a in args]
         pos, named, bind_note = _bind(fn, args, names)
         if bind_note:
             notes.append(bind_note)

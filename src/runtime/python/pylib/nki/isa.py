@@ -1,15 +1,15 @@
 """nki.isa (current dialect): instructions with an explicit destination, as simulated by nki-agent.
 Each call runs on the C++ instruction core: it checks the operands, computes, and is traced."""
 import _nkia_core as core
-from _nkia import isa_common, lang
+from _nkia import buffers, isa_common, lang, operands
 from _nkia.isa_common import (dge_mode, engine, get_nc_version, gpsimd_engine, matmul_perf_mode,  # noqa: F401
                               nc_version, oob_mode, reduce_cmd, scalar_engine, tensor_engine, unknown_engine,
                               vector_engine)
 
 
 def dma_copy(dst, src, dst_rmw_op=None, oob_mode=None, **kwargs):
-    if isinstance(dst, lang._IndirectRows) or isinstance(src, lang._IndirectRows):  # .ap(vector_offset=)
-        lang._dma_copy_indirect(dst, src, dst_rmw_op, oob_mode)
+    if isinstance(dst, operands.IndirectRows) or isinstance(src, operands.IndirectRows):  # .ap(vector_offset=)
+        isa_common.dma_copy_indirect(dst, src, dst_rmw_op, oob_mode)
         return
     core.dma_copy(dst, src, lang.op_name(dst_rmw_op) if dst_rmw_op is not None else "")
 
@@ -18,8 +18,8 @@ def dma_transpose(dst, src, axes=None, dge_mode=None, oob_mode=None, **kwargs):
     """dst = src with its axes permuted by the DMA engines: (1, 0) of a 2-D source, (2, 1, 0) of a
     3-D one, (3, 1, 2, 0) of a 4-D one (the default for the rank). A source given as
     t.ap(..., vector_offset=idx) gathers the rows idx names and transposes them (2-D)."""
-    if isinstance(src, lang._IndirectRows):
-        lang._dma_transpose_gather(dst, src, axes, oob_mode)
+    if isinstance(src, operands.IndirectRows):
+        isa_common.dma_transpose_gather(dst, src, axes, oob_mode)
         return
     core.dma_transpose(dst, src, [int(a) for a in axes] if axes is not None else [])
 
@@ -34,7 +34,7 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
 
 def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, **kwargs):
     """dst = (data op0 operand0) op1 operand1: operand0 a number or [P, 1] tile, operand1 a tile."""
-    name0, operand0, reverse0 = isa_common._scalar_step(op0, operand0, reverse0)
+    name0, operand0, reverse0 = isa_common.scalar_step(op0, operand0, reverse0)
     core.scalar_tensor_tensor(dst, data, name0, operand0, reverse0, lang.op_name(op1), operand1, bool(reverse1))
 
 
@@ -82,12 +82,12 @@ def nc_transpose(dst, data, engine=None, **kwargs):
     eng = isa_common.engine_name(engine) if engine is not None else \
         ("vector" if small and dst.buffer != "psum" else "tensor")
     if eng == "tensor":
-        lang._no_pe_transpose("nisa.nc_transpose on the Tensor engine")
+        buffers.no_pe_transpose("nisa.nc_transpose on the Tensor engine")
     core.nc_transpose(dst, data, eng)
 
 
 def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, **kwargs):
-    axes = lang._axes(axis, len(data.shape))
+    axes = lang.reduce_axes(axis, len(data.shape))
     ndim = len(data.shape)
     # The reduced axes must be free axes that run, contiguous, to the last one (nki-spec §3.4, §4.4);
     # axis 0 and repeated axes are the instruction core's to report.
@@ -101,7 +101,7 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, **kwargs):
 
 
 def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, reverse1=False, **kwargs):
-    core.tensor_tensor_scan(dst, data0, data1, initial if lang._is_tensor(initial) else float(initial),
+    core.tensor_tensor_scan(dst, data0, data1, initial if operands.is_tensor(initial) else float(initial),
                             lang.op_name(op0), lang.op_name(op1), bool(reverse0), bool(reverse1))
 
 
@@ -150,13 +150,13 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_c
 def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=None, reduce_op=None,
                   reverse_pred=False, **kwargs):
     """dst = predicate ? on_true : on_false (a number or a [P, 1] tile); the row maximum to reduce_res."""
-    core.select_reduce(dst, predicate, on_true, on_false if lang._is_tensor(on_false) else float(on_false),
+    core.select_reduce(dst, predicate, on_true, on_false if operands.is_tensor(on_false) else float(on_false),
                        bool(reverse_pred), reduce_res)
 
 
 def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, **kwargs):
     """Where predicate is non-zero, dst = src (a tile or a number); elsewhere dst keeps its values."""
-    core.copy_predicated(dst, src if lang._is_tensor(src) else float(src), predicate, bool(reverse_pred))
+    core.copy_predicated(dst, src if operands.is_tensor(src) else float(src), predicate, bool(reverse_pred))
 
 
 def tensor_partition_reduce(dst, op, data, **kwargs):

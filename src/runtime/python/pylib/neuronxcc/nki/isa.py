@@ -1,61 +1,123 @@
 """neuronxcc.nki.isa (legacy dialect): instructions that return their result tile, as simulated
-by nki-agent. They lower onto the same instruction core as nki.isa."""
+by nki-agent. Each one that nki.isa (the current dialect, which writes a destination it is given)
+also has is derived from it by _returns_tile: allocate the result tile, resolve mask=, run the
+current-dialect instruction into the tile, mark what it wrote. The rest are the legacy dialect's
+own: iota and affine_select over index expressions, nc_matmul's pending result, tensor_reduce as
+an nl reduction, and the instructions that take their destination (dst=) as nki.isa does."""
 import builtins
+import functools
+import inspect
 
 import _nkia_core as core
-from _nkia import isa_common, lang
+from _nkia import buffers, index, isa_common, lang, operands
 from _nkia.isa_common import (dge_mode, engine, get_nc_version, gpsimd_engine, matmul_perf_mode,  # noqa: F401
                               nc_version, oob_mode, reduce_cmd, scalar_engine, tensor_engine, unknown_engine,
                               vector_engine)
+from nki import isa as current
+
+
+class _NewTile:
+    """The result tile a legacy call makes: its shape, its dtype when the call names none, the
+    index space its mask= is resolved against (the tile's shape unless given) and its buffer."""
+
+    __slots__ = ("shape", "dtype", "space", "buffer")
+
+    def __init__(self, shape, dtype, space=None, buffer=None):
+        self.shape, self.dtype = shape, dtype
+        self.space = shape if space is None else space
+        self.buffer = buffer or lang.sbuf
+
+
+def _returns_tile(instruction, masked=True, axes=None, scratch=False):
+    """Derives a legacy instruction from the current-dialect `instruction` (nki.isa's, whose first
+    parameter is the destination). The decorated function has the legacy signature; it checks what
+    only the legacy form checks and returns the _NewTile the call makes. The legacy call then
+    allocates that tile (in the compiler's memory), resolves mask= over the tile's index space
+    (`masked` instructions only: the others ignore mask=) and, unless the mask selects nothing,
+    runs `instruction` with the tile as the destination and each argument both signatures name,
+    restricted to the mask's box; `axes` maps an argument's axes onto the index space where they
+    differ ({"dst": [0, None]}: only the tile's partition axis lies in it). It returns the tile,
+    marked with the part it wrote. With `scratch` the tile is allocated as part of the
+    instruction's work (the instruction reads its own result) and becomes the kernel's after it."""
+    if scratch and masked:
+        raise TypeError("a scratch result is for instructions that ignore mask=")
+    axes = axes or {}
+    into = [n for n, p in inspect.signature(instruction).parameters.items()
+            if n != "dst" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    origin = "scratch" if scratch else "result"
+
+    def derive(signature):
+        params = inspect.signature(signature).parameters
+        names = list(params)
+        # The arguments both signatures name lead the instruction's parameters (passed in its order);
+        # those only it names come from the legacy call's **kwargs.
+        shared = [n for n in into if n in params]
+        if shared != into[:len(shared)]:
+            raise TypeError(f"legacy {signature.__name__}: {shared} must be the first parameters of "
+                            f"nki.isa.{instruction.__name__} after dst")
+        picks = [(names.index(n), n, None if params[n].default is params[n].empty else params[n].default,
+                  axes.get(n)) for n in shared]
+        only_current = into[len(shared):]
+        dtype_at = names.index("dtype") if "dtype" in params else None
+        mask_at = names.index("mask") if masked else None
+        dst_axes = axes.get("dst")
+
+        @functools.wraps(signature)
+        def legacy(*args, **kwargs):
+            spec = signature(*args, **kwargs)
+            given = len(args)
+            dtype = None if dtype_at is None else args[dtype_at] if dtype_at < given else kwargs.get("dtype")
+            out = buffers.new_tile(spec.shape, dtype or spec.dtype, spec.buffer, origin)
+            values = [args[i] if i < given else kwargs.get(n, d) for i, n, d, _ in picks]
+            extra = {n: kwargs[n] for n in only_current if n in kwargs} if kwargs else {}
+            if mask_at is None:
+                instruction(out, *values, **extra)
+                if scratch:
+                    core.mark_result(out)
+                return out
+            m = index.Mask(args[mask_at] if mask_at < given else kwargs.get("mask"), spec.space)
+            if not m.empty:
+                instruction(m(out, dst_axes),
+                            *[m(v, pick[3]) if operands.is_tensor(v) else v for v, pick in zip(values, picks)],
+                            **extra)
+            return m.mark(out)
+
+        return legacy
+
+    return derive
 
 
 def _out(shape, dtype, default):
-    return lang._tile(shape, dtype or default, lang.sbuf)
+    return buffers.new_tile(shape, dtype or default, lang.sbuf)
 
 
+@_returns_tile(current.tensor_tensor)
 def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=None, **kwargs):
-    out = _out(lang.result_shape(data1, data2), dtype, core.promote(data1.dtype, data2.dtype))
-    m = lang._Mask(mask, out.shape)
-    if not m.empty:
-        core.tensor_tensor(m(out), m(data1), m(data2), lang.op_name(op))
-    return m.mark(out)
+    return _NewTile(lang.result_shape(data1, data2), core.promote(data1.dtype, data2.dtype))
 
 
+@_returns_tile(current.tensor_scalar)
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, dtype=None,
                   mask=None, **kwargs):
-    out = _out(data.shape, dtype, data.dtype)
-    m = lang._Mask(mask, data.shape)
-    if m.empty:
-        return m.mark(out)
-    isa_common.tensor_scalar(m(out), m(data), op0, m(operand0), reverse0, op1, m(operand1), reverse1)
-    return m.mark(out)
+    return _NewTile(data.shape, data.dtype)
 
 
+@_returns_tile(current.scalar_tensor_tensor)
 def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None, mask=None,
                          **kwargs):
-    out = _out(data.shape, dtype, data.dtype)
-    m = lang._Mask(mask, data.shape)
-    if m.empty:
-        return m.mark(out)
-    name0, operand0, reverse0 = isa_common._scalar_step(op0, m(operand0), reverse0)
-    core.scalar_tensor_tensor(m(out), m(data), name0, operand0, reverse0, lang.op_name(op1), m(operand1),
-                              bool(reverse1))
-    return m.mark(out)
+    return _NewTile(data.shape, data.dtype)
 
 
+@_returns_tile(current.reciprocal)
 def reciprocal(data, dtype=None, mask=None, **kwargs):
-    out = _out(data.shape, dtype, data.dtype)
-    m = lang._Mask(mask, data.shape)
-    if not m.empty:
-        core.reciprocal(m(out), m(data))
-    return m.mark(out)
+    return _NewTile(data.shape, data.dtype)
 
 
 def iota(expr, dtype, mask=None, **kwargs):
     """Materialises an index expression (nl.arange / nl.mgrid arithmetic) into an SBUF tile."""
     const, terms = expr.affine()
-    out = lang._tile(expr.shape, dtype, lang.sbuf)
-    m = lang._Mask(mask, out.shape)
+    out = buffers.new_tile(expr.shape, dtype, lang.sbuf)
+    m = index.Mask(mask, out.shape)
     if not m.empty:
         core.iota(m(out), _shifted(const, terms, m), terms)
     return m.mark(out)
@@ -68,160 +130,128 @@ def _shifted(const, terms, m):
 
 def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **kwargs):
     """Where the index predicate (e.g. iy < ix) holds, on_true_tile; elsewhere on_false_value."""
-    if not isinstance(pred, lang.Predicate):
+    if not isinstance(pred, index.Predicate):
         raise lang.NkiError("nkia_bad_operand", "affine_select needs an index predicate such as iy < ix",
                             "compare index tiles built with nl.arange or nl.mgrid")
     const, terms = pred.expr.affine()
     out = _out(on_true_tile.shape, dtype, on_true_tile.dtype)
-    m = lang._Mask(mask, out.shape)
+    m = index.Mask(mask, out.shape)
     if not m.empty:
         core.affine_select(m(out), _shifted(const, terms, m), terms, pred.op, m(on_true_tile), float(on_false_value))
     return m.mark(out)
 
 
+@_returns_tile(current.activation, axes={"reduce_res": [0, None]})
 def activation(op, data, bias=None, scale=1.0, dtype=None, mask=None, reduce_op=None, reduce_res=None,
                reduce_cmd=None, **kwargs):
-    out = _out(data.shape, dtype, data.dtype)
-    m = lang._Mask(mask, data.shape)
-    if not m.empty:
-        isa_common.activation(m(out), op, m(data), m(bias), m(scale),
-                              m(reduce_res, [0, None]) if reduce_res is not None else None, reduce_op)
-    return m.mark(out)
+    return _NewTile(data.shape, data.dtype)
 
 
+@_returns_tile(current.tensor_copy)
 def tensor_copy(src, dtype=None, mask=None, engine=None, **kwargs):
-    out = _out(src.shape, dtype, src.dtype)
-    m = lang._Mask(mask, src.shape)
-    if not m.empty:
-        core.tensor_copy(m(out), m(src), isa_common.engine_name(engine))
-    return m.mark(out)
+    return _NewTile(src.shape, src.dtype)
 
 
+@_returns_tile(current.memset)
 def memset(shape, value, dtype, mask=None, engine=None, **kwargs):
-    out = _out(shape, dtype, dtype)
-    m = lang._Mask(mask, out.shape)
-    if not m.empty:
-        core.memset(m(out), float(value), isa_common.engine_name(engine))
-    return m.mark(out)
+    return _NewTile(shape, dtype)
 
 
 def nc_matmul(stationary, moving, mask=None, perf_mode=None, **kwargs):
     """stationary[K, M].T @ moving[K, N] into PSUM (float32); `psum += nc_matmul(...)` accumulates.
     perf_mode="double_row_gen3" (trn2, FP8): stationary [128, 2, M], moving [128, 2, N]."""
-    return lang.PendingMatmul(stationary, moving, isa_common.perf_mode_name(perf_mode, kwargs))
+    return operands.PendingMatmul(stationary, moving, isa_common.perf_mode_name(perf_mode, kwargs))
 
 
+@_returns_tile(current.nc_transpose, masked=False)
 def nc_transpose(data, mask=None, dtype=None, engine=None, **kwargs):
+    """Into PSUM on the Tensor engine, or into SBUF on the Vector engine (the default for tiles of
+    at most 32 x 32)."""
     small = data.shape[0] <= 32 and data.shape[1] <= 32
     eng = isa_common.engine_name(engine) if engine is not None else ("vector" if small else "tensor")
     if eng == "tensor":
-        lang._no_pe_transpose("nisa.nc_transpose on the Tensor engine")
+        buffers.no_pe_transpose("nisa.nc_transpose on the Tensor engine")
     core.check_transpose(data, eng)
-    out = lang._tile((data.shape[1], data.shape[0]), dtype or data.dtype, lang.psum if eng == "tensor" else lang.sbuf)
-    core.nc_transpose(out, data, eng)
-    return out
+    return _NewTile((data.shape[1], data.shape[0]), data.dtype, buffer=lang.psum if eng == "tensor" else lang.sbuf)
 
 
 def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False, **kwargs):
-    return lang._reduce(lang.op_name(op), data, axis, dtype, keepdims, negate, mask=mask)
+    return lang.reduce(lang.op_name(op), data, axis, dtype, keepdims, negate, mask=mask)
 
 
+@_returns_tile(current.tensor_tensor_scan)
 def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False, dtype=None, mask=None,
                        **kwargs):
-    out = _out(data0.shape, dtype, data0.dtype)
-    m = lang._Mask(mask, data0.shape)
-    if not m.empty:
-        core.tensor_tensor_scan(m(out), m(data0), m(data1), m(initial) if lang._is_tensor(initial) else float(initial),
-                                lang.op_name(op0), lang.op_name(op1), bool(reverse0), bool(reverse1))
-    return m.mark(out)
+    return _NewTile(data0.shape, data0.dtype)
 
 
+@_returns_tile(current.bn_stats, axes={"dst": [0, None]})
 def bn_stats(data, mask=None, dtype=None, **kwargs):
-    out = _out((data.shape[0], 6), dtype, lang.float32)
-    m = lang._Mask(mask, data.shape)
-    if not m.empty:
-        core.bn_stats(m(out, [0, None]), m(data))
-    return m.mark(out)
+    return _NewTile((data.shape[0], 6), lang.float32, space=data.shape)
 
 
+@_returns_tile(current.bn_aggr, axes={"dst": [0, None], "data": [0, None]})
 def bn_aggr(data, mask=None, dtype=None, **kwargs):
-    out = _out((data.shape[0], 2), dtype, lang.float32)
-    m = lang._Mask(mask, data.shape)
-    if not m.empty:
-        core.bn_aggr(m(out, [0, None]), m(data, [0, None]))
-    return m.mark(out)
+    return _NewTile((data.shape[0], 2), lang.float32, space=data.shape)
 
 
+@_returns_tile(current.activation_reduce, axes={"reduce_res": [0, None]})
 def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mask=None, dtype=None, **kwargs):
-    out = _out(data.shape, dtype, data.dtype)
-    m = lang._Mask(mask, data.shape)
-    if not m.empty:
-        isa_common.activation(m(out), op, m(data), m(bias), m(scale), m(reduce_res, [0, None]), reduce_op)
-    return m.mark(out)
+    return _NewTile(data.shape, data.dtype)
 
 
+@_returns_tile(current.max8, masked=False)
 def max8(src, mask=None, dtype=None, **kwargs):
     """The 8 largest values of each partition of src, descending, as a new [P, 8] tile."""
-    out = _out((src.shape[0], 8), dtype, src.dtype)
-    core.max8(out, src)
-    return out
+    return _NewTile((src.shape[0], 8), src.dtype)
 
 
+@_returns_tile(current.nc_find_index8, masked=False)
 def nc_find_index8(data, vals, mask=None, dtype=None, **kwargs):
     """[P, 8] uint32: the index of the first occurrence of each of vals[p, 0:8] in data[p]."""
-    out = _out((data.shape[0], 8), dtype, lang.uint32)
-    core.find_index8(out, data, vals)
-    return out
+    return _NewTile((data.shape[0], 8), lang.uint32)
 
 
+@_returns_tile(current.nc_match_replace8, masked=False)
 def nc_match_replace8(data, vals, imm, dst_idx=None, mask=None, dtype=None, **kwargs):
     """data with the first occurrence of each of vals[p, 0:8] replaced by imm (indices to dst_idx)."""
-    out = _out(data.shape, dtype, data.dtype)
-    core.match_replace8(out, data, vals, float(imm), dst_idx)
-    return out
+    return _NewTile(data.shape, data.dtype)
 
 
 def nc_stream_shuffle(src, dst, shuffle_mask, dtype=None, mask=None, **kwargs):
     """Within each 32-partition quadrant, dst partition i = src partition shuffle_mask[i] (255: keep)."""
-    core.stream_shuffle(dst, src, [int(m) for m in shuffle_mask])
+    current.nc_stream_shuffle(dst, src, shuffle_mask)
 
 
+@_returns_tile(current.range_select, masked=False)
 def range_select(on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=None, reduce_res=None, reduce_op=None,
                  range_start=0, on_false_value=None, mask=None, dtype=None, **kwargs):
-    out = _out(on_true_tile.shape, dtype, on_true_tile.dtype)
-    fill = float(on_false_value) if on_false_value is not None else float(lang.fp32.min)
-    core.range_select(out, on_true_tile, lang.op_name(comp_op0), lang.op_name(comp_op1), bound0, bound1,
-                      float(range_start), fill, reduce_res)
-    return out
+    return _NewTile(on_true_tile.shape, on_true_tile.dtype)
 
 
 def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=None, reduce_op=None,
                   reverse_pred=False, mask=None, dtype=None, **kwargs):
-    core.select_reduce(dst, predicate, on_true, on_false if lang._is_tensor(on_false) else float(on_false),
-                       bool(reverse_pred), reduce_res)
+    current.select_reduce(dst, predicate, on_true, on_false, reduce_res, reduce_cmd, reduce_op, reverse_pred)
     return dst
 
 
 def tensor_copy_predicated(src, dst, predicate, reverse_pred=False, mask=None, dtype=None, **kwargs):
-    core.copy_predicated(dst, src if lang._is_tensor(src) else float(src), predicate, bool(reverse_pred))
+    current.tensor_copy_predicated(dst, src, predicate, reverse_pred)
     return dst
 
 
+@_returns_tile(current.tensor_partition_reduce, masked=False)
 def tensor_partition_reduce(op, data, mask=None, dtype=None, **kwargs):
-    out = lang._tile((1,) + tuple(data.shape[1:]), dtype or data.dtype, lang.sbuf)
-    core.partition_reduce(out, lang.op_name(op), data)
-    return out
+    return _NewTile((1,) + tuple(data.shape[1:]), data.dtype)
 
 
+# One instruction: its result, read here for the reduction, becomes the kernel's afterwards.
+@_returns_tile(current.tensor_scalar_reduce, masked=False, scratch=True)
 def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0=False, mask=None, dtype=None, **kwargs):
-    # One instruction: its result, read here for the reduction, becomes the kernel's afterwards.
-    out = lang._tile(data.shape, dtype or data.dtype, lang.sbuf, origin="scratch")
-    isa_common.tensor_scalar(out, data, op0, operand0, reverse0)
-    core.tensor_reduce(reduce_res, lang.op_name(reduce_op), out, list(range(1, len(out.shape))), False)
-    core.mark_result(out)
-    return out
+    return _NewTile(data.shape, data.dtype)
 
 
+@_returns_tile(current.local_gather, masked=False)
 def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, mask=None, **kwargs):
     """Per 16-partition group, gathers num_elem_per_idx contiguous elements of every partition at each
     of the group's indices (uint16 element offsets): a new [P, n, num_elem_per_idx] tile of
@@ -232,9 +262,7 @@ def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, 
     k = int(num_elem_per_idx)
     per_group = 16 * (index.shape[1] if len(index.shape) == 2 else _free_elements(index))
     n = per_group if num_valid_indices is None else int(num_valid_indices)
-    out = lang._tile((src_buffer.shape[0], builtins.max(n, 1), k), src_buffer.dtype, lang.sbuf)
-    core.local_gather(out, src_buffer, index, k, None if num_valid_indices is None else n)
-    return out
+    return _NewTile((src_buffer.shape[0], builtins.max(n, 1), k), src_buffer.dtype)
 
 
 def _free_elements(t):
@@ -247,28 +275,24 @@ def _free_elements(t):
 def dma_copy(dst, src, mask=None, dst_rmw_op=None, oob_mode=None, dge_mode=None, **kwargs):
     """Copies src into dst through a DMA queue (HBM <-> SBUF, or within one memory); with
     dst_rmw_op=nl.add the DMA engine accumulates: dst += src."""
-    if isinstance(dst, lang._IndirectRows) or isinstance(src, lang._IndirectRows):
-        lang._dma_copy_indirect(dst, src, dst_rmw_op, oob_mode, mask)
+    if isinstance(dst, operands.IndirectRows) or isinstance(src, operands.IndirectRows):
+        isa_common.dma_copy_indirect(dst, src, dst_rmw_op, oob_mode, mask)
         return
     rmw = lang.op_name(dst_rmw_op) if dst_rmw_op is not None else ""
-    m = lang._Mask(mask, dst.shape)
+    m = index.Mask(mask, dst.shape)
     if not m.empty:
         core.dma_copy(m(dst), m(src), rmw)
 
 
+@_returns_tile(current.dma_transpose, masked=False)
 def dma_transpose(src, axes=None, mask=None, dtype=None, dge_mode=None, **kwargs):
     """A new SBUF tile holding src with its axes permuted by the DMA engines: (1, 0) of a 2-D source,
     (2, 1, 0) of a 3-D one, (3, 1, 2, 0) of a 4-D one (the default for the rank)."""
     if mask is not None:
         raise lang.NkiError("nkia_bad_operand", "dma_transpose with mask= is not simulated",
                             "index the source down to the part to transpose instead of masking it")
-    if isinstance(src, lang._IndirectRows):
-        out = _out([int(src.shape[1]), int(src.shape[0])], dtype, src.dtype)
-        lang._dma_transpose_gather(out, src, axes, kwargs.get("oob_mode"))
-        return out
+    if isinstance(src, operands.IndirectRows):
+        return _NewTile([int(src.shape[1]), int(src.shape[0])], src.dtype)
     shape = [int(d) for d in src.shape]
-    perm = list(axes) if axes is not None else {2: [1, 0], 3: [2, 1, 0], 4: [3, 1, 2, 0]}.get(len(shape), [])
-    out_shape = [shape[a] for a in perm] if sorted(perm) == list(range(len(shape))) else shape[::-1]
-    out = _out(out_shape, dtype, src.dtype)
-    core.dma_transpose(out, src, [int(a) for a in axes] if axes is not None else [])
-    return out
+    perm = list(axes) if axes is not None else list(isa_common.DMA_TRANSPOSE_AXES.get(len(shape), ()))
+    return _NewTile([shape[a] for a in perm] if sorted(perm) == list(range(len(shape))) else shape[::-1], src.dtype)

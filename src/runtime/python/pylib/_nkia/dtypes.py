@@ -1,0 +1,102 @@
+"""NKI element types: the nl dtype names (nl.float32, nl.bfloat16, ...), the names every other
+spelling of a dtype maps to (NumPy dtypes and types, aliases such as "bf16"), their sizes, and the
+finite ranges of the float types (nl.fp32.min, ...).
+
+Part of the nl API that _nkia.lang re-exports; the names in ``__all__`` are that part. Imports
+nothing of nki-agent's but its error type: every other front-end module may import this one. It
+never creates or touches a tensor.
+"""
+import numpy as np
+
+from _nkia.errors import NkiError
+
+__all__ = ["dtype", "dtype_name", "float32", "bfloat16", "float16", "tfloat32", "float8_e4m3", "float8_e4m3fn",
+           "float8_e5m2", "int8", "int16", "int32", "uint8", "uint16", "uint32", "bool_", "float32r", "bool",
+           "float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4", "float8_e8m0fnu", "fp32", "bf16", "fp16"]
+
+
+class dtype(str):
+    """An NKI element type. Compares equal to its name, to the matching NumPy dtype and to aliases,
+    so ``t.dtype == nl.float32``, ``== np.float32`` and ``== 'float32'`` all hold."""
+
+    def __eq__(self, other):
+        try:
+            return str.__eq__(self, dtype_name(other))
+        except NkiError:
+            return False
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
+
+    @property
+    def itemsize(self):
+        return _ITEMSIZE[str(self)]
+
+
+_ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "tfloat32": 4, "float8_e4m3": 1, "float8_e4m3fn": 1,
+             "float8_e5m2": 1, "int8": 1, "int16": 2, "int32": 4, "uint8": 1, "uint16": 2, "uint32": 4, "bool": 1}
+_NUMPY_NAMES = {"float32": "float32", "float16": "float16", "int8": "int8", "int16": "int16", "int32": "int32",
+                "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "bool": "bool", "float64": "float32",
+                "int64": "int32", "uint64": "uint32"}
+_ALIASES = {"bool_": "bool", "fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "tf32": "tfloat32",
+            "float32r": "float32"}
+
+
+def dtype_name(d):
+    """The canonical name of anything used as a dtype: an nl dtype, a NumPy dtype or type, a name."""
+    if isinstance(d, dtype):
+        return str(d)
+    if isinstance(d, str):
+        name = _ALIASES.get(d, d)
+        if name in _ITEMSIZE:
+            return name
+    else:
+        try:
+            name = np.dtype(d).name
+        except TypeError:
+            name = None
+        if name in _NUMPY_NAMES:
+            return _NUMPY_NAMES[name]
+    raise NkiError("nkia_unknown_dtype", f"{d!r} is not an NKI dtype",
+                   "use an nl dtype such as nl.float32, nl.bfloat16, nl.float16 or nl.int32")
+
+
+def itemsize_or(name, default):
+    """The bytes per element of the canonical dtype `name`; `default` for a type without storage
+    (the packed formats below)."""
+    return _ITEMSIZE.get(name, default)
+
+
+float32 = dtype("float32")
+bfloat16 = dtype("bfloat16")
+float16 = dtype("float16")
+tfloat32 = dtype("tfloat32")
+float8_e4m3 = dtype("float8_e4m3")
+float8_e4m3fn = dtype("float8_e4m3fn")
+float8_e5m2 = dtype("float8_e5m2")
+int8, int16, int32 = dtype("int8"), dtype("int16"), dtype("int32")
+uint8, uint16, uint32 = dtype("uint8"), dtype("uint16"), dtype("uint32")
+bool_ = dtype("bool")
+float32r = float32  # legacy: fp32 "round" mode for matmul operands; same values here
+bool = bool_  # noqa: A001 - nl.bool, as the current dialect spells it
+# Packed (x4) and 4-bit formats of NeuronCore-v4: the names exist; tensors of them are refused
+# (nkia_unknown_dtype) since the simulator has no storage for them yet.
+float8_e4m3fn_x4 = dtype("float8_e4m3fn_x4")
+float8_e5m2_x4 = dtype("float8_e5m2_x4")
+float4_e2m1fn_x4 = dtype("float4_e2m1fn_x4")
+float8_e8m0fnu = dtype("float8_e8m0fnu")
+
+
+class _Limits:
+    """nl.fp32 / nl.bf16 / nl.fp16: the finite range of a float type (nl.fp32.min is the most
+    negative float32, the fill value of masks and affine_select)."""
+
+    def __init__(self, lo, hi):
+        self.min, self.max = lo, hi
+
+
+fp32 = _Limits(-3.4028234663852886e38, 3.4028234663852886e38)
+bf16 = _Limits(-3.3895313892515355e38, 3.3895313892515355e38)
+fp16 = _Limits(-65504.0, 65504.0)
