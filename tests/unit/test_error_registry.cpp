@@ -69,6 +69,8 @@ const std::map<std::string, std::string>& not_codes() {
       {"nkia_verify_", "the prefix of nkia_verify_<check> (tasks/verify.cpp)"},
       {"nkia_worker_", "a prefix: tasks/verify.cpp matches every nkia_worker_* code with it"},
       {"nkia_task_reference", "the module name the reference worker gives a task's task.py"},
+      {"err_", "the prefix of the NKI catalogue's codes (agent/docs_db.cpp strips it for an alias)"},
+      {"nkia_", "the prefix of our codes (agent/docs_db.cpp strips it for an alias)"},
   };
   return list;
 }
