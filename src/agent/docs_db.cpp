@@ -371,7 +371,9 @@ DocEntry error_entry(const ErrorInfo& info) {
   e.aliases.push_back(std::string(bare));
   std::string origin = info.origin == ErrorOrigin::kCatalogue    ? "a code of the NKI compiler's error catalogue"
                        : info.origin == ErrorOrigin::kConstraint ? "an nki-agent check of a hardware or language rule"
-                                                                 : "an nki-agent finding while running the kernel";
+                       : info.origin == ErrorOrigin::kSimulator
+                           ? "an nki-agent finding while running the kernel"
+                           : fmt::format("nki-agent: {}", error_origin_heading(info.origin));
   std::string body = fmt::format("`{}` ({}, {}): {}\n\n{}\n\n**Fix:** {}\n", info.code, origin,
                                  severity_name(info.severity), info.title, info.meaning, info.hint);
   if (!info.example_bad.empty()) {
@@ -443,7 +445,8 @@ Result<DocDatabase> DocDatabase::build(std::string_view api_toml, std::string_vi
       if (auto ok = db.add(std::move(e)); !ok) return fail(ok.error());
   if (with_errors)
     for (const ErrorInfo& info : error_catalogue())
-      if (auto ok = db.add(error_entry(info)); !ok) return fail(ok.error());
+      if (error_origin_reaches_kernel(info.origin))
+        if (auto ok = db.add(error_entry(info)); !ok) return fail(ok.error());
   db.finish();
   return db;
 }

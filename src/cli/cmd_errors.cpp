@@ -1,9 +1,12 @@
-// `nki-agent errors [CODE] [--markdown]`: the kernel error codes (nki/error_catalogue.h), listed by
-// group, one entry in full, or the whole table as the Markdown docs page (docs/errors.md).
+// `nki-agent errors [CODE] [--origin NAME] [--markdown]`: every Diagnostic code
+// (nki/error_catalogue.h), listed by group (one group with --origin), one entry in full, or the
+// whole table as the Markdown docs page (docs/errors.md).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
+#include <vector>
 
 #include "cli/cli.h"
 #include "nki/error_catalogue.h"
@@ -14,19 +17,9 @@ namespace {
 
 struct ErrorsOptions {
   std::string code;
+  std::string origin;  // empty: every group
   bool markdown = false;
 };
-
-constexpr ErrorOrigin kOrigins[] = {ErrorOrigin::kCatalogue, ErrorOrigin::kConstraint, ErrorOrigin::kSimulator};
-
-std::string_view origin_heading(ErrorOrigin o) {
-  switch (o) {
-    case ErrorOrigin::kCatalogue: return "NKI compiler catalogue";
-    case ErrorOrigin::kConstraint: return "nki-agent constraint checks";
-    case ErrorOrigin::kSimulator: return "nki-agent simulator checks";
-  }
-  return "";
-}
 
 // Prints a multi-line snippet indented by four spaces.
 void print_indented(std::string_view text) {
@@ -39,39 +32,46 @@ void print_indented(std::string_view text) {
   }
 }
 
-int run_list(const Context& ctx) {
+int run_list(const Context& ctx, std::optional<ErrorOrigin> only) {
   auto table = error_catalogue();
   if (ctx.json) {
     nlohmann::json rows = nlohmann::json::array();
     for (const ErrorInfo& e : table)
-      rows.push_back({{"code", e.code},
-                      {"origin", error_origin_name(e.origin)},
-                      {"severity", severity_name(e.severity)},
-                      {"title", e.title}});
+      if (!only || e.origin == *only)
+        rows.push_back({{"code", e.code},
+                        {"origin", error_origin_name(e.origin)},
+                        {"severity", severity_name(e.severity)},
+                        {"title", e.title}});
     emit_json(ctx, {{"errors", rows}});
     return kExitOk;
   }
   size_t width = 0;
   for (const ErrorInfo& e : table) width = std::max(width, e.code.size());
   bool first = true;
-  for (ErrorOrigin o : kOrigins) {
+  for (ErrorOrigin o : kErrorOrigins) {
+    if (only && o != *only) continue;
     size_t n = 0;
     for (const ErrorInfo& e : table) n += e.origin == o ? 1 : 0;
-    fmt::print("{}{} ({})\n", first ? "" : "\n", origin_heading(o), n);
+    fmt::print("{}{} ({})\n", first ? "" : "\n", error_origin_heading(o), n);
     first = false;
     for (const ErrorInfo& e : table)
       if (e.origin == o)
         fmt::print("  {:<{}}  {}{}\n", e.code, width, e.title,
                    e.severity == Severity::kError ? "" : fmt::format(" [{}]", severity_name(e.severity)));
   }
-  fmt::print("\nRun 'nki-agent errors CODE' for what a code means and how to fix it.\n");
+  std::vector<std::string_view> names;
+  for (ErrorOrigin o : kErrorOrigins) names.push_back(error_origin_name(o));
+  fmt::print(
+      "\nRun 'nki-agent errors CODE' for what a code means and how to fix it, 'nki-agent errors --origin "
+      "NAME' for one group ({}).\n",
+      fmt::join(names, ", "));
   return kExitOk;
 }
 
 void print_entry(const ErrorInfo& e) {
   fmt::print("{}: {}\n", e.code, e.title);
-  fmt::print("  group: {}   severity: {}   spec: nki-spec {}\n", origin_heading(e.origin), severity_name(e.severity),
-             e.spec);
+  fmt::print("  group: {}   severity: {}{}\n", error_origin_heading(e.origin), severity_name(e.severity),
+             e.spec.empty() ? "" : fmt::format("   spec: nki-spec {}", e.spec));
   fmt::print("\n{}\n\nFix: {}\n", e.meaning, e.hint);
   if (!e.example_bad.empty()) {
     fmt::print("\nWrong:\n");
@@ -80,11 +80,22 @@ void print_entry(const ErrorInfo& e) {
     print_indented(e.example_fix);
   }
   if (!e.note.empty()) fmt::print("\nNote: {}\n", e.note);
+  if (!e.not_raised.empty()) fmt::print("\nNot raised yet: {}\n", e.not_raised);
 }
 
 int run_errors(const Context& ctx, const ErrorsOptions& o) {
+  std::optional<ErrorOrigin> only;
+  if (!o.origin.empty()) {
+    only = error_origin_from_name(o.origin);
+    if (!only) {
+      std::vector<std::string_view> names;
+      for (ErrorOrigin g : kErrorOrigins) names.push_back(error_origin_name(g));
+      return report(ctx, Diagnostic::error("nkia_bad_argument", fmt::format("unknown origin '{}'", o.origin),
+                                           fmt::format("use one of: {}", fmt::join(names, ", "))));
+    }
+  }
   if (o.code.empty()) {
-    if (!o.markdown) return run_list(ctx);
+    if (!o.markdown) return run_list(ctx, only);
     const std::string md = errors_markdown();
     if (ctx.json)
       emit_json(ctx, {{"markdown", md}});
@@ -116,8 +127,10 @@ int run_errors(const Context& ctx, const ErrorsOptions& o) {
 
 void add_errors_command(CLI::App& app, Context& ctx) {
   auto opts = std::make_shared<ErrorsOptions>();
-  auto* sub = app.add_subcommand("errors", "Explain the error codes of kernel diagnostics, with fixes");
+  auto* sub = app.add_subcommand("errors", "Explain the codes of nki-agent's diagnostics, with fixes");
   sub->add_option("code", opts->code, "One code to explain, e.g. err_unsupported_memory (default: list them all)");
+  sub->add_option("--origin", opts->origin,
+                  "List one group: catalogue, constraint, simulator, runtime, verify, sandbox, task, tool, agent");
   sub->add_flag("--markdown", opts->markdown, "Print Markdown: the whole table as docs/errors.md, or one entry");
   // Also accepted after the subcommand name, like the global flag before it.
   sub->add_flag("--json", ctx.json, "Print one JSON object on stdout instead of text");

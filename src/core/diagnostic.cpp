@@ -21,6 +21,10 @@ static Severity severity_from_name(std::string_view s) {
   return Severity::kError;
 }
 
+bool is_internal(const Diagnostic& d) {
+  return d.code == kInternalErrorCode || d.code == "nkia_internal_python";
+}
+
 Diagnostic Diagnostic::error(std::string code, std::string message, std::string hint) {
   Diagnostic d;
   d.code = std::move(code);

@@ -5,7 +5,11 @@
 // `nkia_*` names), a severity, a plain message, where it happened (file:line:col), and a hint that
 // says how to fix it. The CLI prints it like a compiler; tools return its JSON form.
 //
-// Internal bugs are not Diagnostics: they are InternalError exceptions or failed assertions.
+// Every code is registered in the error table (nki/error_catalogue.h, `nki-agent errors`).
+//
+// Internal bugs are not Diagnostics: they are InternalError exceptions or failed assertions. Where one
+// must still be reported as a result (an exception that escaped the NKI core inside a kernel run), it
+// carries the code nkia_internal, and the CLI exits with 3 for it instead of 1.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +52,12 @@ struct Diagnostic {
   // Reads the JSON form back; unknown or missing fields take their defaults.
   static Diagnostic from_json(const nlohmann::json& j);
 };
+
+// The code of a bug in nki-agent met while serving a request: never the user's fault.
+inline constexpr std::string_view kInternalErrorCode = "nkia_internal";
+// Whether `d` reports a bug in nki-agent (nkia_internal, or nkia_internal_python: the kernel host's
+// own Python failed) rather than a problem with what the user gave.
+bool is_internal(const Diagnostic& d);
 
 // The warnings of one run, as the user sees them: each distinct warning (code, file and line) once,
 // with how often it was raised, and at most kMaxWarnings of them.

@@ -11,10 +11,6 @@
 
 namespace nki_agent {
 
-Diagnostic nki_error(std::string code, std::string message, std::string hint) {
-  return Diagnostic::error(std::move(code), std::move(message), std::move(hint));
-}
-
 Result<void> check_on_chip(const Access& a, const char* instruction) {
   if (buffer_is_on_chip(a.buffer())) return {};
   return fail(nki_error("err_unsupported_memory",
@@ -184,7 +180,7 @@ void note_sbuf_use(SbufUse& use, const ExecContext& ctx, const std::vector<std::
 std::optional<Diagnostic> sbuf_capacity_warning(const ExecContext& ctx, const SbufUse& use) {
   const int64_t capacity = ctx.target->sbuf_bytes_per_partition;
   if (!use.over || capacity <= 0 || use.peak_bytes <= capacity) return std::nullopt;
-  Diagnostic d = make_error(
+  Diagnostic d = nki_error(
       "nkia_sbuf_capacity_exceeded",
       fmt::format("live SBUF tiles need {} bytes per partition at their busiest ({} tiles at once), more than the {} "
                   "usable per partition on {} ({}); the tile allocated here ({} bytes per partition) first took them "
@@ -218,7 +214,7 @@ void warn_unwritten_read(ExecContext& ctx, std::string_view opcode, const Source
                                 ? fmt::format(" (allocated at line {})", t.launch.live->loc.line)
                                 : std::string();
   const std::string holds = dtype_is_float(t.data.dtype()) ? "NaN" : fmt::format("{}", kPoisonInt);
-  Diagnostic d = make_error(
+  Diagnostic d = nki_error(
       "nkia_uninitialized_read",
       t.written ? fmt::format("'{}' combines elements of {}{} that were never written (the first at [{}] of the "
                               "operand) into its results; they hold {} here, stale data on hardware",

@@ -10,11 +10,10 @@
 #include <vector>
 
 #include "core/diagnostic.h"
+#include "nki/error_catalogue.h"  // nki_error: the constructor of every Diagnostic below
 #include "nki/isa.h"
 
 namespace nki_agent {
-
-Diagnostic nki_error(std::string code, std::string message, std::string hint);
 
 // err_unsupported_memory unless the operand is in SBUF or PSUM.
 Result<void> check_on_chip(const Access& a, const char* instruction);

@@ -1,5 +1,5 @@
-// nki/error_catalogue.cpp — lookups over the error table (nki/error_table.cpp) and its JSON and
-// Markdown forms.
+// nki/error_catalogue.cpp — the error table merged from its parts (nki/error_table.h), lookups over
+// it, the constructor of kernel Diagnostics, and the table's JSON and Markdown forms.
 #include "nki/error_catalogue.h"
 
 #include <fmt/format.h>
@@ -8,6 +8,8 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "nki/error_table.h"
+
 namespace nki_agent {
 
 std::string_view error_origin_name(ErrorOrigin o) {
@@ -15,8 +17,35 @@ std::string_view error_origin_name(ErrorOrigin o) {
     case ErrorOrigin::kCatalogue: return "catalogue";
     case ErrorOrigin::kConstraint: return "constraint";
     case ErrorOrigin::kSimulator: return "simulator";
+    case ErrorOrigin::kRuntime: return "runtime";
+    case ErrorOrigin::kVerify: return "verify";
+    case ErrorOrigin::kSandbox: return "sandbox";
+    case ErrorOrigin::kTask: return "task";
+    case ErrorOrigin::kTool: return "tool";
+    case ErrorOrigin::kAgent: return "agent";
   }
   return "constraint";
+}
+
+std::optional<ErrorOrigin> error_origin_from_name(std::string_view name) {
+  for (ErrorOrigin o : kErrorOrigins)
+    if (error_origin_name(o) == name) return o;
+  return std::nullopt;
+}
+
+std::span<const ErrorInfo> error_catalogue() {
+  static const std::vector<ErrorInfo> kTable = [] {
+    std::vector<ErrorInfo> all;
+    for (auto part : {error_table::catalogue_part(), error_table::constraint_part(), error_table::run_part(),
+                      error_table::host_part()})
+      all.insert(all.end(), part.begin(), part.end());
+    std::sort(all.begin(), all.end(), [](const ErrorInfo& a, const ErrorInfo& b) { return a.code < b.code; });
+    for (size_t i = 1; i < all.size(); ++i)
+      if (all[i - 1].code == all[i].code)
+        internal_fail(__FILE__, __LINE__, fmt::format("error table: '{}' is in two parts", all[i].code));
+    return all;
+  }();
+  return kTable;
 }
 
 const ErrorInfo* find_error(std::string_view code) {
@@ -82,11 +111,25 @@ std::vector<std::string_view> similar_error_codes(std::string_view query, size_t
   return out;
 }
 
-Diagnostic make_error(std::string_view code, std::string message) {
+namespace {
+
+const ErrorInfo& registered(std::string_view code) {
   const ErrorInfo* e = find_error(code);
-  if (!e) internal_fail(__FILE__, __LINE__, fmt::format("make_error: '{}' is not in the error table", code));
-  Diagnostic d = Diagnostic::error(std::string(e->code), std::move(message), std::string(e->hint));
-  d.severity = e->severity;
+  if (!e) internal_fail(__FILE__, __LINE__, fmt::format("nki_error: '{}' is not in the error table", code));
+  return *e;
+}
+
+}  // namespace
+
+Diagnostic nki_error(std::string_view code, std::string message) {
+  const ErrorInfo& e = registered(code);
+  return nki_error(code, std::move(message), std::string(e.hint));
+}
+
+Diagnostic nki_error(std::string_view code, std::string message, std::string hint) {
+  const ErrorInfo& e = registered(code);
+  Diagnostic d = Diagnostic::error(std::string(e.code), std::move(message), std::move(hint));
+  d.severity = e.severity;
   return d;
 }
 
@@ -96,8 +139,9 @@ nlohmann::json error_info_json(const ErrorInfo& e) {
                       {"severity", severity_name(e.severity)},
                       {"title", e.title},
                       {"meaning", e.meaning},
-                      {"hint", e.hint},
-                      {"spec", e.spec}};
+                      {"hint", e.hint}};
+  if (!e.spec.empty()) j["spec"] = e.spec;
+  if (!e.not_raised.empty()) j["not_raised"] = e.not_raised;
   if (!e.example_bad.empty()) j["example_bad"] = e.example_bad;
   if (!e.example_fix.empty()) j["example_fix"] = e.example_fix;
   if (!e.note.empty()) j["note"] = e.note;
@@ -123,6 +167,25 @@ constexpr Group kGroups[] = {
     {ErrorOrigin::kSimulator, "nki-agent simulator checks",
      "What only running the kernel reveals. Most are warnings: the kernel runs, but the result on hardware "
      "may differ from the simulator's."},
+    {ErrorOrigin::kRuntime, "Running the kernel's Python",
+     "How the kernel's Python code ran: syntax errors, exceptions, the entry function and its inputs, "
+     "imports. `nkia_internal` is the one code that is never the kernel's fault: a bug in nki-agent, "
+     "reported with exit code 3."},
+    {ErrorOrigin::kVerify, "Verification and the static policy",
+     "`nki-agent verify` runs a kernel on a task's shape sets and compares its outputs with the task's "
+     "reference (`nkia_verify_<check>`); before that the static policy reads the kernel's source "
+     "(`nkia_policy_<rule>`)."},
+    {ErrorOrigin::kSandbox, "The sandbox and the kernel workers",
+     "Kernels run in sandboxed worker processes with limits on time, memory and output. These codes say "
+     "which limit a kernel hit, or that the machinery around it failed (not the kernel's fault)."},
+    {ErrorOrigin::kTask, "Tasks and references",
+     "Task folders (`task.toml`, `task.py`), the PyTorch reference that a task computes, and the "
+     "reference cache."},
+    {ErrorOrigin::kTool, "Command-line tools and files",
+     "Arguments of the `nki-agent` commands, `.npy` files, kernel files, hardware descriptions and trace "
+     "files."},
+    {ErrorOrigin::kAgent, "The agent",
+     "The LLM endpoints the agent calls, its prompts, trajectories, fine-tuning data and results store."},
 };
 
 std::string escape_cell(std::string_view s) {
@@ -155,6 +218,12 @@ size_t count_of(ErrorOrigin o) {
 
 }  // namespace
 
+std::string_view error_origin_heading(ErrorOrigin o) {
+  for (const Group& g : kGroups)
+    if (g.origin == o) return g.heading;
+  return error_origin_name(o);
+}
+
 std::string error_entry_markdown(const ErrorInfo& e) {
   std::string out = fmt::format("### `{}`\n\n**{}**", e.code, e.title);
   if (e.severity != Severity::kError) out += fmt::format(" ({} by default)", severity_name(e.severity));
@@ -163,18 +232,20 @@ std::string error_entry_markdown(const ErrorInfo& e) {
     out +=
         fmt::format("\nWrong:\n\n```python\n{}\n```\n\nFixed:\n\n```python\n{}\n```\n", e.example_bad, e.example_fix);
   if (!e.note.empty()) out += fmt::format("\n*Note:* {}\n", e.note);
-  out += fmt::format("\n*Spec:* nki-spec {}\n", e.spec);
+  if (!e.not_raised.empty()) out += fmt::format("\n*Not raised yet:* {}\n", e.not_raised);
+  if (!e.spec.empty()) out += fmt::format("\n*Spec:* nki-spec {}\n", e.spec);
   return out;
 }
 
 std::string errors_markdown() {
   std::string out =
       "# NKI error codes\n\n"
-      "<!-- Generated from src/nki/error_table.cpp by `nki-agent errors --markdown > docs/errors.md`. "
+      "<!-- Generated from src/nki/error_table_*.cpp by `nki-agent errors --markdown > docs/errors.md`. "
       "Do not edit by hand. -->\n\n"
-      "Every problem nki-agent finds in a kernel is reported as a Diagnostic with one of these codes, a "
-      "message, the kernel's `file:line` and a fix hint. Look a code up with `nki-agent errors CODE` "
-      "(add `--json` for the structured form); `nki-agent errors` lists them all.\n\n"
+      "Every problem nki-agent reports is a Diagnostic with one of these codes, a message, where it "
+      "happened (for a kernel, its `file:line`) and a fix hint. Look a code up with `nki-agent errors CODE` "
+      "(add `--json` for the structured form); `nki-agent errors` lists them all, `--origin NAME` one "
+      "group.\n\n"
       "Examples are in the legacy dialect (`import neuronxcc.nki.language as nl`, `neuronxcc.nki.isa as nisa`, "
       "`neuronxcc.nki.typing as nt`) and show only the lines that matter: `x` and `out` are HBM tensors, `t` is "
       "an SBUF tile, `i_p = nl.arange(128)[:, None]` and `i_f = nl.arange(F)[None, :]`.\n\n"

@@ -9,6 +9,7 @@
 
 #include "nki/checks.h"
 #include "nki/isa_scalar.h"
+#include "nki/numeric_checks.h"
 #include "nki/written.h"
 
 namespace nki_agent {
@@ -385,6 +386,9 @@ Result<void> isa_activation(ExecContext& ctx, const Access& dst, std::optional<U
           nki_error("nkia_scalar_operand_shape",
                     fmt::format("'activation' reduce_res {} is not a [{}, 1] tile", res.describe(), src.partitions()),
                     "give reduce_res one value per partition: a [P, 1] tile"));
+    std::vector<int> free_axes;
+    for (int ax = 1; ax < src.view.ndim(); ++ax) free_axes.push_back(ax);
+    if (auto r = check_reduction_has_elements(reduce_to->op, src, free_axes, "activation"); !r) return r;
   }
   std::vector<const Access*> reads{&src};
   for (const std::optional<Access>* extra : {&bias, &scale_tile})
@@ -404,6 +408,7 @@ Result<void> isa_activation(ExecContext& ctx, const Access& dst, std::optional<U
   else if (scale != 1.0)
     x = binary(BinaryOp::kMultiply, x, Tensor::full({}, DType::kFloat32, scale));
   if (bias) x = binary(BinaryOp::kAdd, x, bias->view.astype(DType::kFloat32).reshape(per_partition), DType::kFloat32);
+  if (op) warn_activation_range(ctx, *op, x, loc);
   Tensor out = dst.view;
   if (!reduce_to) {
     if (op)
@@ -690,6 +695,7 @@ Result<void> isa_tensor_reduce(ExecContext& ctx, const Access& dst, ReduceOp op,
                             "reduce along the free axes; for the partition axis transpose first or matmul with a "
                             "ones vector"));
   if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
+  if (auto r = check_reduction_has_elements(op, src, axes, kOp); !r) return r;
   // The values left: the sizes of the axes not reduced (reduce() takes no axes as all of them).
   int64_t kept = 1;
   for (int ax = 0; ax < src.view.ndim(); ++ax) {

@@ -106,6 +106,38 @@ TEST(CliErrors, UnknownCodeIsAUserErrorWithSuggestions) {
   EXPECT_NE(text.err.find("error[nkia_unknown_error_code]"), std::string::npos) << text.err;
 }
 
+TEST(CliErrors, OriginListsOneGroup) {
+  auto r = cli("errors --origin tool");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Command-line tools and files ("), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("NKI compiler catalogue"), std::string::npos);
+  for (const ErrorInfo& e : error_catalogue()) {
+    const bool listed = r.out.find("  " + std::string(e.code) + " ") != std::string::npos;
+    EXPECT_EQ(listed, e.origin == ErrorOrigin::kTool) << e.code;
+  }
+  auto j = json_of(cli("--json errors --origin verify"));
+  size_t verify = 0;
+  for (const ErrorInfo& e : error_catalogue()) verify += e.origin == ErrorOrigin::kVerify;
+  ASSERT_EQ(j["errors"].size(), verify);
+  for (const auto& row : j["errors"]) EXPECT_EQ(row["origin"], "verify");
+
+  auto bad = cli("errors --origin kernel");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("error[nkia_bad_argument]"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("catalogue, constraint, simulator"), std::string::npos) << bad.err;
+}
+
+TEST(CliErrors, EveryCodeOfTheProgramIsListed) {
+  // Not only the kernel codes: the CLI's own codes are explained too.
+  auto r = cli("errors nkia_npy_bad_magic");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("group: Command-line tools and files"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("spec:"), std::string::npos);  // no NKI rule behind it
+  auto internal = cli("errors nkia_internal");
+  ASSERT_EQ(internal.exit_code, 0);
+  EXPECT_NE(internal.out.find("not in your kernel"), std::string::npos) << internal.out;
+}
+
 TEST(CliErrors, MarkdownIsTheDocsPage) {
   auto r = cli("errors --markdown");
   ASSERT_EQ(r.exit_code, 0);

@@ -1,9 +1,11 @@
-// The kernel error table (nki/error_catalogue.h): complete against nki-spec §5.1, well formed, and
-// in step with its generated docs page, docs/errors.md.
+// The error table (nki/error_catalogue.h): complete against nki-spec §5.1, well formed, merged from
+// its parts, the one constructor of kernel Diagnostics, and in step with its generated docs page,
+// docs/errors.md. (tests/unit/test_error_registry.cpp checks it against the sources.)
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -62,7 +64,7 @@ TEST(ErrorCatalogue, DocsPageIsGeneratedFromTheTable) {
   ss << f.rdbuf();
   // Not EXPECT_EQ: on a mismatch, printing two 100 KB strings helps nobody.
   EXPECT_TRUE(ss.str() == errors_markdown())
-      << "docs/errors.md is out of date with src/nki/error_table.cpp; regenerate it with "
+      << "docs/errors.md is out of date with src/nki/error_table_*.cpp; regenerate it with "
          "./build/nki-agent errors --markdown > docs/errors.md";
 }
 
@@ -107,7 +109,13 @@ TEST(ErrorCatalogue, EveryEntryIsComplete) {
     EXPECT_FALSE(e.meaning.empty());
     EXPECT_TRUE(e.meaning.ends_with('.') || e.meaning.ends_with(')'));
     EXPECT_FALSE(e.hint.empty());
-    EXPECT_FALSE(e.spec.empty());
+    EXPECT_TRUE(e.hint.ends_with('.') || e.hint.ends_with(')') || e.hint.ends_with('`'));
+    // Kernel codes cite the spec; examples are kernel lines, so only kernel codes have them.
+    if (error_origin_is_kernel(e.origin)) {
+      EXPECT_FALSE(e.spec.empty());
+    } else {
+      EXPECT_TRUE(e.example_bad.empty());
+    }
     EXPECT_EQ(e.example_bad.empty(), e.example_fix.empty());
     if (!e.example_bad.empty()) {
       EXPECT_NE(e.example_bad, e.example_fix);
@@ -128,20 +136,64 @@ TEST(ErrorCatalogue, FindErrorKnowsOnlyTableCodes) {
   EXPECT_EQ(find_error("err_no_such_code"), nullptr);
   EXPECT_EQ(find_error(""), nullptr);
   EXPECT_EQ(find_error("ERR_UNSUPPORTED_MEMORY"), nullptr);   // codes are exact
-  EXPECT_EQ(find_error("nkia_unknown_error_code"), nullptr);  // a CLI code, not a kernel code
+  ASSERT_NE(find_error("nkia_unknown_error_code"), nullptr);  // a CLI code: registered too
+  EXPECT_EQ(find_error("nkia_unknown_error_code")->origin, ErrorOrigin::kTool);
 }
 
-TEST(ErrorCatalogue, MakeErrorFillsCodeHintAndSeverity) {
-  Diagnostic d = make_error("err_num_partition_exceed_arch_limit", "tile [256, 512] has 256 partitions");
+TEST(ErrorCatalogue, EveryOriginHasCodesANameAndAHeading) {
+  std::set<std::string_view> names, headings;
+  for (ErrorOrigin o : kErrorOrigins) {
+    SCOPED_TRACE(std::string(error_origin_name(o)));
+    EXPECT_TRUE(names.insert(error_origin_name(o)).second);
+    EXPECT_TRUE(headings.insert(error_origin_heading(o)).second);
+    EXPECT_EQ(error_origin_from_name(error_origin_name(o)), o);
+    size_t n = 0;
+    for (const ErrorInfo& e : error_catalogue()) n += e.origin == o;
+    EXPECT_GT(n, 0u);
+  }
+  EXPECT_EQ(error_origin_from_name("kernel"), std::nullopt);
+  // What the agent's lookup documents: every kernel origin and those a kernel author meets, never the
+  // tools' and the agent's own.
+  EXPECT_TRUE(error_origin_reaches_kernel(ErrorOrigin::kCatalogue));
+  EXPECT_TRUE(error_origin_reaches_kernel(ErrorOrigin::kRuntime));
+  EXPECT_TRUE(error_origin_reaches_kernel(ErrorOrigin::kVerify));
+  EXPECT_FALSE(error_origin_reaches_kernel(ErrorOrigin::kTool));
+  EXPECT_FALSE(error_origin_reaches_kernel(ErrorOrigin::kAgent));
+  EXPECT_FALSE(error_origin_reaches_kernel(ErrorOrigin::kTask));
+}
+
+TEST(ErrorCatalogue, NkiErrorFillsCodeHintAndSeverityFromTheTable) {
+  Diagnostic d = nki_error("err_num_partition_exceed_arch_limit", "tile [256, 512] has 256 partitions");
   EXPECT_EQ(d.code, "err_num_partition_exceed_arch_limit");
   EXPECT_EQ(d.message, "tile [256, 512] has 256 partitions");
   EXPECT_EQ(d.hint, find_error("err_num_partition_exceed_arch_limit")->hint);
   EXPECT_EQ(d.severity, Severity::kError);
-  EXPECT_EQ(make_error("nkia_sbuf_capacity_exceeded", "x").severity, Severity::kWarning);
+  EXPECT_EQ(nki_error("nkia_sbuf_capacity_exceeded", "x").severity, Severity::kWarning);
+  // The former name is the same constructor.
+  Diagnostic m = make_error("err_num_partition_exceed_arch_limit", "m");
+  EXPECT_EQ(m.hint, d.hint);
+  EXPECT_EQ(m.severity, d.severity);
 }
 
-TEST(ErrorCatalogue, MakeErrorWithAnUnknownCodeIsAnInternalError) {
+TEST(ErrorCatalogue, NkiErrorWithAHintOverridesOnlyTheHint) {
+  Diagnostic d = nki_error("nkia_sbuf_capacity_exceeded", "m", "tile by 512");
+  EXPECT_EQ(d.code, "nkia_sbuf_capacity_exceeded");
+  EXPECT_EQ(d.hint, "tile by 512");
+  EXPECT_EQ(d.severity, Severity::kWarning);  // the table's
+}
+
+TEST(ErrorCatalogue, NkiErrorWithAnUnknownCodeIsAnInternalError) {
+  EXPECT_THROW(nki_error("err_made_up", "m"), InternalError);
+  EXPECT_THROW(nki_error("nkia_made_up", "m", "h"), InternalError);
   EXPECT_THROW(make_error("err_made_up", "m"), InternalError);
+}
+
+TEST(ErrorCatalogue, InternalCodesAreTheOnesTheCliExitsWithThreeFor) {
+  EXPECT_TRUE(is_internal(nki_error(kInternalErrorCode, "m")));
+  EXPECT_TRUE(is_internal(Diagnostic::error("nkia_internal_python", "m")));
+  EXPECT_FALSE(is_internal(nki_error("nkia_python_exception", "m")));
+  EXPECT_FALSE(is_internal(nki_error("err_unsupported_memory", "m")));
+  EXPECT_NE(find_error(kInternalErrorCode)->hint.find("not in your kernel"), std::string_view::npos);
 }
 
 TEST(ErrorCatalogue, SimilarCodesFindTyposAndFragments) {
@@ -167,13 +219,20 @@ TEST(ErrorCatalogue, JsonAndMarkdownForms) {
   EXPECT_EQ(j["hint"], std::string(e.hint));
   EXPECT_TRUE(j.contains("example_bad"));
   EXPECT_FALSE(j.contains("note"));
+  EXPECT_FALSE(j.contains("not_raised"));
   EXPECT_EQ(error_info_json(*find_error("nkia_uninitialized_read"))["origin"], "simulator");
+  nlohmann::json tool = error_info_json(*find_error("nkia_npy_bad_magic"));
+  EXPECT_EQ(tool["origin"], "tool");
+  EXPECT_FALSE(tool.contains("spec"));  // no NKI rule to cite
+  EXPECT_TRUE(error_info_json(*find_error("nkia_partition_index_not_first")).contains("not_raised"));
 
   const std::string md = errors_markdown();
   for (const ErrorInfo& x : error_catalogue()) {
     EXPECT_NE(md.find("### `" + std::string(x.code) + "`\n"), std::string::npos) << x.code;
     EXPECT_NE(md.find(error_entry_markdown(x)), std::string::npos) << x.code;
   }
+  for (ErrorOrigin o : kErrorOrigins)
+    EXPECT_NE(md.find("\n## " + std::string(error_origin_heading(o)) + "\n"), std::string::npos);
   EXPECT_TRUE(md.ends_with("\n"));
   EXPECT_FALSE(md.ends_with("\n\n"));
 }

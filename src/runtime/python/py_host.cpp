@@ -14,6 +14,7 @@
 #include "nki/written.h"
 #include "runtime/python/launch.h"
 #include "runtime/python/py_convert.h"
+#include "runtime/python/py_errors.h"
 #include "runtime/python/pylib.h"
 
 namespace py = pybind11;
@@ -137,6 +138,7 @@ Result<void> python_host_init() {
     py::dict g = py::module_::import("__main__").attr("__dict__");
     g["_pylib_files"] = files;
     py::exec(kBootstrap, g);
+    register_core_exception_translator();
     g_init_result = {};
     warm_up_paths();
     // Everything that exists now is shared with every forked child. Freezing it keeps the
