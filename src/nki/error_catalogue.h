@@ -120,10 +120,6 @@ std::vector<std::string_view> similar_error_codes(std::string_view query, size_t
 // unknown one is an InternalError.
 Diagnostic nki_error(std::string_view code, std::string message);
 Diagnostic nki_error(std::string_view code, std::string message, std::string hint);
-// The same constructor under its former name (call sites are being renamed to nki_error).
-inline Diagnostic make_error(std::string_view code, std::string message) {
-  return nki_error(code, std::move(message));
-}
 
 // {"code", "origin", "severity", "title", "meaning", "hint"} plus "spec", "example_bad",
 // "example_fix", "note" and "not_raised" when present.

@@ -90,13 +90,13 @@ std::optional<Diagnostic> unwritten_output_warning(const std::shared_ptr<NkiTens
   const std::string name = fmt::format("'{}' {}", t.name.empty() ? "tensor" : t.name, shape_str(t.data.shape()));
   Diagnostic d;
   if (t.writes.stale_origin.known()) {
-    d = make_error("nkia_uninitialized_read",
+    d = nki_error("nkia_uninitialized_read",
                    fmt::format("{}, and what it computed reached the returned output {} (the first element "
                                "affected: [{}]); on hardware those results would come from stale memory",
                                t.writes.stale_what, name, fmt::join(*pos, ", ")));
     d.at(t.writes.stale_origin);
   } else {
-    d = make_error("nkia_output_partially_written",
+    d = nki_error("nkia_output_partially_written",
                    fmt::format("the returned output {} has elements that nothing wrote, or that were computed "
                                "only from unwritten memory (the first: [{}]); on hardware they keep whatever the "
                                "buffer held",

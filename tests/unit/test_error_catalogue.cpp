@@ -169,10 +169,6 @@ TEST(ErrorCatalogue, NkiErrorFillsCodeHintAndSeverityFromTheTable) {
   EXPECT_EQ(d.hint, find_error("err_num_partition_exceed_arch_limit")->hint);
   EXPECT_EQ(d.severity, Severity::kError);
   EXPECT_EQ(nki_error("nkia_sbuf_capacity_exceeded", "x").severity, Severity::kWarning);
-  // The former name is the same constructor.
-  Diagnostic m = make_error("err_num_partition_exceed_arch_limit", "m");
-  EXPECT_EQ(m.hint, d.hint);
-  EXPECT_EQ(m.severity, d.severity);
 }
 
 TEST(ErrorCatalogue, NkiErrorWithAHintOverridesOnlyTheHint) {
@@ -185,7 +181,6 @@ TEST(ErrorCatalogue, NkiErrorWithAHintOverridesOnlyTheHint) {
 TEST(ErrorCatalogue, NkiErrorWithAnUnknownCodeIsAnInternalError) {
   EXPECT_THROW(nki_error("err_made_up", "m"), InternalError);
   EXPECT_THROW(nki_error("nkia_made_up", "m", "h"), InternalError);
-  EXPECT_THROW(make_error("err_made_up", "m"), InternalError);
 }
 
 TEST(ErrorCatalogue, InternalCodesAreTheOnesTheCliExitsWithThreeFor) {

@@ -422,11 +422,11 @@ INSTANTIATE_TEST_SUITE_P(Kernels, KernelSuite, ::testing::ValuesIn(all_kernels()
                          [](const ::testing::TestParamInfo<KernelSpec>& p) { return p.param.test_name; });
 
 // Every code the core can raise into a kernel, with the first source file that raises it: each
-// `nki_error("<code>"` (or `make_error("<code>"`) in src/**/*.cpp|h and each `NkiError("<code>"` in
+// `nki_error("<code>"` in src/**/*.cpp|h and each `NkiError("<code>"` in
 // the Python front end src/runtime/python/pylib/**/*.py, the code possibly on the next line. A code
 // chosen at run time (`NkiError("a" if c else "b", ...)`) counts only by its first literal.
 std::map<std::string, std::string> codes_raised_by_the_core() {
-  static const std::regex cpp_re(R"re(\b(?:nki_error|make_error)\(\s*"([a-z0-9_]+)")re");
+  static const std::regex cpp_re(R"re(\bnki_error\(\s*"([a-z0-9_]+)")re");
   static const std::regex py_re(R"re(\bNkiError\(\s*"([a-z0-9_]+)")re");
   std::map<std::string, std::string> out;
   const fs::path src = fs::path(NKIA_SOURCE_DIR) / "src";
