@@ -20,7 +20,7 @@ namespace {
 struct RunOptions {
   std::string kernel;
   std::string entry;
-  std::vector<std::string> inputs;  // .npy paths; the file stem names the argument
+  std::vector<std::string> inputs;   // .npy paths; the file stem names the argument
   std::vector<std::string> randoms;  // name=dtype[shape]
   std::vector<std::string> args;     // k=v, v a Python literal
   std::vector<std::string> dtypes;   // name=dtype casts of inputs

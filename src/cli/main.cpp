@@ -16,8 +16,7 @@ int main(int argc, char** argv) {
   app.name("nki-agent");
   app.set_version_flag("--version", fmt::format("nki-agent {}", kVersion));
   app.add_flag("--json", ctx.json, "Print one JSON object on stdout instead of text");
-  app.add_option("--log-level", ctx.log_level, "trace, debug, info, warn (default), error or off")
-      ->envname("NKIA_LOG");
+  app.add_option("--log-level", ctx.log_level, "trace, debug, info, warn (default), error or off")->envname("NKIA_LOG");
   app.require_subcommand(1);
   // Options a subcommand does not know go up to its parent, so the global ones (and a group's,
   // such as `tasks --root`) may also follow the subcommand: `nki-agent verify ... --json`. Set
