@@ -43,6 +43,12 @@ int main(int argc, char** argv) {
   app.parse_complete_callback([&] {
     if (!init_logging(ctx.log_level))
       throw CLI::ValidationError("--log-level", "unknown level '" + ctx.log_level + "'");
+    std::string command;
+    for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+      sub = sub->get_subcommands().front();
+      command += (command.empty() ? "" : " ") + sub->get_name();
+    }
+    NKIA_LOG_INFO("nki-agent {}: {} begins{}", kVersion, command, ctx.json ? " (--json)" : "");
   });
 
   try {
@@ -60,5 +66,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "nki-agent: internal error: %s\n", e.what());
     return cli::kExitInternal;
   }
+  NKIA_LOG_DEBUG("nki-agent: exit code {}", ctx.exit_code);
   return ctx.exit_code;
 }
