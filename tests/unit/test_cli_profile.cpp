@@ -45,7 +45,7 @@ TEST(CliProfile, TextSummary) {
 }
 
 TEST(CliProfile, JsonAndPerfettoTrace) {
-  const std::string trace = testing::TempDir() + "/profile_trace.json";
+  const std::string trace = ::testing::TempDir() + "/profile_trace.json";
   CliRun r = cli("--json profile " + kTiled + kSmall + " --trace " + trace);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = json_of(r.out);
@@ -71,7 +71,7 @@ TEST(CliProfile, JsonAndPerfettoTrace) {
 }
 
 TEST(CliProfile, RecordedTraceGivesTheSameProfile) {
-  const std::string recorded = testing::TempDir() + "/recorded.json";
+  const std::string recorded = ::testing::TempDir() + "/recorded.json";
   ASSERT_EQ(cli("check " + kTiled + kSmall + " --trace " + recorded).exit_code, 0);
   auto direct = json_of(cli("--json profile " + kTiled + kSmall + " --timing-only").out);
   auto replay = json_of(cli("--json profile --from-trace " + recorded).out);
@@ -102,7 +102,7 @@ TEST(CliProfile, CustomHardwareDescription) {
   const std::string from = "bytes_per_ns = 17.0";
   ASSERT_NE(toml.find(from), std::string::npos);
   toml.replace(toml.find(from), from.size(), "bytes_per_ns = 34.0");
-  const std::string path = testing::TempDir() + "/fast_dma.toml";
+  const std::string path = ::testing::TempDir() + "/fast_dma.toml";
   std::ofstream(path) << toml;
   auto fast = json_of(cli("--json profile " + kTiled + kSmall + " --hardware " + path).out);
   EXPECT_LT(fast["summary"]["total_time_ns"].get<double>(),
@@ -115,7 +115,7 @@ TEST(CliProfile, BadInputsAreDiagnostics) {
   EXPECT_EQ(cli("profile --from-trace x.json " + kTiled).exit_code, 2);          // both
   EXPECT_EQ(cli("profile " + kTiled + kSmall + " --target trn9").exit_code, 2);
 
-  const std::string bad = testing::TempDir() + "/bad.toml";
+  const std::string bad = ::testing::TempDir() + "/bad.toml";
   std::ofstream(bad) << "[target\nname = 1\n";
   CliRun r = cli("--json profile " + kTiled + kSmall + " --hardware " + bad);
   EXPECT_EQ(r.exit_code, 1);
@@ -131,7 +131,7 @@ TEST(CliProfile, BadInputsAreDiagnostics) {
   EXPECT_EQ(json_of(r.out)["diagnostics"][0]["code"], "nkia_trace_unreadable");
 
   // A host function that launches no kernel has nothing to profile.
-  const std::string empty = testing::TempDir() + "/empty_kernel.py";
+  const std::string empty = ::testing::TempDir() + "/empty_kernel.py";
   std::ofstream(empty) << "import numpy as np\n\ndef k(a):\n    return np.zeros((2, 2), dtype=np.float32)\n";
   r = cli("--json profile " + empty + " --entry k --shapes 'a=float32[128,128]'");
   EXPECT_EQ(r.exit_code, 1) << r.out;
