@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  cmake ninja-build pkg-config g++ git
+  cmake ninja-build pkg-config g++ git clang-format-14
   libcli11-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev libcpp-httplib-dev
   libsqlite3-dev libsqlitecpp-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs the default test suite (everything but the tests
-# labelled "slow"), then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Installs what is missing, checks the C++ formatting (scripts/check-format.sh: it fails fast,
+# before any build, listing the files), builds, and runs the default test suite (everything but
+# the tests labelled "slow"), then the unit tests again under AddressSanitizer +
+# UndefinedBehaviorSanitizer.
 #   scripts/test.sh            the full default run (what CI runs)
 #   scripts/test.sh --fast     skip the sanitizer pass
 #   scripts/test.sh --slow     also run the tests labelled "slow"
@@ -17,6 +19,7 @@ for a in "$@"; do
 done
 
 bash scripts/install-deps.sh
+bash scripts/check-format.sh
 jobs=$(nproc)
 
 if [ $fast -eq 0 ]; then

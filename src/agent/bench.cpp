@@ -15,8 +15,10 @@
 #include "agent/trajectory.h"
 #include "core/clock.h"
 #include "core/hash.h"
+#include "core/log.h"
 #include "core/version.h"
 #include "tasks/speed_cost.h"
+#include "tasks/task_dirs.h"
 
 namespace nki_agent {
 
@@ -342,7 +344,9 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
       }
       // An episode cut short by the endpoint or by SIGINT comes back "interrupted": stored as such,
       // counted apart, and run again by --resume.
+      NKIA_LOG_INFO("bench: task {} begins", todo[i].id.empty() ? todo[i].dir : todo[i].id);
       TaskRow row = run_one(todo[i]);
+      NKIA_LOG_INFO("bench: task {} ends {} in {:.3f} s", row.task, row.status, row.seconds);
       auto added = (*store)->add_result(row);
       std::lock_guard<std::mutex> lock(mu);
       if (!added) summary.errors.push_back(added.error().message);

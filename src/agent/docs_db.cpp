@@ -11,6 +11,7 @@
 #include <set>
 
 #include "agent/embedded_text.h"
+#include "core/text.h"
 #include "nki/error_catalogue.h"
 
 namespace nki_agent {
@@ -35,18 +36,8 @@ const std::set<std::string, std::less<>>& stopwords() {
   return kWords;
 }
 
-char lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
 bool word_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
-}
-
-std::string to_lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = lower(c);
-  return out;
 }
 
 // A light suffix stripper so that "reductions" meets "reduction" and "accumulate" meets
@@ -79,9 +70,9 @@ std::string stem(std::string w) {
 void add_terms(std::string_view text, std::vector<std::string>& out, size_t max_terms = SIZE_MAX) {
   size_t i = 0;
   while (i < text.size() && out.size() < max_terms) {
-    while (i < text.size() && !word_char(lower(text[i]))) ++i;
+    while (i < text.size() && !word_char(to_lower(text[i]))) ++i;
     size_t b = i;
-    while (i < text.size() && word_char(lower(text[i]))) ++i;
+    while (i < text.size() && word_char(to_lower(text[i]))) ++i;
     std::string w = to_lower(text.substr(b, i - b));
     while (!w.empty() && (w.back() == '.' || w.back() == '_')) w.pop_back();
     while (!w.empty() && (w.front() == '.' || w.front() == '_')) w.erase(w.begin());
@@ -170,11 +161,6 @@ std::string strip_newlines(std::string s) {
   size_t b = s.find_first_not_of('\n');
   size_t e = s.find_last_not_of('\n');
   return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-}
-
-std::string replace_all(std::string s, std::string_view from, std::string_view to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
-  return s;
 }
 
 // The aliases every api entry gets: the module's full names and the bare name.

@@ -1,6 +1,6 @@
 // agent/embedded_text.h — the agent's text data, compiled into the binary at build time.
 //
-// src/agent/embed_text.cmake turns data/docs/*.toml (the lookup database, agent/docs_db.h),
+// nkia_embed() (cmake/embed_files.cmake) turns data/docs/*.toml (the lookup database, agent/docs_db.h),
 // prompts/README.md and prompts/<version>/*.md (agent/prompts.h) into one generated table, so the
 // agent never looks for them on disk and a binary always carries the prompts it reports.
 #pragma once

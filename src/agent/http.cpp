@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "core/text.h"
+
 namespace nki_agent {
 
 namespace {
@@ -37,11 +39,6 @@ struct Transfer {
   HttpOutcome abort_reason = HttpOutcome::kOk;  // set when a callback stopped the transfer
 };
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string trim(std::string_view s) {
   size_t b = 0, e = s.size();
   while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
@@ -61,7 +58,7 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
   }
   const size_t colon = line.find(':');
   if (colon != std::string_view::npos && t->resp->headers.size() < 256)
-    t->resp->headers[lower(trim(line.substr(0, colon)))] = trim(line.substr(colon + 1));
+    t->resp->headers[to_lower(trim(line.substr(0, colon)))] = trim(line.substr(colon + 1));
   return len;
 }
 
@@ -75,9 +72,9 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
     curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
     const char* ctype = nullptr;
     curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &ctype);
-    const std::string want = lower(t->req->stream_content_type);
+    const std::string want = to_lower(t->req->stream_content_type);
     t->streaming = t->req->on_data && status >= 200 && status < 300 && ctype != nullptr && !want.empty() &&
-                   lower(ctype).rfind(want, 0) == 0;
+                   to_lower(ctype).rfind(want, 0) == 0;
   }
   if (r.body.size() + r.streamed_bytes + len > t->req->max_body_bytes) {
     t->abort_reason = HttpOutcome::kTooLarge;

@@ -40,6 +40,8 @@
 #include "agent/http.h"
 #include "agent/llm_config.h"
 #include "agent/llm_protocol.h"
+#include "core/log.h"
+#include "core/text.h"
 
 namespace nki_agent {
 
@@ -87,22 +89,16 @@ std::string collapse_space(std::string_view s) {
   return out;
 }
 
-std::string lower_ascii(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // An HTML page: said so by its Content-Type, or starting with a tag.
 bool is_html(const HttpResponse& r) {
-  if (lower_ascii(r.header("content-type")).find("html") != std::string::npos) return true;
+  if (to_lower(r.header("content-type")).find("html") != std::string::npos) return true;
   const size_t first = r.body.find_first_not_of(" \t\r\n");
   return first != std::string::npos && r.body[first] == '<';
 }
 
 // "an HTML page titled \"502 Bad Gateway\"", from the page's <title> (else its first text).
 std::string html_summary(const std::string& body) {
-  const std::string low = lower_ascii(body);
+  const std::string low = to_lower(body);
   std::string title;
   if (size_t open = low.find("<title"); open != std::string::npos) {
     const size_t start = low.find('>', open);
@@ -193,6 +189,9 @@ class HttpLlmClient final : public LlmClient {
       const double remaining = seconds_between(Clock::now(), deadline);
       if (remaining <= 0) return timed_out(attempt - 1, last_why);
 
+      // Never the URL, the headers or the body: they can carry the API key.
+      NKIA_LOG_DEBUG("llm {}: request, attempt {} ({} messages, {} bytes)", config_.name, attempt, req.messages.size(),
+                     body.size());
       Attempt a = one_attempt(body, remaining, cancel, on_text);
       if (a.deadline) return timed_out(attempt, last_why);
       if (a.final) {
@@ -200,9 +199,12 @@ class HttpLlmClient final : public LlmClient {
           (*a.final)->attempts = attempt;
           (*a.final)->seconds = seconds_between(t0, Clock::now());
         }
+        NKIA_LOG_DEBUG("llm {}: {} after {:.3f} s", config_.name,
+                       *a.final ? std::string("reply") : a.final->error().code, seconds_between(t0, Clock::now()));
         return std::move(*a.final);
       }
       last_why = redact(a.retry_why, key_);
+      NKIA_LOG_INFO("llm {}: attempt {} failed: {}", config_.name, attempt, last_why);
       if (attempt >= max_attempts) return out_of_attempts(a, attempt, last_why);
 
       double wait =

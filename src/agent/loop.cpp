@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "core/hash.h"
+#include "core/log.h"
 #include "core/version.h"
 
 namespace nki_agent {
@@ -101,6 +102,7 @@ class Run {
     if (with_tools) req.tools = tools_.specs();
     req.seed = opt_.seed;
     if (res_.models.empty() || res_.models.back() != llm.config().name) res_.models.push_back(llm.config().name);
+    NKIA_LOG_DEBUG("agent turn {}: asking {} ({} messages)", turn, llm.config().name, req.messages.size());
     const auto t = Clock::now();
     auto resp = llm.chat(req, hooks_.cancel, hooks_.on_text);
     const double secs = seconds_since(t);
@@ -117,6 +119,8 @@ class Run {
       progress(fmt::format("turn {}: model call failed: {}", turn, resp.error().message));
       return std::nullopt;
     }
+    NKIA_LOG_DEBUG("agent turn {}: {} replied in {:.3f} s ({} tool calls, stop: {})", turn, llm.config().name, secs,
+                   resp->tool_calls.size(), resp->stop_reason);
     res_.usage += resp->usage;
     const double cost = llm.config().cost_usd(resp->usage);
     res_.cost_usd += cost;

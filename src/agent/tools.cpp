@@ -10,6 +10,7 @@
 #include "cost/cost.h"
 #include "nki/target.h"
 #include "nki/trace.h"
+#include "tasks/verify_check.h"
 
 namespace nki_agent {
 
@@ -93,7 +94,8 @@ Result<KernelOutcome> AgentTools::timing_run(const std::string& source, ToolResu
   r.kernel = source;
   last_kernel_ = source;
   return service_.run(prompt_timing_call(task_, kernel_files_from_source(source, "kernel.py")),
-                      verify_limits(verify_options_.kernel_seconds, verify_options_.kernel_memory_mib, true));
+                      SandboxLimits::for_kernel(verify_options_.kernel_seconds, verify_options_.kernel_memory_mib,
+                                                /*large_reply=*/true));
 }
 
 ToolResult AgentTools::call(const ToolCall& c) {
@@ -226,8 +228,8 @@ ToolResult AgentTools::verify(const std::string& source) {
   const VerifyResult& v = *r.verify;
   r.verified = true;
   r.passed = v.passed;
-  r.compiled = v.passed || v.check != "kernel_error";
-  if (v.check == "static_policy") r.compiled = false;
+  r.compiled = v.passed || v.check != check_name(VerifyCheck::kKernelError);
+  if (v.check == check_name(VerifyCheck::kStaticPolicy)) r.compiled = false;
   std::string text;
   if (v.passed) {
     text = fmt::format("PASS: {} of {} cases match the reference.\n", v.cases_passed, v.cases_total);

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/diagnostic.h"
+#include "runtime/kernel_service.h"
 #include "runtime/sandbox.h"
 
 namespace nki_agent {
@@ -59,13 +60,34 @@ void add_tasks_command(CLI::App& app, Context& ctx);
 void add_agent_commands(CLI::App& app, Context& ctx);  // solve, bench
 void add_cache_command(CLI::App& app, Context& ctx);
 
-// Shared by run and check (cli/kernel_args.cpp).
+// What run, check and profile share (cli/kernel_args.cpp).
+// The flags that say which kernel to call and how: the file, the entry, --arg, --grid, --target
+// and the sandbox's limits.
+struct KernelFlags {
+  std::string kernel;             // the kernel's .py file
+  std::string entry;              // the function to call
+  std::vector<std::string> args;  // k=v, v a Python literal
+  std::string grid;               // "2,2"; empty: a plain call
+  std::string target;             // "trn1" or "trn2"; empty: the default target, not checked
+  double timeout = kDefaultKernelSeconds;
+  int64_t memory_mib = kDefaultKernelMemoryMiB;
+
+  // The sandbox limits of the run; `large_reply` when a trace comes back.
+  SandboxLimits limits(bool large_reply) const { return SandboxLimits::for_kernel(timeout, memory_mib, large_reply); }
+};
+// Adds the kernel file and --entry (required unless `required` is false), --arg and --grid; returns
+// the kernel's and the entry's options.
+std::pair<CLI::Option*, CLI::Option*> add_kernel_options(CLI::App& sub, KernelFlags& f, bool required = true);
+// Adds --timeout and --memory-mib.
+void add_limit_options(CLI::App& sub, KernelFlags& f);
+// The call the flags describe, with no tensor inputs yet: the kernel's files loaded, the entry, the
+// grid, the keyword arguments and the target. Codes: those of load_kernel_files, nkia_bad_grid,
+// nkia_bad_argument, nkia_unknown_target.
+Result<KernelCall> kernel_call_from_options(const KernelFlags& f);
 // "2,3" -> {2, 3}; empty -> {}. Code nkia_bad_grid.
 Result<std::vector<int64_t>> parse_grid(const std::string& text);
 // "name=value" -> (name, value). Code nkia_bad_argument.
 Result<std::pair<std::string, std::string>> split_pair(const std::string& text, const char* flag);
-// Wall and CPU seconds, address space; the largest reply the sandbox allows when a trace comes back.
-SandboxLimits kernel_limits(double seconds, int64_t memory_mib, bool with_trace);
 // `about` (kernel, entry, target, ...) with "summary" and "trace" (Trace::to_json) added.
 nlohmann::json trace_document(const nlohmann::json& about, const Trace& trace);
 // The same document written to `path`, one trace record per line. Code nkia_unwritable.

@@ -28,6 +28,7 @@
 #include "cli/cli.h"
 #include "core/clock.h"
 #include "tasks/speed_cost.h"
+#include "tasks/task_dirs.h"
 
 namespace nki_agent::cli {
 

@@ -16,43 +16,22 @@ namespace nki_agent::cli {
 namespace {
 
 struct CheckOptions {
-  std::string kernel;
-  std::string entry;
+  KernelFlags k;
   std::vector<std::string> shapes;  // name=dtype[shape]
-  std::vector<std::string> args;    // k=v, v a Python literal
-  std::string grid;
-  std::string target = "trn1";
-  std::string trace;  // a file for the trace's JSON; empty: none
-  double timeout = kDefaultKernelSeconds;
-  int64_t memory_mib = kDefaultKernelMemoryMiB;
+  std::string trace;                // a file for the trace's JSON; empty: none
 };
 
 Result<KernelCall> build_call(const CheckOptions& o) {
-  auto files = load_kernel_files(o.kernel);
-  if (!files) return fail(files.error());
-  KernelCall call;
-  call.src = std::move(*files);
-  call.entry = o.entry;
-  call.compute = false;
-  call.collect_trace = true;
-  call.want_outputs = false;  // poison: only their shapes and types matter
-  if (auto t = target_by_name(o.target); !t) return fail(t.error());
-  call.target = o.target;
-  auto grid = parse_grid(o.grid);
-  if (!grid) return fail(grid.error());
-  call.grid = *grid;
-  for (const auto& a : o.args) {
-    auto kv = split_pair(a, "--arg");
-    if (!kv) return fail(kv.error());
-    call.kwargs[kv->first] = kv->second;
-  }
+  auto call = kernel_call_from_options(o.k);
+  if (!call) return fail(call.error());
   // Zeros, made in the worker: timing-only runs read only the shapes and types.
+  std::vector<TensorSpec> specs;
   for (const auto& text : o.shapes) {
     auto spec = parse_tensor_spec(text);
     if (!spec) return fail(spec.error());
-    call.input_names.push_back(spec->name);
-    call.zero_inputs.push_back(std::move(*spec));
+    specs.push_back(std::move(*spec));
   }
+  make_timing_only(*call, std::move(specs));
   return call;
 }
 
@@ -64,7 +43,7 @@ std::string human_bytes(int64_t b) {
 }
 
 void print_summary(const CheckOptions& o, const KernelOutcome& outcome, const TraceSummary& s) {
-  fmt::print("{}: '{}' passed the checks on {} (timing-only: nothing computed)\n", o.kernel, o.entry, o.target);
+  fmt::print("{}: '{}' passed the checks on {} (timing-only: nothing computed)\n", o.k.kernel, o.k.entry, o.k.target);
   std::string per_engine;
   for (int e = 0; e < kNumEngines; ++e)
     per_engine += fmt::format("{}{} {}", e ? ", " : "", engine_name(static_cast<Engine>(e)), s.per_engine[e]);
@@ -87,11 +66,12 @@ int run_check(const Context& ctx, const CheckOptions& o) {
   so.workers = 1;
   auto service = KernelService::create(so);
   if (!service) return report(ctx, service.error());
-  auto outcome = (*service)->run(*call, kernel_limits(o.timeout, o.memory_mib, /*with_trace=*/true));
+  auto outcome = (*service)->run(*call, o.k.limits(/*large_reply=*/true));
   if (!outcome) return report(ctx, outcome.error());
 
   const TraceSummary summary = summarize(outcome->trace);
-  const nlohmann::json about = {{"kernel", o.kernel}, {"entry", o.entry}, {"target", o.target}, {"timing_only", true}};
+  const nlohmann::json about = {
+      {"kernel", o.k.kernel}, {"entry", o.k.entry}, {"target", o.k.target}, {"timing_only", true}};
   if (!o.trace.empty())
     if (auto w = write_trace_file(o.trace, about, outcome->trace); !w) return report(ctx, w.error());
 
@@ -120,21 +100,14 @@ void add_check_command(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<CheckOptions>();
   auto* sub = app.add_subcommand(
       "check", "Check a kernel on inputs of given shapes without computing: diagnostics or instruction counts");
-  sub->add_option("kernel", o->kernel, "The kernel's .py file (helper modules beside it are found)")->required();
-  sub->add_option("--entry,-e", o->entry, "The function to call: a kernel or a host function")->required();
+  o->k.target = "trn1";
+  add_kernel_options(*sub, o->k);
   sub->add_option("--shapes,-s", o->shapes, "The tensor inputs, name=dtype[shape] (zeros)");
-  sub->add_option("--arg,-a", o->args, "A non-tensor argument, name=python-literal");
-  sub->add_option("--grid", o->grid, "SPMD launch grid, e.g. 2,2");
-  sub->add_option("--target", o->target, "The NeuronCore to check against")
+  sub->add_option("--target", o->k.target, "The NeuronCore to check against")
       ->capture_default_str()
       ->check(CLI::IsMember({"trn1", "trn2"}));
   sub->add_option("--trace", o->trace, "Write the executed instructions as JSON to this file");
-  sub->add_option("--timeout", o->timeout, "Wall-clock and CPU limit in seconds")
-      ->capture_default_str()
-      ->check(CLI::Range(0.1, 3600.0));
-  sub->add_option("--memory-mib", o->memory_mib, "Address-space limit of the kernel's process")
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t{256}, int64_t{1} << 20));
+  add_limit_options(*sub, o->k);
   sub->callback([&ctx, o] { ctx.exit_code = run_check(ctx, *o); });
 }
 

@@ -16,9 +16,9 @@ namespace nki_agent::cli {
 
 namespace {
 
-constexpr DType kAllDTypes[] = {DType::kFloat32,    DType::kBFloat16,    DType::kFloat16, DType::kTFloat32,
+constexpr DType kAllDTypes[] = {DType::kFloat32,    DType::kBFloat16,     DType::kFloat16,    DType::kTFloat32,
                                 DType::kFloat8E4M3, DType::kFloat8E4M3FN, DType::kFloat8E5M2, DType::kInt8,
-                                DType::kInt16,      DType::kInt32,       DType::kUInt8,   DType::kUInt16,
+                                DType::kInt16,      DType::kInt32,        DType::kUInt8,      DType::kUInt16,
                                 DType::kUInt32,     DType::kBool};
 
 std::string kind_of(DType t) {
@@ -68,9 +68,9 @@ int run_dtypes(const Context& ctx) {
   }
   fmt::print("{:<15} {:>5}  {:<5}  {}\n", "dtype", "bytes", "kind", "range");
   for (const auto& r : rows) {
-    std::string range = r.contains("max_finite") ? fmt::format("±{:g}", r["max_finite"].get<double>())
-                                                 : fmt::format("{} .. {}", r["min"].get<int64_t>(),
-                                                               r["max"].get<int64_t>());
+    std::string range = r.contains("max_finite")
+                            ? fmt::format("±{:g}", r["max_finite"].get<double>())
+                            : fmt::format("{} .. {}", r["min"].get<int64_t>(), r["max"].get<int64_t>());
     fmt::print("{:<15} {:>5}  {:<5}  {}\n", r["name"].get<std::string>(), r["bytes"].get<int>(),
                r["kind"].get<std::string>(), range);
   }
@@ -92,8 +92,9 @@ int run_cast(const Context& ctx, const CastOptions& o) {
   std::vector<DType> targets;
   for (const auto& name : o.dtypes) {
     auto t = dtype_from_name(name);
-    if (!t) return report(ctx, Diagnostic::error("nkia_unknown_dtype", fmt::format("unknown dtype '{}'", name),
-                                                 "run 'nki-agent dtypes' for the list"));
+    if (!t)
+      return report(ctx, Diagnostic::error("nkia_unknown_dtype", fmt::format("unknown dtype '{}'", name),
+                                           "run 'nki-agent dtypes' for the list"));
     targets.push_back(*t);
   }
   if (targets.empty())
@@ -108,10 +109,11 @@ int run_cast(const Context& ctx, const CastOptions& o) {
     const float back = load_f32(buf, t);
     uint64_t bits = 0;
     std::memcpy(&bits, buf, static_cast<size_t>(dtype_size(t)));
-    nlohmann::json r = {{"dtype", dtype_name(t)},
-                        {"bits", fmt::format("0x{:0{}x}", bits, 2 * dtype_size(t))},
-                        {"value", std::isfinite(back) ? nlohmann::json(back) : nlohmann::json(fmt::format("{}", back))},
-                        {"error", std::isfinite(back) ? nlohmann::json(static_cast<double>(back) - v) : nlohmann::json()}};
+    nlohmann::json r = {
+        {"dtype", dtype_name(t)},
+        {"bits", fmt::format("0x{:0{}x}", bits, 2 * dtype_size(t))},
+        {"value", std::isfinite(back) ? nlohmann::json(back) : nlohmann::json(fmt::format("{}", back))},
+        {"error", std::isfinite(back) ? nlohmann::json(static_cast<double>(back) - v) : nlohmann::json()}};
     rows.push_back(r);
   }
   if (ctx.json) {
@@ -121,7 +123,8 @@ int run_cast(const Context& ctx, const CastOptions& o) {
   fmt::print("{} rounded into each type ({} fp8 overflow):\n", o.value, o.saturate ? "saturating" : "non-saturating");
   fmt::print("{:<15} {:<12} {:<16} {}\n", "dtype", "bits", "value", "error");
   for (const auto& r : rows) {
-    std::string val = r["value"].is_string() ? r["value"].get<std::string>() : fmt::format("{:.9g}", r["value"].get<double>());
+    std::string val =
+        r["value"].is_string() ? r["value"].get<std::string>() : fmt::format("{:.9g}", r["value"].get<double>());
     std::string err = r["error"].is_null() ? "-" : fmt::format("{:.3g}", r["error"].get<double>());
     fmt::print("{:<15} {:<12} {:<16} {}\n", r["dtype"].get<std::string>(), r["bits"].get<std::string>(), val, err);
   }

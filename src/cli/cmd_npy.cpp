@@ -56,15 +56,16 @@ int run_npy_info(const Context& ctx, const std::vector<std::string>& files) {
     auto t = npy_load(f);
     if (!t) return report(ctx, t.error());
     Stats s = stats_of(*t);
-    nlohmann::json j = {{"file", f},       {"dtype", dtype_name(t->dtype())}, {"shape", t->shape()},
-                        {"count", s.count}, {"nan", s.nan},                    {"inf", s.inf},
-                        {"min", s.min},     {"max", s.max},                    {"mean", s.mean},
-                        {"rms", s.rms}};
+    nlohmann::json j = {{"file", f},           {"dtype", dtype_name(t->dtype())},
+                        {"shape", t->shape()}, {"count", s.count},
+                        {"nan", s.nan},        {"inf", s.inf},
+                        {"min", s.min},        {"max", s.max},
+                        {"mean", s.mean},      {"rms", s.rms}};
     arr.push_back(j);
     if (!ctx.json)
       fmt::print("{}: {}{}  min {:.6g}  max {:.6g}  mean {:.6g}  rms {:.6g}{}{}\n", f, dtype_name(t->dtype()),
-                 shape_str(t->shape()), s.min, s.max, s.mean, s.rms,
-                 s.nan ? fmt::format("  NaN {}", s.nan) : "", s.inf ? fmt::format("  inf {}", s.inf) : "");
+                 shape_str(t->shape()), s.min, s.max, s.mean, s.rms, s.nan ? fmt::format("  NaN {}", s.nan) : "",
+                 s.inf ? fmt::format("  inf {}", s.inf) : "");
   }
   emit_json(ctx, {{"arrays", arr}});
   return kExitOk;
@@ -115,9 +116,9 @@ int run_npy_diff(const Context& ctx, const DiffOptions& o) {
     }
     idx = index;
   }
-  nlohmann::json j = {{"actual", o.actual}, {"expected", o.expected}, {"count", va.size()},
+  nlohmann::json j = {{"actual", o.actual}, {"expected", o.expected},   {"count", va.size()},
                       {"mismatches", bad},  {"max_abs_error", max_abs}, {"max_rel_error", max_rel},
-                      {"atol", o.atol},     {"rtol", o.rtol},          {"match", bad == 0}};
+                      {"atol", o.atol},     {"rtol", o.rtol},           {"match", bad == 0}};
   if (first_bad >= 0) {
     j["first_mismatch"] = {{"index", idx}, {"actual", va[first_bad]}, {"expected", ve[first_bad]}};
   }
@@ -129,8 +130,8 @@ int run_npy_diff(const Context& ctx, const DiffOptions& o) {
     fmt::print("{} elements, {} mismatches (atol {:g}, rtol {:g}); max abs error {:.6g}, max rel error {:.6g}\n",
                va.size(), bad, o.atol, o.rtol, max_abs, max_rel);
     if (first_bad >= 0)
-      fmt::print("first mismatch at [{}]: actual {:.9g}, expected {:.9g}\n", fmt::join(idx.get<std::vector<int64_t>>(), ", "),
-                 va[first_bad], ve[first_bad]);
+      fmt::print("first mismatch at [{}]: actual {:.9g}, expected {:.9g}\n",
+                 fmt::join(idx.get<std::vector<int64_t>>(), ", "), va[first_bad], ve[first_bad]);
   }
   return bad == 0 ? kExitOk : kExitUserError;
 }
@@ -148,7 +149,8 @@ int run_random(const Context& ctx, const RandomOptions& o) {
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
   if (ec)
-    return report(ctx, Diagnostic::error("nkia_unwritable", fmt::format("cannot create folder {}: {}", o.out, ec.message())));
+    return report(
+        ctx, Diagnostic::error("nkia_unwritable", fmt::format("cannot create folder {}: {}", o.out, ec.message())));
   nlohmann::json files = nlohmann::json::array();
   for (const auto& text : o.specs) {
     auto spec = parse_tensor_spec(text);
@@ -162,7 +164,8 @@ int run_random(const Context& ctx, const RandomOptions& o) {
       t = random_uniform(spec->shape, spec->dtype, rng, o.low, o.high);
     } else {
       if (!(o.low < o.high))
-        return report(ctx, Diagnostic::error("nkia_bad_range", fmt::format("--low {} must be below --high {}", o.low, o.high)));
+        return report(
+            ctx, Diagnostic::error("nkia_bad_range", fmt::format("--low {} must be below --high {}", o.low, o.high)));
       t = random_integers(spec->shape, spec->dtype, rng, static_cast<int64_t>(std::ceil(o.low)),
                           static_cast<int64_t>(std::ceil(o.high)));
     }

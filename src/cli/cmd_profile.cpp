@@ -23,21 +23,15 @@ namespace {
 constexpr int64_t kComputeElementLimit = int64_t{1} << 20;
 
 struct ProfileOptions {
-  std::string kernel;
-  std::string entry;
+  KernelFlags k;
   std::vector<std::string> shapes;  // name=dtype[shape]
-  std::vector<std::string> args;    // k=v, v a Python literal
-  std::string grid;
-  std::string target = "trn1";
-  std::string hardware;    // a TOML file instead of the target's own description
-  std::string trace;       // a Perfetto trace file; empty: none
-  std::string from_trace;  // profile this recorded trace instead of running the kernel
+  std::string hardware;             // a TOML file instead of the target's own description
+  std::string trace;                // a Perfetto trace file; empty: none
+  std::string from_trace;           // profile this recorded trace instead of running the kernel
   bool timing_only = false;
   bool compute = false;
   uint64_t seed = 0;
   size_t lines = 10;
-  double timeout = kDefaultKernelSeconds;
-  int64_t memory_mib = kDefaultKernelMemoryMiB;
 };
 
 struct Prepared {
@@ -46,24 +40,11 @@ struct Prepared {
 };
 
 Result<Prepared> build_call(const ProfileOptions& o) {
-  auto files = load_kernel_files(o.kernel);
-  if (!files) return fail(files.error());
+  auto made = kernel_call_from_options(o.k);
+  if (!made) return fail(made.error());
   Prepared p;
+  p.call = std::move(*made);
   KernelCall& call = p.call;
-  call.src = std::move(*files);
-  call.entry = o.entry;
-  call.collect_trace = true;
-  call.want_outputs = false;
-  if (auto t = target_by_name(o.target); !t) return fail(t.error());
-  call.target = o.target;
-  auto grid = parse_grid(o.grid);
-  if (!grid) return fail(grid.error());
-  call.grid = *grid;
-  for (const auto& a : o.args) {
-    auto kv = split_pair(a, "--arg");
-    if (!kv) return fail(kv.error());
-    call.kwargs[kv->first] = kv->second;
-  }
   std::vector<TensorSpec> specs;
   int64_t elements = 0;
   for (const auto& text : o.shapes) {
@@ -80,17 +61,17 @@ Result<Prepared> build_call(const ProfileOptions& o) {
     specs.push_back(std::move(*spec));
   }
   p.timing_only = o.timing_only || (!o.compute && elements > kComputeElementLimit);
-  call.compute = !p.timing_only;
-  for (auto& spec : specs) {
-    call.input_names.push_back(spec.name);
-    if (p.timing_only) {
-      call.zero_inputs.push_back(std::move(spec));
-    } else {
-      Rng rng(o.seed, Rng::stream_id(spec.name));
-      call.inputs.push_back(random_normal(spec.shape, spec.dtype, rng));
-    }
+  if (p.timing_only) {
+    make_timing_only(call, std::move(specs));
+    return p;
   }
-  // Inputs bind in order: computed inputs first, then zero ones; with one kind only, names line up.
+  call.collect_trace = true;
+  call.want_outputs = false;
+  for (const auto& spec : specs) {
+    call.input_names.push_back(spec.name);
+    Rng rng(o.seed, Rng::stream_id(spec.name));
+    call.inputs.push_back(random_normal(spec.shape, spec.dtype, rng));
+  }
   return p;
 }
 
@@ -115,7 +96,7 @@ Result<Traced> trace_kernel(const ProfileOptions& o) {
   so.workers = 1;
   auto service = KernelService::create(so);
   if (!service) return fail(service.error());
-  auto outcome = (*service)->run(prepared->call, kernel_limits(o.timeout, o.memory_mib, /*with_trace=*/true));
+  auto outcome = (*service)->run(prepared->call, o.k.limits(/*large_reply=*/true));
   if (!outcome) return fail(outcome.error());
   t.trace = std::move(outcome->trace);
   t.printed = std::move(outcome->printed);
@@ -124,7 +105,7 @@ Result<Traced> trace_kernel(const ProfileOptions& o) {
 }
 
 int run_profile(const Context& ctx, const ProfileOptions& o) {
-  Result<HardwareSpec> hw = o.hardware.empty() ? hardware_for_target(o.target) : load_hardware_file(o.hardware);
+  Result<HardwareSpec> hw = o.hardware.empty() ? hardware_for_target(o.k.target) : load_hardware_file(o.hardware);
   if (!hw) return report(ctx, hw.error());
   auto traced = trace_kernel(o);
   if (!traced) return report(ctx, traced.error());
@@ -135,14 +116,14 @@ int run_profile(const Context& ctx, const ProfileOptions& o) {
   const CostReport& r = *report_r;
   if (!o.trace.empty()) {
     PerfettoOptions po;
-    std::string base = o.kernel;
+    std::string base = o.k.kernel;
     if (size_t slash = base.rfind('/'); slash != std::string::npos) base = base.substr(slash + 1);
-    po.title = fmt::format("{}:{} on {} ({})", base, o.entry, hw->name, hw->core);
+    po.title = fmt::format("{}:{} on {} ({})", base, o.k.entry, hw->name, hw->core);
     if (auto w = write_perfetto_trace(o.trace, trace, r.program, r.schedule, *hw, po); !w)
       return report(ctx, w.error());
   }
   if (ctx.json) {
-    nlohmann::json result = {{"kernel", o.kernel}, {"entry", o.entry}, {"timing_only", traced->timing_only}};
+    nlohmann::json result = {{"kernel", o.k.kernel}, {"entry", o.k.entry}, {"timing_only", traced->timing_only}};
     if (!o.from_trace.empty()) result["from_trace"] = o.from_trace;
     result.update(profile_to_json(r.profile, o.lines));
     if (!o.trace.empty()) result["trace_file"] = o.trace;
@@ -152,7 +133,7 @@ int run_profile(const Context& ctx, const ProfileOptions& o) {
   if (!o.from_trace.empty())
     fmt::print("{}: recorded trace on {} ({})\n", o.from_trace, hw->name, hw->core);
   else
-    fmt::print("{}: '{}' on {} ({}{})\n", o.kernel, o.entry, hw->name, hw->core,
+    fmt::print("{}: '{}' on {} ({}{})\n", o.k.kernel, o.k.entry, hw->name, hw->core,
                traced->timing_only ? ", timing-only" : ", computed on random inputs");
   fmt::print("{}", profile_to_text(r.profile, o.lines));
   if (!o.trace.empty()) fmt::print("  trace        {} (open it in https://ui.perfetto.dev)\n", o.trace);
@@ -166,16 +147,16 @@ void add_profile_command(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<ProfileOptions>();
   auto* sub = app.add_subcommand(
       "profile", "Simulated profile of a kernel on a NeuronCore: latency, engine use, MFU/MBU, roofline, insights");
-  auto* kernel = sub->add_option("kernel", o->kernel, "The kernel's .py file (helper modules beside it are found)");
-  auto* entry = sub->add_option("--entry,-e", o->entry, "The function to call: a kernel or a host function");
+  o->k.target = "trn1";
+  const auto kernel_options = add_kernel_options(*sub, o->k, /*required=*/false);
+  CLI::Option* kernel = kernel_options.first;
+  CLI::Option* entry = kernel_options.second;
   auto* from =
       sub->add_option("--from-trace", o->from_trace,
                       "Profile a trace recorded by `check --trace` or `run --trace` instead of running a kernel");
   from->excludes(kernel)->excludes(entry);
   sub->add_option("--shapes,-s", o->shapes, "The tensor inputs, name=dtype[shape]");
-  sub->add_option("--arg,-a", o->args, "A non-tensor argument, name=python-literal");
-  sub->add_option("--grid", o->grid, "SPMD launch grid, e.g. 2,2");
-  sub->add_option("--target", o->target, "The NeuronCore to profile on")
+  sub->add_option("--target", o->k.target, "The NeuronCore to profile on")
       ->capture_default_str()
       ->check(CLI::IsMember({"trn1", "trn2"}));
   sub->add_option("--hardware", o->hardware, "A hardware description (.toml) instead of the target's own");
@@ -186,12 +167,7 @@ void add_profile_command(CLI::App& app, Context& ctx) {
   sub->add_option("--lines", o->lines, "How many hot source lines to show")
       ->capture_default_str()
       ->check(CLI::Range(0, 100000));
-  sub->add_option("--timeout", o->timeout, "Wall-clock and CPU limit of the kernel run, in seconds")
-      ->capture_default_str()
-      ->check(CLI::Range(0.1, 3600.0));
-  sub->add_option("--memory-mib", o->memory_mib, "Address-space limit of the kernel's process")
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t{256}, int64_t{1} << 20));
+  add_limit_options(*sub, o->k);
   sub->callback([&ctx, o, kernel, entry, from] {
     if (from->count() == 0 && (kernel->count() == 0 || entry->count() == 0))
       throw CLI::RequiredError("a kernel file and --entry (or --from-trace FILE)");

@@ -18,36 +18,21 @@ namespace nki_agent::cli {
 namespace {
 
 struct RunOptions {
-  std::string kernel;
-  std::string entry;
-  std::vector<std::string> inputs;  // .npy paths; the file stem names the argument
+  KernelFlags k;
+  std::vector<std::string> inputs;   // .npy paths; the file stem names the argument
   std::vector<std::string> randoms;  // name=dtype[shape]
-  std::vector<std::string> args;     // k=v, v a Python literal
   std::vector<std::string> dtypes;   // name=dtype casts of inputs
-  std::string grid;
   std::string out = "out";
   std::string trace;  // a file for the trace's JSON; empty: none
   uint64_t seed = 0;
   bool raw_bits = false;
-  double timeout = kDefaultKernelSeconds;
-  int64_t memory_mib = kDefaultKernelMemoryMiB;
 };
 
 Result<KernelCall> build_call(const RunOptions& o) {
-  auto files = load_kernel_files(o.kernel);
-  if (!files) return fail(files.error());
-  KernelCall call;
-  call.src = std::move(*files);
-  call.entry = o.entry;
+  auto made = kernel_call_from_options(o.k);
+  if (!made) return fail(made.error());
+  KernelCall& call = *made;
   call.collect_trace = !o.trace.empty();
-  auto grid = parse_grid(o.grid);
-  if (!grid) return fail(grid.error());
-  call.grid = *grid;
-  for (const auto& a : o.args) {
-    auto kv = split_pair(a, "--arg");
-    if (!kv) return fail(kv.error());
-    call.kwargs[kv->first] = kv->second;
-  }
   for (const auto& path : o.inputs) {
     auto t = npy_load(path);
     if (!t) return fail(t.error());
@@ -78,7 +63,7 @@ Result<KernelCall> build_call(const RunOptions& o) {
       return fail("nkia_bad_argument", fmt::format("--dtype {}: no input named '{}'", d, kv->first),
                   "inputs are named after their .npy file (a.npy is 'a') or their --random spec");
   }
-  return call;
+  return made;
 }
 
 int run_run(const Context& ctx, const RunOptions& o) {
@@ -88,7 +73,7 @@ int run_run(const Context& ctx, const RunOptions& o) {
   so.workers = 1;
   auto service = KernelService::create(so);
   if (!service) return report(ctx, service.error());
-  auto outcome = (*service)->run(*call, kernel_limits(o.timeout, o.memory_mib, call->collect_trace));
+  auto outcome = (*service)->run(*call, o.k.limits(/*large_reply=*/call->collect_trace));
   if (!outcome) return report(ctx, outcome.error());
 
   std::error_code ec;
@@ -109,7 +94,7 @@ int run_run(const Context& ctx, const RunOptions& o) {
       {"outputs", outs}, {"printed", outcome->printed}, {"warnings", warnings_json(outcome->warnings)}};
   if (!o.trace.empty()) {
     nlohmann::json about = {
-        {"kernel", o.kernel}, {"entry", o.entry}, {"target", target_trn1().name}, {"timing_only", false}};
+        {"kernel", o.k.kernel}, {"entry", o.k.entry}, {"target", target_trn1().name}, {"timing_only", false}};
     if (auto w = write_trace_file(o.trace, about, outcome->trace); !w) return report(ctx, w.error());
     result["trace_file"] = o.trace;
     result["trace_summary"] = summary_to_json(summarize(outcome->trace));
@@ -126,23 +111,15 @@ int run_run(const Context& ctx, const RunOptions& o) {
 void add_run_command(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<RunOptions>();
   auto* sub = app.add_subcommand("run", "Run a kernel in the sandbox on .npy or generated inputs; write its outputs");
-  sub->add_option("kernel", o->kernel, "The kernel's .py file (helper modules beside it are found)")->required();
-  sub->add_option("--entry,-e", o->entry, "The function to call: a kernel or a host function")->required();
+  add_kernel_options(*sub, o->k);
   sub->add_option("--input,-i", o->inputs, "An input array (.npy); its file name names the argument");
   sub->add_option("--random,-r", o->randoms, "A generated input, name=dtype[shape] (standard normal)");
-  sub->add_option("--arg,-a", o->args, "A non-tensor argument, name=python-literal");
   sub->add_option("--dtype", o->dtypes, "Cast an input, name=dtype (NumPy has no bfloat16 or fp8)");
-  sub->add_option("--grid", o->grid, "SPMD launch grid, e.g. 2,2");
   sub->add_option("--out,-o", o->out, "Output folder (out0.npy, out1.npy, ...)")->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed for --random inputs")->capture_default_str();
   sub->add_option("--trace", o->trace, "Write the executed instructions as JSON to this file");
   sub->add_flag("--raw-bits", o->raw_bits, "Write bfloat16/fp8 outputs as tagged raw bits instead of float32 values");
-  sub->add_option("--timeout", o->timeout, "Wall-clock and CPU limit in seconds")
-      ->capture_default_str()
-      ->check(CLI::Range(0.1, 3600.0));
-  sub->add_option("--memory-mib", o->memory_mib, "Address-space limit of the kernel's process")
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t{256}, int64_t{1} << 20));
+  add_limit_options(*sub, o->k);
   sub->callback([&ctx, o] { ctx.exit_code = run_run(ctx, *o); });
 }
 

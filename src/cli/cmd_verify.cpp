@@ -11,6 +11,7 @@
 #include "runtime/kernel_service.h"
 #include "tasks/speed_cost.h"
 #include "tasks/task.h"
+#include "tasks/task_dirs.h"
 #include "tasks/verify.h"
 
 namespace nki_agent::cli {

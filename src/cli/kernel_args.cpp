@@ -1,14 +1,57 @@
-// What `nki-agent run` and `nki-agent check` share: parsing --grid and name=value flags, the
-// sandbox limits of a kernel run, and writing a run's trace as JSON.
+// What `nki-agent run`, `check` and `profile` share: the flags that name a kernel and its call, the
+// call they describe (--grid and name=value flags parsed), and writing a run's trace as JSON.
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <fstream>
 
 #include "cli/cli.h"
+#include "nki/target.h"
 #include "nki/trace.h"
 
 namespace nki_agent::cli {
+
+std::pair<CLI::Option*, CLI::Option*> add_kernel_options(CLI::App& sub, KernelFlags& f, bool required) {
+  auto* kernel = sub.add_option("kernel", f.kernel, "The kernel's .py file (helper modules beside it are found)");
+  auto* entry = sub.add_option("--entry,-e", f.entry, "The function to call: a kernel or a host function");
+  if (required) {
+    kernel->required();
+    entry->required();
+  }
+  sub.add_option("--arg,-a", f.args, "A non-tensor argument, name=python-literal");
+  sub.add_option("--grid", f.grid, "SPMD launch grid, e.g. 2,2");
+  return {kernel, entry};
+}
+
+void add_limit_options(CLI::App& sub, KernelFlags& f) {
+  sub.add_option("--timeout", f.timeout, "Wall-clock and CPU limit of the kernel run, in seconds")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+  sub.add_option("--memory-mib", f.memory_mib, "Address-space limit of the kernel's process")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{256}, int64_t{1} << 20));
+}
+
+Result<KernelCall> kernel_call_from_options(const KernelFlags& f) {
+  auto files = load_kernel_files(f.kernel);
+  if (!files) return fail(files.error());
+  KernelCall call;
+  call.src = std::move(*files);
+  call.entry = f.entry;
+  if (!f.target.empty()) {
+    if (auto t = target_by_name(f.target); !t) return fail(t.error());
+    call.target = f.target;
+  }
+  auto grid = parse_grid(f.grid);
+  if (!grid) return fail(grid.error());
+  call.grid = *grid;
+  for (const auto& a : f.args) {
+    auto kv = split_pair(a, "--arg");
+    if (!kv) return fail(kv.error());
+    call.kwargs[kv->first] = kv->second;
+  }
+  return call;
+}
 
 Result<std::vector<int64_t>> parse_grid(const std::string& text) {
   std::vector<int64_t> grid;
@@ -35,16 +78,6 @@ Result<std::pair<std::string, std::string>> split_pair(const std::string& text, 
     return fail("nkia_bad_argument", fmt::format("bad {} '{}': expected name=value", flag, text),
                 fmt::format("write {} name=value", flag));
   return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
-}
-
-SandboxLimits kernel_limits(double seconds, int64_t memory_mib, bool with_trace) {
-  SandboxLimits limits;
-  limits.wall_seconds = seconds;
-  limits.cpu_seconds = seconds;
-  limits.address_space_bytes = memory_mib << 20;
-  // A trace adds to the reply: up to about a hundred bytes per instruction.
-  if (with_trace) limits.max_output_bytes = kMaxOutputBytesCeiling;
-  return limits;
 }
 
 nlohmann::json trace_document(const nlohmann::json& about, const Trace& trace) {

@@ -16,8 +16,7 @@ int main(int argc, char** argv) {
   app.name("nki-agent");
   app.set_version_flag("--version", fmt::format("nki-agent {}", kVersion));
   app.add_flag("--json", ctx.json, "Print one JSON object on stdout instead of text");
-  app.add_option("--log-level", ctx.log_level, "trace, debug, info, warn (default), error or off")
-      ->envname("NKIA_LOG");
+  app.add_option("--log-level", ctx.log_level, "trace, debug, info, warn (default), error or off")->envname("NKIA_LOG");
   app.require_subcommand(1);
   // Options a subcommand does not know go up to its parent, so the global ones (and a group's,
   // such as `tasks --root`) may also follow the subcommand: `nki-agent verify ... --json`. Set
@@ -44,6 +43,12 @@ int main(int argc, char** argv) {
   app.parse_complete_callback([&] {
     if (!init_logging(ctx.log_level))
       throw CLI::ValidationError("--log-level", "unknown level '" + ctx.log_level + "'");
+    std::string command;
+    for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+      sub = sub->get_subcommands().front();
+      command += (command.empty() ? "" : " ") + sub->get_name();
+    }
+    NKIA_LOG_INFO("nki-agent {}: {} begins{}", kVersion, command, ctx.json ? " (--json)" : "");
   });
 
   try {
@@ -61,5 +66,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "nki-agent: internal error: %s\n", e.what());
     return cli::kExitInternal;
   }
+  NKIA_LOG_DEBUG("nki-agent: exit code {}", ctx.exit_code);
   return ctx.exit_code;
 }

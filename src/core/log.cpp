@@ -24,7 +24,7 @@ std::shared_ptr<spdlog::logger>& instance() {
 
 bool parse_level(std::string_view name, spdlog::level::level_enum* out) {
   static constexpr std::pair<std::string_view, spdlog::level::level_enum> kLevels[] = {
-      {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug}, {"info", spdlog::level::info},
+      {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug},  {"info", spdlog::level::info},
       {"warn", spdlog::level::warn},   {"warning", spdlog::level::warn}, {"error", spdlog::level::err},
       {"off", spdlog::level::off}};
   for (const auto& [n, l] : kLevels)
@@ -50,6 +50,8 @@ bool init_logging(std::string_view level) {
   return true;
 }
 
-spdlog::logger& logger() { return *instance(); }
+spdlog::logger& logger() {
+  return *instance();
+}
 
 }  // namespace nki_agent

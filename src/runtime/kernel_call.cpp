@@ -454,6 +454,16 @@ KernelFiles kernel_files_from_source(std::string source, std::string name) {
   return kf;
 }
 
+void make_timing_only(KernelCall& call, std::vector<TensorSpec> shapes) {
+  call.compute = false;
+  call.collect_trace = true;
+  call.want_outputs = false;
+  for (TensorSpec& spec : shapes) {
+    call.input_names.push_back(spec.name);
+    call.zero_inputs.push_back(std::move(spec));
+  }
+}
+
 bool OutputStores::unstored_at(int64_t i) const {
   auto it = std::upper_bound(unstored.begin(), unstored.end(), i,
                              [](int64_t v, const std::pair<int64_t, int64_t>& r) { return v < r.first; });

@@ -83,6 +83,10 @@ struct KernelCall {
   bool kernel_only = false;
 };
 
+// Makes `call` a timing-only run on zeros of `shapes` (named after them, after its other inputs):
+// every instruction checked and traced, nothing computed, no outputs back (their specs do).
+void make_timing_only(KernelCall& call, std::vector<TensorSpec> shapes);
+
 // Which elements of one output the kernel never stored to (NkiTensor::stored_mask), known for the
 // HBM tensors a kernel entry returns: what tells an output's unwritten elements from stored garbage.
 struct OutputStores {

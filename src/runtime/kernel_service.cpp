@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/clock.h"
+#include "core/log.h"
 #include "core/utf8.h"
 
 namespace nki_agent {
@@ -50,20 +52,29 @@ Result<std::unique_ptr<KernelService>> KernelService::create(const KernelService
 }
 
 Result<KernelOutcome> KernelService::run(const KernelCall& call, const SandboxLimits& limits) {
-  if (auto ok = check_call_text(call); !ok) return fail(ok.error());
-  WorkerRequest req;
-  req.handler = kKernelHandler;
-  req.payload = encode_call(call);
-  req.limits = limits;
-  auto resp = pool_->call(req);
-  if (!resp) {
-    Diagnostic d = resp.error();
-    // Sandbox verdicts concern the kernel as a whole: point them at its main file.
-    if (!d.loc.known() && !call.src.main_path.empty())
-      d.at({call.src.root.empty() ? call.src.main_path : call.src.root + "/" + call.src.main_path, 0, 0});
-    return fail(std::move(d));
-  }
-  return decode_outcome(resp->payload);
+  const auto t0 = std::chrono::steady_clock::now();
+  NKIA_LOG_DEBUG("kernel call: {} '{}' begins ({}, {} inputs, target {})", call.src.main_path, call.entry,
+                 call.compute ? "computed" : "timing-only", call.inputs.size() + call.zero_inputs.size(),
+                 call.target.empty() ? "trn1" : call.target);
+  auto outcome = [&]() -> Result<KernelOutcome> {
+    if (auto ok = check_call_text(call); !ok) return fail(ok.error());
+    WorkerRequest req;
+    req.handler = kKernelHandler;
+    req.payload = encode_call(call);
+    req.limits = limits;
+    auto resp = pool_->call(req);
+    if (!resp) {
+      Diagnostic d = resp.error();
+      // Sandbox verdicts concern the kernel as a whole: point them at its main file.
+      if (!d.loc.known() && !call.src.main_path.empty())
+        d.at({call.src.root.empty() ? call.src.main_path : call.src.root + "/" + call.src.main_path, 0, 0});
+      return fail(std::move(d));
+    }
+    return decode_outcome(resp->payload);
+  }();
+  NKIA_LOG_DEBUG("kernel call: {} '{}' ends in {:.3f} s: {}", call.src.main_path, call.entry, seconds_since(t0),
+                 outcome ? "ok" : outcome.error().code);
+  return outcome;
 }
 
 }  // namespace nki_agent

@@ -334,6 +334,15 @@ double seconds_of(const timeval& tv) {
 
 }  // namespace
 
+SandboxLimits SandboxLimits::for_kernel(double seconds, int64_t memory_mib, bool large_reply) {
+  SandboxLimits limits;
+  limits.wall_seconds = seconds;
+  limits.cpu_seconds = seconds;
+  limits.address_space_bytes = memory_mib << 20;
+  if (large_reply) limits.max_output_bytes = kMaxOutputBytesCeiling;
+  return limits;
+}
+
 Result<void> validate_limits(const SandboxLimits& lim) {
   auto bad = [](const std::string& what) {
     return fail(std::string(kSandboxBadLimits), "invalid sandbox limits: " + what,

@@ -65,6 +65,11 @@ struct SandboxLimits {
   int64_t capture_bytes = kDefaultCaptureBytes;             // kept per stream
   int64_t max_file_bytes = kDefaultMaxFileBytes;            // RLIMIT_FSIZE
   bool seccomp = true;  // off only for debugging tools (valgrind, strace) that need more syscalls
+
+  // The limits of one kernel run: `seconds` of wall-clock and CPU time, `memory_mib` of address
+  // space, and with `large_reply` the largest reply a worker frame carries (a trace adds about a
+  // hundred bytes per instruction; verified outputs can be a few hundred MiB), else the default.
+  static SandboxLimits for_kernel(double seconds, int64_t memory_mib, bool large_reply);
 };
 
 // Stable Diagnostic codes of the sandbox, one per way a child can fail.

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <thread>
 
+#include "core/log.h"
 #include "runtime/worker_env.h"
 
 extern char** environ;  // NOLINT: POSIX declares it nowhere in a header
@@ -157,6 +158,7 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::string& p
   for (const auto& name : h["handlers"])
     if (name.is_string()) w->handlers_.push_back(name.get<std::string>());
   w->sanitizer_ = h["sanitizer"].get<bool>();
+  NKIA_LOG_DEBUG("worker {} started: {}", pid, path);
   return w;
 }
 
@@ -232,6 +234,7 @@ void WorkerProcess::finish_shutdown() {
   while (Clock::now() < deadline) {
     pid_t r = ::waitpid(pid_, &status, WNOHANG);
     if (r == pid_ || (r < 0 && errno != EINTR)) {
+      if (r == pid_) NKIA_LOG_DEBUG("worker {} {}", pid_, describe_status(status));
       reaped_ = true;
       usable_ = false;
       return;
@@ -251,7 +254,9 @@ std::string WorkerProcess::kill_and_reap() {
   while ((r = ::waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
   }
   reaped_ = true;
-  return r == pid_ ? describe_status(status) : std::string("could not be reaped");
+  std::string how = r == pid_ ? describe_status(status) : std::string("could not be reaped");
+  NKIA_LOG_DEBUG("worker {} killed: it {}", pid_, how);
+  return how;
 }
 
 // ---- WorkerPool ----
@@ -266,6 +271,8 @@ Result<std::unique_ptr<WorkerPool>> WorkerPool::create(WorkerPoolOptions options
   if (n > kMaxWorkers || !(options.startup_seconds > 0) || !(options.backstop_slack_seconds > 0))
     return fail(std::string(kSandboxBadLimits), fmt::format("invalid worker pool options ({} workers)", n),
                 fmt::format("use 1 to {} workers and positive startup/backstop times", kMaxWorkers));
+  NKIA_LOG_DEBUG("worker pool: starting {} worker(s) of {}", n, *path);
+  const auto t0 = Clock::now();
   std::unique_ptr<WorkerPool> pool(new WorkerPool(std::move(options), std::move(*path)));
   pool->slots_.resize(static_cast<size_t>(n));
   // Start them side by side: the future Python warm-up takes seconds each.
@@ -284,10 +291,13 @@ Result<std::unique_ptr<WorkerPool>> WorkerPool::create(WorkerPoolOptions options
     if (e) return fail(*e);  // the pool's destructor stops the ones that did start
   for (auto& s : pool->slots_) s.pid = s.process->pid();
   pool->started_ = n;
+  NKIA_LOG_DEBUG("worker pool: {} worker(s) ready in {:.3f} s", n,
+                 std::chrono::duration<double>(Clock::now() - t0).count());
   return pool;
 }
 
 WorkerPool::~WorkerPool() {
+  NKIA_LOG_DEBUG("worker pool: stopping {} worker(s)", slots_.size());
   for (auto& s : slots_)
     if (s.process) s.process->begin_shutdown();
   for (auto& s : slots_)
@@ -345,6 +355,7 @@ WorkerReport WorkerPool::call_report(const WorkerRequest& request) {
     proc.reset();
   }
   if (!proc) {
+    NKIA_LOG_DEBUG("worker pool: slot {} starts a fresh worker", idx);
     auto fresh = WorkerProcess::spawn(path_, options_.startup_seconds, options_.environment);
     if (!fresh) {
       release(idx, 0);

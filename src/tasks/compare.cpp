@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "tasks/verify_check.h"
+
 namespace nki_agent {
 
 namespace {
@@ -188,7 +190,7 @@ OutputCheck compare_output(const Tensor& actual, const Tensor& expected, const T
   if (r.unwritten > 0) {
     const int64_t u = first_unwritten;
     const std::string first = fmt::format(" (first at {}: expected {})", fmt_index(unravel(u, expected.shape())), e[u]);
-    r.check = "unwritten";
+    r.check = check_name(VerifyCheck::kUnwritten);
     r.message = stores_known ? fmt::format(
                                    "{} of {} elements were never stored to: they hold NaN, the poison of fresh kernel "
                                    "memory, where the reference is finite{}; store every element of the output (check "
@@ -200,33 +202,33 @@ OutputCheck compare_output(const Tensor& actual, const Tensor& expected, const T
                                    "(check loop bounds and masks for ragged tiles)",
                                    r.unwritten, n, first);
   } else if (r.stored_nan > 0) {
-    r.check = "mismatch";
+    r.check = check_name(VerifyCheck::kMismatch);
     r.message = fmt::format(
         "{} of {} elements differ beyond atol={:g} rtol={:g}{}; {} of them hold NaN that the kernel stored "
         "where the reference is finite: it computed NaN there, or stored garbage read from memory nothing wrote",
         r.mismatches, n, atol, tol.rtol, at, r.stored_nan);
   } else if (all_zero && !ref_all_zero) {
-    r.check = "zero_output";
+    r.check = check_name(VerifyCheck::kZeroOutput);
     r.message =
         fmt::format("the output is all zeros; the reference is not (max |expected| = {:.6g})", r.expected_max_abs);
   } else if (all_same && !ref_all_same) {
-    r.check = "constant_output";
+    r.check = check_name(VerifyCheck::kConstantOutput);
     r.message = fmt::format("every element of the output is {}; the reference varies", a[0]);
   } else if (auto it =
                  std::find_if(inputs.begin(), inputs.end(),
                               [&](const Tensor& in) { return in.shape() == actual.shape() && same_values(af, in); });
              it != inputs.end() && !same_values(ef, *it)) {
-    r.check = "input_copy";
+    r.check = check_name(VerifyCheck::kInputCopy);
     r.message = fmt::format("the output is a copy of input {} (argument #{}); the reference is not",
                             shape_str(it->shape()), it - inputs.begin());
   } else if (r.mismatches > 0) {
-    r.check = "mismatch";
+    r.check = check_name(VerifyCheck::kMismatch);
     r.message = fmt::format(
         "{} of {} elements differ beyond atol={:g} rtol={:g}{}; max abs error {:.6g}, max rel error "
         "{:.6g}, relative norm error {:.3g}",
         r.mismatches, n, atol, tol.rtol, at, r.max_abs_error, r.max_rel_error, r.rel_norm_error);
   } else {
-    r.check = "relative_norm";
+    r.check = check_name(VerifyCheck::kRelativeNorm);
     r.message = fmt::format(
         "every element is within tolerance but the output is off overall: relative norm error "
         "||actual - expected|| / ||expected|| = {:.3g} > {:g} (max abs error {:.6g})",

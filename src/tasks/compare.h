@@ -34,7 +34,7 @@
 namespace nki_agent {
 
 struct OutputCheck {
-  std::string check;    // empty: passed; else one of the names above
+  std::string check;    // empty: passed; else one of the names above (check_name, tasks/verify_check.h)
   std::string message;  // one sentence with the numbers
   int64_t elements = 0;
   int64_t mismatches = 0;  // elements outside the element tolerance (non-finite disagreements included)

@@ -7,8 +7,8 @@
 
 namespace nki_agent {
 
-// Debian's interpreter: the one with python3-torch and python3-numpy.
-constexpr const char* kDefaultHelperPython = "/usr/bin/python3.11";
+// Debian's interpreter, the one with python3-torch and python3-numpy: the build's NKIA_PYTHON.
+constexpr const char* kDefaultHelperPython = NKIA_HELPER_PYTHON;
 
 std::string_view helper_source(std::string_view name) {
   for (const auto& h : embedded_helpers())

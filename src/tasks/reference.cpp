@@ -14,6 +14,7 @@
 
 #include "core/clock.h"
 #include "core/hash.h"
+#include "core/log.h"
 #include "tasks/helpers.h"
 #include "tasks/inputs.h"
 #include "tasks/reference_cache.h"
@@ -152,6 +153,7 @@ Result<HelperProcess*> ReferenceRunner::worker() {
   lim.wall_seconds = opt_.request_seconds;
   lim.cpu_seconds = 24 * 3600;  // the per-request deadline is what bounds it
   lim.address_space_bytes = opt_.memory_mib * (int64_t{1} << 20);
+  NKIA_LOG_DEBUG("reference {}: starting the reference worker", task_.label());
   auto h = HelperProcess::spawn(helper_argv(helper_python(opt_.python), kWorkerScript),
                                 helper_environment(opt_.threads), lim);
   if (!h) {
@@ -345,6 +347,7 @@ Result<std::vector<Tensor>> ReferenceRunner::outputs(uint64_t seed, const ShapeS
     if (auto outs = load_all(final_dir)) {
       touch_reference_entry(final_dir);
       ++stats_.cached;
+      NKIA_LOG_DEBUG("reference {}: {} shapes, seed {}: from the cache", task_.label(), set.name, seed);
       return outs;
     }
     fs::remove_all(final_dir, ec);  // damaged: recompute
@@ -376,6 +379,7 @@ Result<std::vector<Tensor>> ReferenceRunner::outputs(uint64_t seed, const ShapeS
     if (auto ok = npy_save(path, inputs[next_input++], {NarrowAs::kFloat32}); !ok) return fail(ok.error());
     req["inputs"].push_back({{"name", a.name}, {"dtype", a.torch_dtype}, {"path", path}});
   }
+  NKIA_LOG_DEBUG("reference {}: {} shapes, seed {}: computing", task_.label(), set.name, seed);
   auto answer = ask(req, opt_.request_seconds);
   fs::remove_all(in_dir, ec);
   if (!answer) return fail(answer.error());

@@ -4,7 +4,8 @@
 // against the task's baseline kernel on the same cost model and target, and against the roofline
 // bound from the task's [cost] flops and bytes. Never the simulator's wall-clock. The cost model
 // fills a SpeedModel (tasks/speed_cost.h); without one a verification reports speed as not
-// available, with the reason, and correctness is unaffected.
+// available, with the reason, and correctness is unaffected. measure_speed() (tasks/speed.cpp)
+// runs both kernels timing-only at the task's prompt shapes and asks the model for their times.
 #pragma once
 
 #include <functional>
@@ -16,6 +17,9 @@
 
 #include "core/diagnostic.h"
 #include "nki/trace.h"
+#include "runtime/kernel_call.h"
+#include "runtime/sandbox.h"
+#include "tasks/task.h"
 
 namespace nki_agent {
 
@@ -49,5 +53,19 @@ struct SpeedResult {
 
   nlohmann::json to_json() const;
 };
+
+class KernelService;
+
+// A timing-only run of `files` at the task's prompt shapes on its target (zero inputs made in the
+// worker, the trace collected, no outputs back): what speed and the agent's compile and profile
+// tools run.
+KernelCall prompt_timing_call(const Task& task, KernelFiles files);
+
+// The speed of `candidate` on `task`: its simulated time and the task baseline's (each a timing-only
+// run under `limits` in `service`; the baseline's remembered in model.baseline_times), their
+// ratio, and the roofline fraction. Never fails: a speed that cannot be measured is not available,
+// with the reason.
+SpeedResult measure_speed(const Task& task, const KernelFiles& candidate, KernelService& service,
+                          const SpeedModel& model, const SandboxLimits& limits);
 
 }  // namespace nki_agent

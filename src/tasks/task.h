@@ -117,15 +117,4 @@ Result<Task> load_task(const std::string& path);
 // The same from text; `dir` is where baseline.py is looked for and what messages name.
 Result<Task> parse_task(std::string_view toml_text, std::string task_py, const std::string& dir);
 
-// Every task folder (one holding task.toml) under `root`, sorted by path; `root` itself counts.
-Result<std::vector<std::string>> find_task_dirs(const std::string& root);
-
-// Where `nki-agent tasks` looks when not told: $NKIA_TASKS, else ./tasks/nkibench, else ./tasks.
-std::string default_task_root();
-// A task named on the command line: a folder (or its task.toml), else a folder under `root` whose
-// name is `spec` or starts with `spec` + "_" ("L1_014" finds L1_014_relu_fp32), else one whose
-// task.toml has that id. Codes:
-// nkia_task_not_found, nkia_task_ambiguous.
-Result<std::string> resolve_task_dir(const std::string& spec, const std::string& root);
-
 }  // namespace nki_agent

@@ -10,9 +10,10 @@
 #include <mutex>
 
 #include "core/clock.h"
-#include "core/hash.h"
+#include "core/log.h"
 #include "core/thread_pool.h"
 #include "tasks/inputs.h"
+#include "tasks/verify_check.h"
 
 namespace nki_agent {
 
@@ -20,37 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The sources of a kernel's files in path order: two kernels with the same digest run alike.
-std::string kernel_files_digest(const KernelFiles& f) {
-  std::string d = f.main_path + '\0';
-  for (const auto& [path, src] : f.files) d += path + '\0' + src + '\0';
-  return d;
-}
-
 // Failures of the machinery rather than of the kernel: they end the verification as a Result error.
 bool infrastructure_code(const std::string& code) {
   return code.rfind("nkia_worker_", 0) == 0 || code == "nkia_sandbox_setup" || code == "nkia_sandbox_bad_limits";
-}
-
-std::string check_hint(const std::string& check) {
-  if (check == "unwritten")
-    return "store every element of each output: derive trip counts from the input shapes with ceiling division and "
-           "mask the last, partial tile";
-  if (check == "uninitialized_read")
-    return "give the compute and store calls the same mask as the load that filled the tile, or initialise the tile "
-           "(nl.zeros, nisa.memset) before a partial load";
-  if (check == "zero_output" || check == "constant_output")
-    return "compute the result from the inputs and store it into the tensor you return";
-  if (check == "input_copy") return "the output must be computed from the inputs, not copied from one of them";
-  if (check == "mismatch" || check == "relative_norm")
-    return "compare your math with task.py's forward step by step; keep the task's precision (no bfloat16 "
-           "shortcuts in a float32 task) and check the axes of reductions and broadcasts";
-  if (check == "output_shape")
-    return "derive every size from the input shapes (x.shape), never from constants: the task runs your kernel at "
-           "several shapes";
-  if (check == "output_dtype") return "allocate each output with the task's dtype";
-  if (check == "output_count") return "return every output of forward(), in order, as a tuple when there are several";
-  return {};
 }
 
 std::string describe_set(const Task& task, const ShapeSet& set) {
@@ -68,33 +41,21 @@ std::string narrower_note(DType got, DType want) {
   return "";
 }
 
+// "file:line: error[code]: message" (or warning): a Diagnostic's first line, without its column,
+// hint and notes.
+std::string headline(const Diagnostic& d) {
+  Diagnostic head = d;
+  head.loc.col = 0;
+  head.hint.clear();
+  head.notes.clear();
+  return head.format();
+}
+
+std::string name_of(VerifyCheck check) {
+  return std::string(check_name(check));
+}
+
 }  // namespace
-
-KernelCall prompt_timing_call(const Task& task, KernelFiles files) {
-  KernelCall call;
-  call.src = std::move(files);
-  call.entry = task.entry;
-  call.kernel_only = true;
-  call.target = task.target;
-  call.compute = false;
-  call.collect_trace = true;
-  call.want_outputs = false;
-  for (const auto& a : task.args) {
-    call.input_names.push_back(a.name);
-    call.zero_inputs.push_back(TensorSpec{a.name, a.dtype, a.shape});
-  }
-  return call;
-}
-
-SandboxLimits verify_limits(double seconds, int64_t memory_mib, bool with_trace) {
-  SandboxLimits limits;
-  limits.wall_seconds = seconds;
-  limits.cpu_seconds = seconds;
-  limits.address_space_bytes = memory_mib << 20;
-  limits.max_output_bytes = kMaxOutputBytesCeiling;  // outputs of a few hundred MiB, or a trace
-  (void)with_trace;
-  return limits;
-}
 
 CaseInputs make_case_inputs(const Task& task, const ShapeSet& set, uint64_t seed, InputProfile profile,
                             const std::vector<Tensor>& params) {
@@ -113,23 +74,6 @@ CaseInputs make_case_inputs(const Task& task, const ShapeSet& set, uint64_t seed
     ci.kernel_args.push_back(std::move(t));
   }
   return ci;
-}
-
-nlohmann::json SpeedResult::to_json() const {
-  nlohmann::json j = {{"available", available}};
-  if (!available) {
-    j["reason"] = reason;
-    return j;
-  }
-  j["target"] = target;
-  j["candidate_seconds"] = candidate_seconds;
-  j["baseline_seconds"] = baseline_seconds;
-  j["speedup"] = speedup;
-  if (roofline_seconds > 0) {
-    j["roofline_seconds"] = roofline_seconds;
-    j["roofline_fraction"] = roofline_fraction;
-  }
-  return j;
 }
 
 nlohmann::json CaseResult::to_json() const {
@@ -197,12 +141,12 @@ std::string VerifyResult::format() const {
     s += fmt::format("FAIL  {} on {}: {}\n", kernel, task, check);
     s += "  " + message + "\n";
     if (diagnostic && !diagnostic->hint.empty()) s += "  hint: " + diagnostic->hint + "\n";
-    if (diagnostic && check == "kernel_error")
+    if (diagnostic && check == check_name(VerifyCheck::kKernelError))
       for (const auto& n : diagnostic->notes) s += "  note: " + n + "\n";
     for (size_t i = 1; i < violations.size() && i < 10; ++i)
       s += fmt::format("  also {}:{}: [{}] {}\n", violations[i].file, violations[i].line, violations[i].rule,
                        violations[i].message);
-    if (check != "static_policy")
+    if (check != check_name(VerifyCheck::kStaticPolicy))
       s += fmt::format("  cases: {} run of {}, {} passed\n", cases_run, cases_total, cases_passed);
   }
   for (const auto& c : cases)
@@ -270,25 +214,17 @@ class Verifier {
     call.input_names = in.names;
     call.target = task_.target;
     call.collect_trace = false;
-    auto t0 = std::chrono::steady_clock::now();
-    auto outcome = service_.run(call, verify_limits(opt_.kernel_seconds, opt_.kernel_memory_mib, false));
-    r.kernel_seconds = seconds_since(t0);
-    if (!outcome) {
-      if (infrastructure_code(outcome.error().code)) return fail(outcome.error());
-      r.check = "kernel_error";
-      r.kernel_error = outcome.error();
-      const Diagnostic& d = outcome.error();
-      std::string loc = d.loc.known() ? fmt::format("{}:{}: ", d.loc.file, d.loc.line) : "";
-      r.message = fmt::format("the kernel failed {}: {}error[{}]: {}", where, loc, d.code, d.message);
-      return r;
-    }
+    auto ran = run_candidate(call, where, r);
+    if (!ran) return fail(ran.error());
+    if (!*ran) return r;
+    const std::optional<KernelOutcome>& outcome = *ran;
     keep_warnings(c, *outcome);
     const auto& outs = outcome->outputs;
     std::vector<TensorSpec> specs;
     for (const auto& o : outs) specs.push_back(TensorSpec{"", o.dtype(), o.shape()});
     if (structure_fails(specs, *c.set, where, r)) {
       // A task whose toml disagrees with its own reference is the task's fault, not the kernel's.
-      if (r.check == "output_shape")
+      if (r.check == check_name(VerifyCheck::kOutputShape))
         if (auto expected = ref_.outputs(c.seed, *c.set, c.profile, in.forward_inputs); !expected)
           return fail(expected.error());
       return r;
@@ -305,8 +241,8 @@ class Verifier {
       const OutputStores* stores = k < outcome->output_stores.size() ? &outcome->output_stores[k] : nullptr;
       OutputCheck oc =
           compare_output(outs[k], (*expected)[k], task_.tolerance_for(task_.outputs[k].dtype), in.kernel_args, stores);
-      if (oc.check == "mismatch" && oc.stored_nan > 0 && uninit != nullptr) {
-        oc.check = "uninitialized_read";
+      if (oc.check == check_name(VerifyCheck::kMismatch) && oc.stored_nan > 0 && uninit != nullptr) {
+        oc.check = name_of(VerifyCheck::kUninitializedRead);
         const std::string loc = uninit->loc.known() ? fmt::format(" at {}:{}", uninit->loc.file, uninit->loc.line) : "";
         oc.message = fmt::format(
             "{} elements hold NaN the kernel stored where the reference is finite: it read memory "
@@ -332,31 +268,28 @@ class Verifier {
   // writes them), for VerifyResult::warnings.
   void keep_warnings(const Case& c, const KernelOutcome& outcome) {
     if (c.set->name != "prompt" || c.seed != opt_.seed_base) return;
-    for (const Diagnostic& w : outcome.warnings) {
-      const std::string loc = w.loc.known() ? fmt::format("{}:{}: ", w.loc.file, w.loc.line) : "";
-      prompt_warnings_.push_back(
-          fmt::format("{}warning[{}]: {}{}", loc, w.code, w.message, w.hint.empty() ? "" : " (hint: " + w.hint + ")"));
-    }
+    for (const Diagnostic& w : outcome.warnings)
+      prompt_warnings_.push_back(headline(w) + (w.hint.empty() ? "" : " (hint: " + w.hint + ")"));
   }
 
   // Output count, shapes and dtypes; true (with r's check and message set) when they are wrong.
   bool structure_fails(const std::vector<TensorSpec>& outs, const ShapeSet& set, const std::string& where,
                        CaseResult& r) {
     if (outs.size() != task_.outputs.size()) {
-      r.check = "output_count";
+      r.check = name_of(VerifyCheck::kOutputCount);
       r.message = fmt::format("the kernel returned {} output(s) {}; the task expects {}", outs.size(), where,
                               task_.outputs.size());
       return true;
     }
     for (size_t k = 0; k < outs.size(); ++k) {
       if (outs[k].shape != set.outputs[k]) {
-        r.check = "output_shape";
+        r.check = name_of(VerifyCheck::kOutputShape);
         r.message = fmt::format("output {} has shape {} {}; expected {}", k, shape_str(outs[k].shape), where,
                                 shape_str(set.outputs[k]));
         return true;
       }
       if (outs[k].dtype != task_.outputs[k].dtype) {
-        r.check = "output_dtype";
+        r.check = name_of(VerifyCheck::kOutputDtype);
         r.message =
             fmt::format("output {} is {}; the task requires {}{}", k, dtype_name(outs[k].dtype),
                         dtype_name(task_.outputs[k].dtype), narrower_note(outs[k].dtype, task_.outputs[k].dtype));
@@ -364,6 +297,27 @@ class Verifier {
       }
     }
     return false;
+  }
+
+  // The candidate's run in the sandbox, its wall time in r.kernel_seconds. The kernel's own failure
+  // is r's check (kernel_error) and no outcome; a failure of the machinery is the Result error.
+  Result<std::optional<KernelOutcome>> run_candidate(const KernelCall& call, const std::string& where, CaseResult& r) {
+    NKIA_LOG_DEBUG("verify {}: case {} {}", task_.label(), r.index, where);
+    auto t0 = std::chrono::steady_clock::now();
+    auto outcome = service_.run(call, limits());
+    r.kernel_seconds = seconds_since(t0);
+    if (outcome) return std::optional<KernelOutcome>(std::move(*outcome));
+    const Diagnostic& d = outcome.error();
+    if (infrastructure_code(d.code)) return fail(d);
+    r.check = name_of(VerifyCheck::kKernelError);
+    r.kernel_error = d;
+    r.message = fmt::format("the kernel failed {}: {}", where, headline(d));
+    return std::optional<KernelOutcome>();
+  }
+
+  // Every run's limits: verified outputs of a few hundred MiB, or a trace, come back.
+  SandboxLimits limits() const {
+    return SandboxLimits::for_kernel(opt_.kernel_seconds, opt_.kernel_memory_mib, /*large_reply=*/true);
   }
 
   // A shape set too large to compute: every check of the simulator on zero inputs, no numerics.
@@ -375,25 +329,15 @@ class Verifier {
     call.entry = task_.entry;
     call.kernel_only = true;  // a candidate has no host side: it never sees values
     call.target = task_.target;
-    call.compute = false;
-    call.collect_trace = false;
-    call.want_outputs = false;
-    for (size_t i = 0; i < task_.args.size(); ++i) {
-      call.input_names.push_back(task_.args[i].name);
-      call.zero_inputs.push_back(TensorSpec{task_.args[i].name, task_.args[i].dtype, c.set->args[i]});
-    }
-    auto t0 = std::chrono::steady_clock::now();
-    auto outcome = service_.run(call, verify_limits(opt_.kernel_seconds, opt_.kernel_memory_mib, false));
-    r.kernel_seconds = seconds_since(t0);
-    if (!outcome) {
-      if (infrastructure_code(outcome.error().code)) return fail(outcome.error());
-      const Diagnostic& d = outcome.error();
-      std::string loc = d.loc.known() ? fmt::format("{}:{}: ", d.loc.file, d.loc.line) : "";
-      r.check = "kernel_error";
-      r.kernel_error = d;
-      r.message = fmt::format("the kernel failed {}: {}error[{}]: {}", where, loc, d.code, d.message);
-      return r;
-    }
+    std::vector<TensorSpec> shapes;
+    for (size_t i = 0; i < task_.args.size(); ++i)
+      shapes.push_back(TensorSpec{task_.args[i].name, task_.args[i].dtype, c.set->args[i]});
+    make_timing_only(call, std::move(shapes));
+    call.collect_trace = false;  // only the checks and the output specs matter here
+    auto ran = run_candidate(call, where, r);
+    if (!ran) return fail(ran.error());
+    if (!*ran) return r;
+    const std::optional<KernelOutcome>& outcome = *ran;
     keep_warnings(c, *outcome);
     if (structure_fails(outcome->output_specs, *c.set, where, r)) return r;
     auto [in_bytes, out_bytes] = set_bytes(task_, *c.set);
@@ -410,6 +354,7 @@ class Verifier {
     VerifyResult res;
     res.task = task_.label();
     res.kernel = (fs::path(files_.root) / files_.main_path).string();
+    NKIA_LOG_INFO("verify {}: {} begins", res.task, res.kernel);
 
     if (opt_.static_policy) {
       PolicyOptions po = opt_.policy;
@@ -418,7 +363,7 @@ class Verifier {
       if (!v) return fail(v.error());
       if (!v->empty()) {
         res.violations = *v;
-        res.check = "static_policy";
+        res.check = name_of(VerifyCheck::kStaticPolicy);
         const auto& f = v->front();
         res.diagnostic = f.to_diagnostic(files_.root);
         res.message = fmt::format("{}:{}: [{}] {} ({} violation{} of the static policy)", f.file, f.line, f.rule,
@@ -465,6 +410,8 @@ class Verifier {
           cases.push_back({static_cast<int>(cases.size()), s, opt_.seed_base, InputProfile::kNormal, true});
     }
     res.cases_total = static_cast<int>(cases.size());
+    NKIA_LOG_DEBUG("verify {}: {} case(s): {} shape set(s) computed, {} timing-only, {} seed(s)", res.task,
+                   cases.size(), computed.size(), timing_only.size(), nseeds);
     res.cases.resize(cases.size());
     for (const auto& c : cases) {
       res.cases[c.index].index = c.index;
@@ -512,7 +459,9 @@ class Verifier {
         if (c.kernel_error) {
           res.diagnostic = *c.kernel_error;
         } else {
-          Diagnostic d = Diagnostic::error("nkia_verify_" + c.check, c.message, check_hint(c.check));
+          const auto check = check_by_name(c.check);
+          NKIA_ASSERT(check.has_value());
+          Diagnostic d = Diagnostic::error(check_code(*check), c.message, std::string(check_hint(*check)));
           d.at(SourceLoc{res.kernel, 0, 0});
           res.diagnostic = d;
         }
@@ -520,79 +469,17 @@ class Verifier {
       }
     }
     if (res.passed)
-      res.speed = measure_speed();
+      res.speed = measure_speed(task_, files_, service_, opt_.speed, limits());
     else
       res.speed.reason = "the kernel did not pass";
     res.reference = ref_.stats();
     res.seconds = seconds_since(t0);
+    NKIA_LOG_INFO("verify {}: {} in {:.3f} s ({} of {} cases passed)", res.task,
+                  res.passed ? "passed" : "failed " + res.check, res.seconds, res.cases_passed, res.cases_total);
     return res;
   }
 
  private:
-  // Simulated time of a timing-only run at the prompt's shapes.
-  Result<double> simulated_seconds(const KernelFiles& files) {
-    auto outcome = service_.run(prompt_timing_call(task_, files),
-                                verify_limits(opt_.kernel_seconds, opt_.kernel_memory_mib, true));
-    if (!outcome) return fail(outcome.error());
-    return opt_.speed.simulate(outcome->trace, task_.target);
-  }
-
-  SpeedResult measure_speed() {
-    SpeedResult s;
-    s.target = task_.target;
-    if (!opt_.speed.available()) {
-      s.reason = "no cost model was given to this verification";
-      return s;
-    }
-    auto cand = simulated_seconds(files_);
-    if (!cand) {
-      s.reason = "the candidate's timing run failed: " + cand.error().message;
-      return s;
-    }
-    auto base_files = load_kernel_files(task_.baseline_path());
-    if (!base_files) {
-      s.reason = "the task's baseline cannot be read: " + base_files.error().message;
-      return s;
-    }
-    // The baseline's time: remembered per task, target and source; the candidate's own when it is
-    // the baseline itself.
-    std::string key = task_.id + "\n" + task_.target + "\n" + sha256_hex(kernel_files_digest(*base_files));
-    Result<double> base = fail("nkia_internal", "unset");
-    {
-      std::lock_guard<std::mutex> lock(opt_.speed.baseline_times->mu);
-      auto& times = opt_.speed.baseline_times->seconds;
-      if (auto it = times.find(key); it != times.end()) base = it->second;
-    }
-    if (!base) {
-      if (kernel_files_digest(*base_files) == kernel_files_digest(files_))
-        base = *cand;
-      else
-        base = simulated_seconds(*base_files);
-      if (!base) {
-        s.reason = "the baseline's timing run failed: " + base.error().message;
-        return s;
-      }
-      std::lock_guard<std::mutex> lock(opt_.speed.baseline_times->mu);
-      opt_.speed.baseline_times->seconds[key] = *base;
-    }
-    if (*cand <= 0 || *base <= 0) {
-      s.reason = "the cost model gave a zero time";
-      return s;
-    }
-    s.available = true;
-    s.candidate_seconds = *cand;
-    s.baseline_seconds = *base;
-    s.speedup = *base / *cand;
-    if (opt_.speed.roofline && (task_.flops > 0 || task_.bytes > 0)) {
-      if (auto roof = opt_.speed.roofline(task_.flops, task_.bytes, task_.target, !task_.strict_precision);
-          roof && *roof > 0) {
-        s.roofline_seconds = *roof;
-        s.roofline_fraction = *roof / *cand;
-      }
-    }
-    return s;
-  }
-
   const Task& task_;
   const KernelFiles& files_;
   KernelService& service_;

@@ -78,8 +78,8 @@ struct VerifyResult {
   std::string task;    // id_name
   std::string kernel;  // the candidate's main file
   bool passed = false;
-  // The first failed check: static_policy, kernel_error, output_count, output_shape, output_dtype,
-  // unwritten, zero_output, constant_output, input_copy, mismatch, relative_norm. Empty: passed.
+  // The first failed check's name (tasks/verify_check.h: static_policy, kernel_error, output_count,
+  // ...). Empty: passed.
   std::string check;
   std::string message;                   // one paragraph a model can act on
   std::optional<Diagnostic> diagnostic;  // the same failure as a Diagnostic (with file:line when known)
@@ -110,13 +110,5 @@ struct CaseInputs {
 };
 CaseInputs make_case_inputs(const Task& task, const ShapeSet& set, uint64_t seed, InputProfile profile,
                             const std::vector<Tensor>& params);
-
-// A timing-only run of `files` at the task's prompt shapes on its target (zero inputs made in the
-// worker, the trace collected, no outputs back): what speed and the agent's compile and profile
-// tools run.
-KernelCall prompt_timing_call(const Task& task, KernelFiles files);
-
-// Sandbox limits for one verification run (the outputs come back; a trace only when asked).
-SandboxLimits verify_limits(double seconds, int64_t memory_mib, bool with_trace);
 
 }  // namespace nki_agent

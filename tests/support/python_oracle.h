@@ -5,12 +5,12 @@
 // NumPy, so the interpreter is always the absolute path CMake was given.
 #pragma once
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <sys/wait.h>
-#include <cstdlib>
 #include <vector>
 
 namespace nki_agent::testing {

@@ -24,7 +24,9 @@
 #include "agent/sft.h"
 #include "agent/store.h"
 #include "agent/tools.h"
+#include "support/cli_runner.h"
 #include "support/mock_llm.h"
+#include "support/shared_service.h"
 #include "tasks/speed_cost.h"
 
 namespace nki_agent {
@@ -91,20 +93,8 @@ std::vector<nlohmann::json> read_jsonl(const fs::path& p) {
   return v;
 }
 
-class AgentLoop : public ::testing::Test {
+class AgentLoop : public testing::SharedServiceTest {
  protected:
-  static void SetUpTestSuite() {
-    KernelServiceOptions o;
-    o.workers = 2;
-    o.worker_path = NKIA_WORKER_BIN;
-    auto s = KernelService::create(o);
-    ASSERT_TRUE(s) << s.error().format();
-    service_ = s->release();
-  }
-  static void TearDownTestSuite() {
-    delete service_;
-    service_ = nullptr;
-  }
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("nkia-agent-" + std::to_string(::getpid()) + "-" +
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -146,10 +136,8 @@ class AgentLoop : public ::testing::Test {
     return out;
   }
 
-  static KernelService* service_;
   fs::path dir_;
 };
-KernelService* AgentLoop::service_ = nullptr;
 
 // Compile error -> fix -> mismatch -> fix -> pass, on NKIBench's L1_001, over both protocols.
 TEST_F(AgentLoop, CompileErrorThenMismatchThenPass) {
@@ -480,23 +468,9 @@ TEST(AgentTools, ExtractKernelTakesTheLastBlockDefiningTheEntry) {
 
 // ---- nki-agent bench ----
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out;
-};
-
 // `env_prefix`: words before the program, e.g. "env -u VAR".
-CliResult cli(const std::string& args, const std::string& env_prefix = "") {
-  CliResult r;
-  std::string cmd = env_prefix + " " + std::string(NKIA_CLI) + " " + args + " 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+testing::CliRun cli(const std::string& args, const std::string& env_prefix = "") {
+  return testing::run_cli(args, testing::Stderr::kDrop, env_prefix);
 }
 
 TEST_F(AgentLoop, BenchRunsBaselinesIntoSqliteWithASummary) {

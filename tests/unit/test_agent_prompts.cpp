@@ -18,6 +18,7 @@
 #include "agent/prompts.h"
 #include "runtime/kernel_call.h"
 #include "runtime/kernel_service.h"
+#include "support/shared_service.h"
 #include "tasks/task.h"
 #include "tasks/verify.h"
 #include "tensor/dtype.h"
@@ -274,21 +275,8 @@ std::vector<KernelBlock> kernel_blocks() {
   return out;
 }
 
-class PromptKernels : public ::testing::Test {
+class PromptKernels : public testing::SharedServiceTest {
  protected:
-  static void SetUpTestSuite() {
-    KernelServiceOptions o;
-    o.workers = 2;
-    o.worker_path = NKIA_WORKER_BIN;
-    auto s = KernelService::create(o);
-    ASSERT_TRUE(s) << s.error().format();
-    service_ = s->release();
-  }
-  static void TearDownTestSuite() {
-    delete service_;
-    service_ = nullptr;
-  }
-
   static Result<VerifyResult> verify(const KernelBlock& b, const std::string& source) {
     auto task = load_task((fs::path(NKIA_SOURCE_DIR) / b.task).string());
     if (!task) return fail(task.error());
@@ -297,10 +285,7 @@ class PromptKernels : public ::testing::Test {
     vo.parallel = 2;
     return verify_kernel(*task, kernel_files_from_source(source), *service_, vo);
   }
-
-  static KernelService* service_;
 };
-KernelService* PromptKernels::service_ = nullptr;
 
 TEST_F(PromptKernels, EveryCompleteKernelPassesVerification) {
   auto blocks = kernel_blocks();

@@ -11,27 +11,16 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "support/cli_runner.h"
 #include "support/python_oracle.h"
 
 namespace nki_agent {
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;  // stdout, and stderr too when asked for
-};
+using testing::CliRun;
 
 CliRun cli(const std::string& args, bool with_stderr = false) {
-  CliRun r;
-  std::string cmd = std::string(NKIA_CLI) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return testing::run_cli(args, with_stderr ? testing::Stderr::kMerge : testing::Stderr::kDrop);
 }
 
 nlohmann::json json_of(const std::string& text) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "support/cli_runner.h"
 #include "support/python_oracle.h"
 
 namespace nki_agent {
@@ -21,30 +22,10 @@ namespace fs = std::filesystem;
 
 const fs::path kTasks = fs::path(NKIA_SOURCE_DIR) / "tests" / "tasks";
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
+using testing::CliRun;
 
-// Arguments are quoted for the shell by the caller where they hold spaces or quotes.
 CliRun cli(const std::string& args) {
-  testing::ScratchDir tmp;
-  const std::string err_file = tmp.file("stderr");
-  CliRun r;
-  std::string cmd = std::string(NKIA_CLI) + " " + args + " 2>" + err_file;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream f(err_file);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  r.err = ss.str();
-  return r;
+  return testing::run_cli(args, testing::Stderr::kSeparate);
 }
 
 nlohmann::json json_of(const CliRun& r) {

@@ -10,39 +10,15 @@
 #include <cstdlib>
 
 #include "nki/error_catalogue.h"
+#include "support/cli_runner.h"
 
 namespace nki_agent {
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
+using testing::CliRun;
 
 CliRun cli(const std::string& args) {
-  CliRun r;
-  char err_path[] = "/tmp/nkia_cli_errors_XXXXXX";
-  const int fd = mkstemp(err_path);
-  if (fd < 0) return r;
-  close(fd);
-  std::string cmd = std::string(NKIA_CLI) + " " + args + " 2>" + err_path;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p) {
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    int st = pclose(p);
-    r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
-  if (FILE* e = std::fopen(err_path, "r")) {
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), e)) > 0) r.err.append(buf.data(), n);
-    std::fclose(e);
-  }
-  std::remove(err_path);
-  return r;
+  return testing::run_cli(args, testing::Stderr::kSeparate);
 }
 
 nlohmann::json json_of(const CliRun& r) {

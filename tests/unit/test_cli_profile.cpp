@@ -12,25 +12,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "support/cli_runner.h"
+
 namespace nki_agent {
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-};
+using testing::CliRun;
 
 CliRun cli(const std::string& args, bool with_stderr = false) {
-  CliRun r;
-  std::string cmd = std::string(NKIA_CLI) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return testing::run_cli(args, with_stderr ? testing::Stderr::kMerge : testing::Stderr::kDrop);
 }
 
 nlohmann::json json_of(const std::string& text) {
@@ -55,7 +45,7 @@ TEST(CliProfile, TextSummary) {
 }
 
 TEST(CliProfile, JsonAndPerfettoTrace) {
-  const std::string trace = testing::TempDir() + "/profile_trace.json";
+  const std::string trace = ::testing::TempDir() + "/profile_trace.json";
   CliRun r = cli("--json profile " + kTiled + kSmall + " --trace " + trace);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = json_of(r.out);
@@ -81,7 +71,7 @@ TEST(CliProfile, JsonAndPerfettoTrace) {
 }
 
 TEST(CliProfile, RecordedTraceGivesTheSameProfile) {
-  const std::string recorded = testing::TempDir() + "/recorded.json";
+  const std::string recorded = ::testing::TempDir() + "/recorded.json";
   ASSERT_EQ(cli("check " + kTiled + kSmall + " --trace " + recorded).exit_code, 0);
   auto direct = json_of(cli("--json profile " + kTiled + kSmall + " --timing-only").out);
   auto replay = json_of(cli("--json profile --from-trace " + recorded).out);
@@ -112,7 +102,7 @@ TEST(CliProfile, CustomHardwareDescription) {
   const std::string from = "bytes_per_ns = 17.0";
   ASSERT_NE(toml.find(from), std::string::npos);
   toml.replace(toml.find(from), from.size(), "bytes_per_ns = 34.0");
-  const std::string path = testing::TempDir() + "/fast_dma.toml";
+  const std::string path = ::testing::TempDir() + "/fast_dma.toml";
   std::ofstream(path) << toml;
   auto fast = json_of(cli("--json profile " + kTiled + kSmall + " --hardware " + path).out);
   EXPECT_LT(fast["summary"]["total_time_ns"].get<double>(),
@@ -125,7 +115,7 @@ TEST(CliProfile, BadInputsAreDiagnostics) {
   EXPECT_EQ(cli("profile --from-trace x.json " + kTiled).exit_code, 2);          // both
   EXPECT_EQ(cli("profile " + kTiled + kSmall + " --target trn9").exit_code, 2);
 
-  const std::string bad = testing::TempDir() + "/bad.toml";
+  const std::string bad = ::testing::TempDir() + "/bad.toml";
   std::ofstream(bad) << "[target\nname = 1\n";
   CliRun r = cli("--json profile " + kTiled + kSmall + " --hardware " + bad);
   EXPECT_EQ(r.exit_code, 1);
@@ -141,7 +131,7 @@ TEST(CliProfile, BadInputsAreDiagnostics) {
   EXPECT_EQ(json_of(r.out)["diagnostics"][0]["code"], "nkia_trace_unreadable");
 
   // A host function that launches no kernel has nothing to profile.
-  const std::string empty = testing::TempDir() + "/empty_kernel.py";
+  const std::string empty = ::testing::TempDir() + "/empty_kernel.py";
   std::ofstream(empty) << "import numpy as np\n\ndef k(a):\n    return np.zeros((2, 2), dtype=np.float32)\n";
   r = cli("--json profile " + empty + " --entry k --shapes 'a=float32[128,128]'");
   EXPECT_EQ(r.exit_code, 1) << r.out;

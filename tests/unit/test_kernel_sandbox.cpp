@@ -11,25 +11,13 @@
 #include <thread>
 
 #include "runtime/kernel_service.h"
+#include "support/shared_service.h"
 
 namespace nki_agent {
 namespace {
 
-class KernelSandbox : public ::testing::Test {
+class KernelSandbox : public testing::SharedServiceTest {
  protected:
-  static void SetUpTestSuite() {
-    KernelServiceOptions o;
-    o.workers = 2;
-    o.worker_path = NKIA_WORKER_BIN;
-    auto s = KernelService::create(o);
-    ASSERT_TRUE(s) << s.error().format();
-    service_ = s->release();
-  }
-  static void TearDownTestSuite() {
-    delete service_;
-    service_ = nullptr;
-  }
-
   static SandboxLimits limits(double seconds = 5) {
     SandboxLimits l;
     l.wall_seconds = seconds;
@@ -59,11 +47,7 @@ class KernelSandbox : public ::testing::Test {
     EXPECT_EQ(r.error().code, code) << r.error().format();
     EXPECT_FALSE(r.error().message.empty());
   }
-
-  static KernelService* service_;
 };
-
-KernelService* KernelSandbox::service_ = nullptr;
 
 TEST_F(KernelSandbox, GoodKernelRuns) {
   auto r = run("    print('hello from the kernel')\n    return a + 1, np.float32(3)\n");

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "runtime/kernel_service.h"
+#include "support/shared_service.h"
 
 namespace nki_agent {
 namespace {
@@ -34,20 +35,14 @@ constexpr Canary kCanaries[] = {
 // A value no input of these tests holds by chance, to look for in memory.
 constexpr float kSentinel = 1234.5f;
 
-class KernelSecrets : public ::testing::Test {
+class KernelSecrets : public testing::SharedServiceTest {
  protected:
   static void SetUpTestSuite() {
     for (const Canary& c : kCanaries) ::setenv(c.name, c.value, 1);
-    KernelServiceOptions o;
-    o.workers = 2;
-    o.worker_path = NKIA_WORKER_BIN;
-    auto s = KernelService::create(o);
-    ASSERT_TRUE(s) << s.error().format();
-    service_ = s->release();
+    start_service();
   }
   static void TearDownTestSuite() {
-    delete service_;
-    service_ = nullptr;
+    stop_service();
     for (const Canary& c : kCanaries) ::unsetenv(c.name);
   }
 
@@ -93,11 +88,7 @@ class KernelSecrets : public ::testing::Test {
       }
     }
   }
-
-  static KernelService* service_;
 };
-
-KernelService* KernelSecrets::service_ = nullptr;
 
 // ---- the environment ----------------------------------------------------------------------------
 

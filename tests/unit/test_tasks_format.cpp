@@ -12,6 +12,7 @@
 #include "tasks/compare.h"
 #include "tasks/inputs.h"
 #include "tasks/task.h"
+#include "tasks/task_dirs.h"
 
 namespace nki_agent {
 namespace {

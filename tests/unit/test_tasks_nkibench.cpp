@@ -14,6 +14,7 @@
 #include "runtime/kernel_service.h"
 #include "tasks/task.h"
 #include "tasks/task_check.h"
+#include "tasks/task_dirs.h"
 
 namespace nki_agent {
 namespace {

@@ -18,6 +18,8 @@
 #include <sstream>
 
 #include "runtime/kernel_service.h"
+#include "support/cli_runner.h"
+#include "support/shared_service.h"
 #include "tasks/speed_cost.h"
 #include "tasks/static_policy.h"
 #include "tasks/task.h"
@@ -41,21 +43,8 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
-class TasksVerify : public ::testing::Test {
+class TasksVerify : public testing::SharedServiceTest {
  protected:
-  static void SetUpTestSuite() {
-    KernelServiceOptions o;
-    o.workers = 2;
-    o.worker_path = NKIA_WORKER_BIN;
-    auto s = KernelService::create(o);
-    ASSERT_TRUE(s) << s.error().format();
-    service_ = s->release();
-  }
-  static void TearDownTestSuite() {
-    delete service_;
-    service_ = nullptr;
-  }
-
   static VerifyOptions options(const std::string& cache = shared_cache()) {
     VerifyOptions vo;
     vo.reference.cache_dir = cache;
@@ -71,10 +60,7 @@ class TasksVerify : public ::testing::Test {
     if (!files) return fail(files.error());
     return verify_kernel(*task, *files, *service_, vo);
   }
-
-  static KernelService* service_;
 };
-KernelService* TasksVerify::service_ = nullptr;
 
 TEST_F(TasksVerify, EveryBaselinePassesOnEverySeedAndShape) {
   for (const char* name : {"add_fp32", "layernorm_affine", "int_scale"}) {
@@ -564,26 +550,14 @@ TEST(TasksPolicy, EveryAllowedImportIsLoadedInTheSandbox) {
 
 // ---- the CLI ------------------------------------------------------------------------------------
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-};
+using testing::CliRun;
+using testing::Stderr;
 
-// `redirect`: what the shell does with the streams; by default stderr joins stdout.
-CliRun cli(const std::string& args, const std::string& redirect = "2>&1") {
-  CliRun r;
-  // stderr is merged (messages are checked); under the sanitizer build LeakSanitizer would append
-  // its suppression summary to it, so that is turned off.
-  std::string cmd = "LSAN_OPTIONS=\"${LSAN_OPTIONS}:print_suppressions=0\" NKIA_REFERENCE_CACHE=" + shared_cache() +
-                    " " + std::string(NKIA_CLI) + " " + args + " " + redirect;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+// By default stderr joins stdout (messages are checked); under the sanitizer build LeakSanitizer
+// would append its suppression summary to it, so that is turned off.
+CliRun cli(const std::string& args, Stderr err = Stderr::kMerge) {
+  return testing::run_cli(
+      args, err, "LSAN_OPTIONS=\"${LSAN_OPTIONS}:print_suppressions=0\" NKIA_REFERENCE_CACHE=" + shared_cache());
 }
 
 TEST(TasksCli, VerifyExitCodesAndJson) {
@@ -619,16 +593,16 @@ TEST(TasksCli, VerifyExitCodesAndJson) {
 TEST(TasksCli, FailIsAResultOnStdout) {
   const std::string add = (kTasks / "add_fp32").string();
   const std::string args = "verify --task " + add + " " + (kTasks / "hacks" / "zeros_add.py").string() + " --workers 2";
-  auto out = cli(args, "2>/dev/null");
+  auto out = cli(args, Stderr::kDrop);
   EXPECT_EQ(out.exit_code, 1);
   EXPECT_EQ(out.out.rfind("FAIL  ", 0), 0u) << out.out;
   EXPECT_NE(out.out.find("zero_output"), std::string::npos) << out.out;
-  auto err = cli(args, "2>&1 >/dev/null");  // stderr only: the failure's Diagnostic
+  auto err = cli(args, Stderr::kSeparate);  // stderr alone: the failure's Diagnostic
   EXPECT_EQ(err.exit_code, 1);
-  EXPECT_EQ(err.out.find("FAIL  "), std::string::npos) << err.out;
-  EXPECT_NE(err.out.find("error[nkia_verify_zero_output]"), std::string::npos) << err.out;
+  EXPECT_EQ(err.err.find("FAIL  "), std::string::npos) << err.err;
+  EXPECT_NE(err.err.find("error[nkia_verify_zero_output]"), std::string::npos) << err.err;
   // --json after the subcommand, as any global option may be.
-  auto j = nlohmann::json::parse(cli(args + " --json", "2>/dev/null").out, nullptr, false);
+  auto j = nlohmann::json::parse(cli(args + " --json", Stderr::kDrop).out, nullptr, false);
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["verify"]["check"], "zero_output");
 }

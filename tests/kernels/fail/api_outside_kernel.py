@@ -7,7 +7,7 @@
 import neuronxcc.nki.language as nl
 
 
-def add_kernel(a, b):
+def add_kernel(a, b):  # Mistake: no @nki.jit: this is a plain Python function
     rows, cols = a.shape
     out = nl.ndarray((rows, cols), dtype=a.dtype, buffer=nl.shared_hbm)
     nl.store(out, value=nl.add(nl.load(a), nl.load(b)))

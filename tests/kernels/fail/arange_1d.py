@@ -10,7 +10,7 @@ import neuronxcc.nki.language as nl
 @nki.jit
 def copy_kernel(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    ip = nl.arange(128)
+    ip = nl.arange(128)  # Mistake: a 1-D index tile: write nl.arange(128)[:, None]
     jf = nl.arange(32)[None, :]
     tile = nl.load(a[ip, jf])
     nl.store(out[0:128, 0:32], value=tile)

@@ -10,6 +10,6 @@ import neuronxcc.nki.language as nl
 
 @nki.jit
 def add_kernel(a):
-    out = nl.zeros(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    out = nl.zeros(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)  # Mistake: an HBM tensor with an initial value
     nl.store(out, value=nl.add(nl.load(a), 1.0))
     return out

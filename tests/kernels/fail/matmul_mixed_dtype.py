@@ -12,7 +12,7 @@ import neuronxcc.nki.language as nl
 def matmul_kernel(lhsT, rhs):
     out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
     a = nl.load(lhsT)
-    b = nl.load(rhs, dtype=nl.bfloat16)
+    b = nl.load(rhs, dtype=nl.bfloat16)  # Mistake: bfloat16 beside a float32 stationary operand
     res = nl.copy(nl.matmul(a, b, transpose_x=True))
     nl.store(out, value=res)
     return out

@@ -19,7 +19,7 @@ def matmul_kernel(lhsT, rhs):
     nisa.dma_copy(dst=a, src=lhsT)
     nisa.dma_copy(dst=b, src=rhs)
     acc = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
-    nisa.nc_matmul(dst=acc, stationary=a, moving=b)
+    nisa.nc_matmul(dst=acc, stationary=a, moving=b)  # Mistake: 1024 moving columns in one nc_matmul
     res = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.sbuf)
     nisa.tensor_copy(dst=res, src=acc)
     nisa.dma_copy(dst=out, src=res)

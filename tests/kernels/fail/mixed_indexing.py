@@ -13,6 +13,6 @@ def copy_kernel(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     ip = nl.arange(128)[:, None]
     for t in nl.affine_range(2):
-        tile = nl.load(a[t * 128 + ip, :])
+        tile = nl.load(a[t * 128 + ip, :])  # Mistake: an index tile and a slice in one subscript
         nl.store(out[t * 128:(t + 1) * 128, :], value=tile)
     return out

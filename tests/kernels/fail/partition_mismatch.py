@@ -13,7 +13,7 @@ import nki.language as nl
 def matmul_kernel(lhsT, rhs):
     out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
     a = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
-    b = nl.ndarray((64, 512), dtype=nl.float32, buffer=nl.sbuf)
+    b = nl.ndarray((64, 512), dtype=nl.float32, buffer=nl.sbuf)  # Mistake: 64 partitions where the stationary operand has 128
     nisa.dma_copy(dst=a, src=lhsT)
     nisa.dma_copy(dst=b, src=rhs[0:64, :])
     acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)

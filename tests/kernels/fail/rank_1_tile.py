@@ -14,7 +14,7 @@ def rowmax_kernel(x):
     out = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.shared_hbm)
     tile = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=tile, src=x)
-    row_max = nl.ndarray((128,), dtype=x.dtype, buffer=nl.sbuf)
+    row_max = nl.ndarray((128,), dtype=x.dtype, buffer=nl.sbuf)  # Mistake: a 1-D on-chip tile: use (128, 1)
     nisa.tensor_reduce(dst=row_max, op=nl.maximum, data=tile, axis=1)
     nisa.dma_copy(dst=out, src=row_max)
     return out

@@ -12,6 +12,6 @@ import neuronxcc.nki.language as nl
 def colsum_kernel(x):
     out = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.shared_hbm)
     tile = nl.load(x)
-    col_sum = nl.sum(tile, axis=0)
+    col_sum = nl.sum(tile, axis=0)  # Mistake: axis 0 is the partition axis
     nl.store(out, value=col_sum)
     return out

@@ -12,6 +12,6 @@ import neuronxcc.nki.language as nl
 def colsum_kernel(x):
     out = nl.ndarray((1, 64), dtype=x.dtype, buffer=nl.shared_hbm)
     tile = nl.load(x)
-    col_sum = nl.sum(tile, axis=0, keepdims=True)
+    col_sum = nl.sum(tile, axis=0, keepdims=True)  # Mistake: axis 0 is the partition axis
     nl.store(out, value=col_sum)
     return out

@@ -12,6 +12,6 @@ import neuronxcc.nki.language as nl
 def transpose_kernel(x):
     out = nl.ndarray((256, 128), dtype=x.dtype, buffer=nl.shared_hbm)
     tile = nl.load(x)
-    flipped = nl.transpose(tile)
+    flipped = nl.transpose(tile)  # Mistake: a 256-wide free axis in one transpose
     nl.store(out, value=nl.copy(flipped))
     return out

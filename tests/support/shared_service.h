@@ -1,0 +1,34 @@
+// tests/support/shared_service.h — the KernelService a test suite shares: two sandboxed workers
+// (the build's own worker program), started once before the suite's first test and stopped after
+// its last. Tests that run kernels derive their fixture from SharedServiceTest and use service_.
+// A suite that must prepare the workers' environment first calls start_service() itself.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "runtime/kernel_service.h"
+
+namespace nki_agent::testing {
+
+class SharedServiceTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { start_service(); }
+  static void TearDownTestSuite() { stop_service(); }
+
+  static void start_service() {
+    KernelServiceOptions o;
+    o.workers = 2;
+    o.worker_path = NKIA_WORKER_BIN;
+    auto s = KernelService::create(o);
+    ASSERT_TRUE(s) << s.error().format();
+    service_ = s->release();
+  }
+  static void stop_service() {
+    delete service_;
+    service_ = nullptr;
+  }
+
+  static inline KernelService* service_ = nullptr;
+};
+
+}  // namespace nki_agent::testing
