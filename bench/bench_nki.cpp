@@ -121,10 +121,14 @@ void BM_InstructionRate(benchmark::State& state) {
 }
 BENCHMARK(BM_InstructionRate)->Arg(20000)->Unit(benchmark::kMillisecond);
 
-void BM_Softmax(benchmark::State& state) { run_entry(state, "softmax", {normal({4096, 4096}, 2)}); }
+void BM_Softmax(benchmark::State& state) {
+  run_entry(state, "softmax", {normal({4096, 4096}, 2)});
+}
 BENCHMARK(BM_Softmax)->Unit(benchmark::kMillisecond);
 
-void BM_SoftmaxNumPy(benchmark::State& state) { run_entry(state, "softmax_numpy", {normal({4096, 4096}, 2)}); }
+void BM_SoftmaxNumPy(benchmark::State& state) {
+  run_entry(state, "softmax_numpy", {normal({4096, 4096}, 2)});
+}
 BENCHMARK(BM_SoftmaxNumPy)->Unit(benchmark::kMillisecond);
 
 void BM_Matmul(benchmark::State& state) {

@@ -16,7 +16,9 @@ namespace nki_agent {
 namespace {
 
 // Tile shapes: 128 partitions by 512 or 2048 elements.
-void TileArgs(benchmark::internal::Benchmark* b) { b->Args({128, 512})->Args({128, 2048}); }
+void TileArgs(benchmark::internal::Benchmark* b) {
+  b->Args({128, 512})->Args({128, 2048});
+}
 
 Tensor rand_tile(int64_t p, int64_t f, DType t, uint64_t stream) {
   Rng rng(1234, stream);
@@ -122,7 +124,9 @@ void BM_MaxPartitionAxisF32(benchmark::State& state) {
 BENCHMARK(BM_MaxPartitionAxisF32)->Apply(TileArgs);
 
 // [128, K] @ [K, N] for the two tile shapes: K = N/4 keeps the moving tile [K, N] NKI-like.
-void MatmulArgs(benchmark::internal::Benchmark* b) { b->Args({128, 128, 512})->Args({128, 512, 2048}); }
+void MatmulArgs(benchmark::internal::Benchmark* b) {
+  b->Args({128, 128, 512})->Args({128, 512, 2048});
+}
 
 void BM_MatmulTensor(benchmark::State& state) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
@@ -131,8 +135,8 @@ void BM_MatmulTensor(benchmark::State& state) {
     Tensor c = matmul(a, b);
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["GFLOPS"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * m * k * n * 1e-9,
-                                                benchmark::Counter::kIsRate);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * m * k * n * 1e-9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_MatmulTensor)->Apply(MatmulArgs)->UseRealTime();
 
@@ -144,8 +148,8 @@ void BM_MatmulTensorTransposedA(benchmark::State& state) {
     Tensor c = matmul(a, b);
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["GFLOPS"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * m * k * n * 1e-9,
-                                                benchmark::Counter::kIsRate);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * m * k * n * 1e-9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_MatmulTensorTransposedA)->Apply(MatmulArgs)->UseRealTime();
 
@@ -155,12 +159,12 @@ void BM_MatmulPlainSgemm(benchmark::State& state) {
   Tensor a = rand_tile(m, k, DType::kFloat32, 1), b = rand_tile(k, n, DType::kFloat32, 2);
   std::vector<float> c(static_cast<size_t>(m) * n);
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data_as<float>(), k, b.data_as<float>(),
-                n, 0.0f, c.data(), n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data_as<float>(), k, b.data_as<float>(), n,
+                0.0f, c.data(), n);
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["GFLOPS"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * m * k * n * 1e-9,
-                                                benchmark::Counter::kIsRate);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * m * k * n * 1e-9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_MatmulPlainSgemm)->Apply(MatmulArgs)->UseRealTime();
 

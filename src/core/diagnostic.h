@@ -87,7 +87,9 @@ class WarningList {
 template <typename T>
 using Result = tl::expected<T, Diagnostic>;
 
-inline tl::unexpected<Diagnostic> fail(Diagnostic d) { return tl::unexpected<Diagnostic>(std::move(d)); }
+inline tl::unexpected<Diagnostic> fail(Diagnostic d) {
+  return tl::unexpected<Diagnostic>(std::move(d));
+}
 inline tl::unexpected<Diagnostic> fail(std::string code, std::string message, std::string hint = {}) {
   return tl::unexpected<Diagnostic>(Diagnostic::error(std::move(code), std::move(message), std::move(hint)));
 }
@@ -100,8 +102,8 @@ class InternalError : public std::logic_error {
 
 [[noreturn]] void internal_fail(const char* file, int line, const std::string& what);
 
-#define NKIA_ASSERT(cond)                                                             \
-  do {                                                                                \
+#define NKIA_ASSERT(cond)                                                                    \
+  do {                                                                                       \
     if (!(cond)) ::nki_agent::internal_fail(__FILE__, __LINE__, "assertion failed: " #cond); \
   } while (0)
 

@@ -17,7 +17,9 @@ Hasher::Hasher() : impl_(std::make_unique<Impl>()) {
   NKIA_ASSERT(EVP_DigestInit_ex(impl_->ctx, EVP_sha256(), nullptr) == 1);
 }
 
-Hasher::~Hasher() { EVP_MD_CTX_free(impl_->ctx); }
+Hasher::~Hasher() {
+  EVP_MD_CTX_free(impl_->ctx);
+}
 
 Hasher& Hasher::bytes(const void* data, size_t n) {
   NKIA_ASSERT(!impl_->done);
@@ -25,7 +27,9 @@ Hasher& Hasher::bytes(const void* data, size_t n) {
   return *this;
 }
 
-Hasher& Hasher::bytes(std::span<const uint8_t> data) { return bytes(data.data(), data.size()); }
+Hasher& Hasher::bytes(std::span<const uint8_t> data) {
+  return bytes(data.data(), data.size());
+}
 
 Hasher& Hasher::field(std::string_view s) {
   uint8_t len[8];
@@ -61,8 +65,12 @@ std::string to_hex(std::span<const uint8_t> bytes) {
   return s;
 }
 
-Digest sha256(std::string_view data) { return Hasher().bytes(data.data(), data.size()).finish(); }
+Digest sha256(std::string_view data) {
+  return Hasher().bytes(data.data(), data.size()).finish();
+}
 
-std::string sha256_hex(std::string_view data) { return to_hex(sha256(data)); }
+std::string sha256_hex(std::string_view data) {
+  return to_hex(sha256(data));
+}
 
 }  // namespace nki_agent

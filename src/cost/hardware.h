@@ -47,8 +47,8 @@ struct CostRule {
   enum class Model : uint8_t { kElementwise, kMatmul, kPeTranspose };
   // How the instruction's sub-ops must look for the pattern to match.
   enum class SubMatch : uint8_t { kAny, kNone, kSome, kExact };
-  std::optional<Engine> engine;  // none: any engine
-  std::string opcode;            // the pattern, as written
+  std::optional<Engine> engine;             // none: any engine
+  std::string opcode;                       // the pattern, as written
   std::array<bool, kNumOpcodes> opcodes{};  // the opcodes the pattern matches (on `engine`)
   SubMatch sub_match = SubMatch::kAny;
   InstrOp exact;  // kExact: the instruction "name:sub" names

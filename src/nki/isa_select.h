@@ -28,8 +28,8 @@ Result<void> isa_find_index8(ExecContext& ctx, const Access& dst, const Access& 
 // dst = data with the first occurrence of each of the 8 values vals[p, :] (taken in order, so
 // repeated values replace successive occurrences) replaced by `imm`; their indices go to dst_idx
 // ([P, 8], integer) when given.
-Result<void> isa_match_replace8(ExecContext& ctx, const Access& dst, const Access& data, const Access& vals,
-                                double imm, const std::optional<Access>& dst_idx, const SourceLoc& loc);
+Result<void> isa_match_replace8(ExecContext& ctx, const Access& dst, const Access& data, const Access& vals, double imm,
+                                const std::optional<Access>& dst_idx, const SourceLoc& loc);
 
 // Within each 32-partition quadrant q: dst partition q*32+i = src partition q*32+mask[i], or left
 // unchanged where mask[i] is 255. Same dtype and elements per partition.
@@ -39,10 +39,9 @@ Result<void> isa_stream_shuffle(ExecContext& ctx, const Access& dst, const Acces
 // dst = on_true where cmp0(idx, bound0) and cmp1(idx, bound1), else on_false_value, with idx =
 // range_start + the element's free index and the bounds [P, 1] tiles; reduce_res[P, 1], when given,
 // gets the row maximum of dst.
-Result<void> isa_range_select(ExecContext& ctx, const Access& dst, const Access& on_true, BinaryOp cmp0,
-                              BinaryOp cmp1, const Access& bound0, const Access& bound1, double range_start,
-                              double on_false_value, const std::optional<Access>& reduce_res,
-                              const SourceLoc& loc);
+Result<void> isa_range_select(ExecContext& ctx, const Access& dst, const Access& on_true, BinaryOp cmp0, BinaryOp cmp1,
+                              const Access& bound0, const Access& bound1, double range_start, double on_false_value,
+                              const std::optional<Access>& reduce_res, const SourceLoc& loc);
 
 // dst = predicate != 0 (== 0 with reverse) ? on_true : on_false, on_false a number or a [P, 1]
 // tile; reduce_res[P, 1], when given, gets the row maximum of dst.
@@ -75,8 +74,7 @@ Result<void> isa_gather_flattened(ExecContext& ctx, const Access& dst, const Acc
 // n <= 4096. An element past the partition's end is nkia_indirect_index_out_of_bounds (undefined on
 // the hardware).
 Result<void> isa_local_gather(ExecContext& ctx, const Access& dst, const Access& src, const Access& index,
-                              int64_t num_elem_per_idx, std::optional<int64_t> num_valid_indices,
-                              const SourceLoc& loc);
+                              int64_t num_elem_per_idx, std::optional<int64_t> num_valid_indices, const SourceLoc& loc);
 
 // An indirect DMA over the rows (axis 0) of an HBM tensor: gather (dst[p] = src_rows[index[p]])
 // or scatter (dst_rows[index[p]] = src[p]). `rows` is the HBM side with its axis 0 whole; `index`

@@ -91,16 +91,16 @@ std::optional<Diagnostic> unwritten_output_warning(const std::shared_ptr<NkiTens
   Diagnostic d;
   if (t.writes.stale_origin.known()) {
     d = nki_error("nkia_uninitialized_read",
-                   fmt::format("{}, and what it computed reached the returned output {} (the first element "
-                               "affected: [{}]); on hardware those results would come from stale memory",
-                               t.writes.stale_what, name, fmt::join(*pos, ", ")));
+                  fmt::format("{}, and what it computed reached the returned output {} (the first element "
+                              "affected: [{}]); on hardware those results would come from stale memory",
+                              t.writes.stale_what, name, fmt::join(*pos, ", ")));
     d.at(t.writes.stale_origin);
   } else {
     d = nki_error("nkia_output_partially_written",
-                   fmt::format("the returned output {} has elements that nothing wrote, or that were computed "
-                               "only from unwritten memory (the first: [{}]); on hardware they keep whatever the "
-                               "buffer held",
-                               name, fmt::join(*pos, ", ")));
+                  fmt::format("the returned output {} has elements that nothing wrote, or that were computed "
+                              "only from unwritten memory (the first: [{}]); on hardware they keep whatever the "
+                              "buffer held",
+                              name, fmt::join(*pos, ", ")));
     d.at(returned_at);
   }
   d.severity = Severity::kWarning;

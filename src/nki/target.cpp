@@ -10,7 +10,8 @@ const TargetSpec& target_trn1() {
 }
 
 const TargetSpec& target_trn2() {
-  static const TargetSpec kSpec{.name = "trn2", .core = "NeuronCore-v3", .core_version = 3, .sbuf_bytes_per_partition = 212984};
+  static const TargetSpec kSpec{
+      .name = "trn2", .core = "NeuronCore-v3", .core_version = 3, .sbuf_bytes_per_partition = 212984};
   return kSpec;
 }
 

@@ -12,11 +12,11 @@
 namespace nki_agent {
 
 struct TargetSpec {
-  std::string_view name;                  // "trn1", "trn2"
-  std::string_view core;                  // "NeuronCore-v2", ...
-  int core_version = 2;                   // the NeuronCore generation: 2 (trn1), 3 (trn2)
-  int partitions = 128;                   // pmax: partitions of SBUF and PSUM
-  int64_t sbuf_bytes_per_partition = 0;   // usable SBUF bytes per partition (the compiler keeps the rest)
+  std::string_view name;                 // "trn1", "trn2"
+  std::string_view core;                 // "NeuronCore-v2", ...
+  int core_version = 2;                  // the NeuronCore generation: 2 (trn1), 3 (trn2)
+  int partitions = 128;                  // pmax: partitions of SBUF and PSUM
+  int64_t sbuf_bytes_per_partition = 0;  // usable SBUF bytes per partition (the compiler keeps the rest)
   int64_t psum_bytes_per_partition = 16384;
   int psum_banks = 8;
   int64_t psum_bank_bytes = 2048;

@@ -23,7 +23,7 @@ struct OperandRecord {
   Buffer buffer = Buffer::kSbuf;
   DType dtype = DType::kFloat32;
   Shape shape;
-  Strides strides;  // in elements
+  Strides strides;     // in elements
   int64_t offset = 0;  // first element, in elements from the tensor's start
   int64_t partitions = 0;
   int64_t start_partition = 0;

@@ -14,8 +14,8 @@
 
 #include <array>
 #include <bit>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -31,10 +31,16 @@ constexpr uint32_t kF32AbsMask = 0x7FFFFFFFu;
 constexpr uint32_t kF32Inf = 0x7F800000u;
 constexpr uint32_t kF32QuietNaN = 0x7FC00000u;
 
-constexpr uint32_t f32_bits(float x) { return std::bit_cast<uint32_t>(x); }
-constexpr float f32_from_bits(uint32_t b) { return std::bit_cast<float>(b); }
+constexpr uint32_t f32_bits(float x) {
+  return std::bit_cast<uint32_t>(x);
+}
+constexpr float f32_from_bits(uint32_t b) {
+  return std::bit_cast<float>(b);
+}
 // 2^e as a float32, for e in the normal range.
-constexpr float pow2f(int e) { return f32_from_bits(static_cast<uint32_t>(e + 127) << 23); }
+constexpr float pow2f(int e) {
+  return f32_from_bits(static_cast<uint32_t>(e + 127) << 23);
+}
 
 [[noreturn]] void invalid_dtype(DType t) {
   internal_fail(__FILE__, __LINE__, "invalid DType value " + std::to_string(static_cast<int>(t)));
@@ -91,8 +97,12 @@ inline float select_f32(bool c, float a, float b) {
 }
 
 // a < b for bit patterns below 2^31 (magnitudes), as a signed compare: SSE2 has no unsigned one.
-inline bool below(uint32_t a, uint32_t b) { return static_cast<int32_t>(a) < static_cast<int32_t>(b); }
-inline bool is_nan_abs(uint32_t a) { return below(kF32Inf, a); }  // a: float32 bits without the sign
+inline bool below(uint32_t a, uint32_t b) {
+  return static_cast<int32_t>(a) < static_cast<int32_t>(b);
+}
+inline bool is_nan_abs(uint32_t a) {
+  return below(kF32Inf, a);
+}  // a: float32 bits without the sign
 
 // ---- bfloat16 ----------------------------------------------------------------------------------------
 
@@ -106,7 +116,9 @@ inline uint16_t encode_bf16(float x) {
   return static_cast<uint16_t>(is_nan_abs(b & kF32AbsMask) ? nan : rounded);
 }
 
-inline float decode_bf16(uint16_t h) { return f32_from_bits(static_cast<uint32_t>(h) << 16); }
+inline float decode_bf16(uint16_t h) {
+  return f32_from_bits(static_cast<uint32_t>(h) << 16);
+}
 
 // ---- float16 -----------------------------------------------------------------------------------------
 
@@ -287,7 +299,9 @@ inline int64_t float_to_i64(float v) {
   return static_cast<int64_t>(v);
 }
 
-inline uint8_t to_bool(float v) { return v != 0.0f ? 1 : 0; }
+inline uint8_t to_bool(float v) {
+  return v != 0.0f ? 1 : 0;
+}
 
 }  // namespace
 
@@ -298,20 +312,17 @@ int dtype_size(DType t) {
     case DType::kFloat32:
     case DType::kTFloat32:
     case DType::kInt32:
-    case DType::kUInt32:
-      return 4;
+    case DType::kUInt32: return 4;
     case DType::kBFloat16:
     case DType::kFloat16:
     case DType::kInt16:
-    case DType::kUInt16:
-      return 2;
+    case DType::kUInt16: return 2;
     case DType::kFloat8E4M3:
     case DType::kFloat8E4M3FN:
     case DType::kFloat8E5M2:
     case DType::kInt8:
     case DType::kUInt8:
-    case DType::kBool:
-      return 1;
+    case DType::kBool: return 1;
   }
   invalid_dtype(t);
 }
@@ -324,10 +335,8 @@ bool dtype_is_float(DType t) {
     case DType::kTFloat32:
     case DType::kFloat8E4M3:
     case DType::kFloat8E4M3FN:
-    case DType::kFloat8E5M2:
-      return true;
-    default:
-      return false;
+    case DType::kFloat8E5M2: return true;
+    default: return false;
   }
 }
 
@@ -338,14 +347,14 @@ bool dtype_is_int(DType t) {
     case DType::kInt32:
     case DType::kUInt8:
     case DType::kUInt16:
-    case DType::kUInt32:
-      return true;
-    default:
-      return false;
+    case DType::kUInt32: return true;
+    default: return false;
   }
 }
 
-bool dtype_is_numpy_foreign(DType t) { return dtype_is_float(t) && t != DType::kFloat32 && t != DType::kFloat16; }
+bool dtype_is_numpy_foreign(DType t) {
+  return dtype_is_float(t) && t != DType::kFloat32 && t != DType::kFloat16;
+}
 
 bool dtype_is_signed(DType t) {
   return dtype_is_float(t) || t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32;
@@ -377,24 +386,42 @@ std::optional<DType> dtype_from_name(std::string_view name) {
     DType type;
   };
   static constexpr Alias kAliases[] = {
-      {"float32", DType::kFloat32},        {"fp32", DType::kFloat32},
-      {"float", DType::kFloat32},          {"f32", DType::kFloat32},
-      {"bfloat16", DType::kBFloat16},      {"bf16", DType::kBFloat16},
-      {"float16", DType::kFloat16},        {"fp16", DType::kFloat16},
-      {"half", DType::kFloat16},           {"f16", DType::kFloat16},
-      {"tfloat32", DType::kTFloat32},      {"tf32", DType::kTFloat32},
-      {"float8_e4m3", DType::kFloat8E4M3}, {"fp8_e4m3", DType::kFloat8E4M3},
-      {"e4m3", DType::kFloat8E4M3},        {"float8_e4m3fn", DType::kFloat8E4M3FN},
-      {"fp8_e4m3fn", DType::kFloat8E4M3FN}, {"e4m3fn", DType::kFloat8E4M3FN},
-      {"float8_e5m2", DType::kFloat8E5M2}, {"fp8_e5m2", DType::kFloat8E5M2},
-      {"e5m2", DType::kFloat8E5M2},        {"int8", DType::kInt8},
-      {"i8", DType::kInt8},                {"int16", DType::kInt16},
-      {"i16", DType::kInt16},              {"int32", DType::kInt32},
-      {"i32", DType::kInt32},              {"int", DType::kInt32},
-      {"uint8", DType::kUInt8},            {"u8", DType::kUInt8},
-      {"uint16", DType::kUInt16},          {"u16", DType::kUInt16},
-      {"uint32", DType::kUInt32},          {"u32", DType::kUInt32},
-      {"bool", DType::kBool},              {"bool_", DType::kBool},
+      {"float32", DType::kFloat32},
+      {"fp32", DType::kFloat32},
+      {"float", DType::kFloat32},
+      {"f32", DType::kFloat32},
+      {"bfloat16", DType::kBFloat16},
+      {"bf16", DType::kBFloat16},
+      {"float16", DType::kFloat16},
+      {"fp16", DType::kFloat16},
+      {"half", DType::kFloat16},
+      {"f16", DType::kFloat16},
+      {"tfloat32", DType::kTFloat32},
+      {"tf32", DType::kTFloat32},
+      {"float8_e4m3", DType::kFloat8E4M3},
+      {"fp8_e4m3", DType::kFloat8E4M3},
+      {"e4m3", DType::kFloat8E4M3},
+      {"float8_e4m3fn", DType::kFloat8E4M3FN},
+      {"fp8_e4m3fn", DType::kFloat8E4M3FN},
+      {"e4m3fn", DType::kFloat8E4M3FN},
+      {"float8_e5m2", DType::kFloat8E5M2},
+      {"fp8_e5m2", DType::kFloat8E5M2},
+      {"e5m2", DType::kFloat8E5M2},
+      {"int8", DType::kInt8},
+      {"i8", DType::kInt8},
+      {"int16", DType::kInt16},
+      {"i16", DType::kInt16},
+      {"int32", DType::kInt32},
+      {"i32", DType::kInt32},
+      {"int", DType::kInt32},
+      {"uint8", DType::kUInt8},
+      {"u8", DType::kUInt8},
+      {"uint16", DType::kUInt16},
+      {"u16", DType::kUInt16},
+      {"uint32", DType::kUInt32},
+      {"u32", DType::kUInt32},
+      {"bool", DType::kBool},
+      {"bool_", DType::kBool},
   };
   for (const Alias& a : kAliases) {
     if (a.name == name) return a.type;
@@ -425,10 +452,18 @@ float dtype_max_finite(DType t) {
 
 // ---- scalar conversions ------------------------------------------------------------------------------
 
-uint16_t bf16_from_f32(float x) { return encode_bf16(x); }
-float bf16_to_f32(uint16_t bits) { return decode_bf16(bits); }
-uint16_t fp16_from_f32(float x) { return encode_fp16(x); }
-float fp16_to_f32(uint16_t bits) { return fp16_table()[bits]; }
+uint16_t bf16_from_f32(float x) {
+  return encode_bf16(x);
+}
+float bf16_to_f32(uint16_t bits) {
+  return decode_bf16(bits);
+}
+uint16_t fp16_from_f32(float x) {
+  return encode_fp16(x);
+}
+float fp16_to_f32(uint16_t bits) {
+  return fp16_table()[bits];
+}
 float f32_from_f64(double d) {
   constexpr double kFltMax = std::numeric_limits<float>::max();
   constexpr double kOverflow = kFltMax + 0x1p103;  // FLT_MAX + half an ulp: rounds to inf (ties even)
@@ -439,14 +474,28 @@ float f32_from_f64(double d) {
   return static_cast<float>(d);
 }
 
-float tf32_round(float x) { return round_tf32(x); }
+float tf32_round(float x) {
+  return round_tf32(x);
+}
 
-uint8_t fp8e4m3_from_f32(float x, Fp8Overflow ovf) { return encode_fp8<kE4M3>(x, ovf); }
-float fp8e4m3_to_f32(uint8_t bits) { return kE4M3Table[bits]; }
-uint8_t fp8e4m3fn_from_f32(float x, Fp8Overflow ovf) { return encode_fp8<kE4M3FN>(x, ovf); }
-float fp8e4m3fn_to_f32(uint8_t bits) { return kE4M3FNTable[bits]; }
-uint8_t fp8e5m2_from_f32(float x, Fp8Overflow ovf) { return encode_fp8<kE5M2>(x, ovf); }
-float fp8e5m2_to_f32(uint8_t bits) { return kE5M2Table[bits]; }
+uint8_t fp8e4m3_from_f32(float x, Fp8Overflow ovf) {
+  return encode_fp8<kE4M3>(x, ovf);
+}
+float fp8e4m3_to_f32(uint8_t bits) {
+  return kE4M3Table[bits];
+}
+uint8_t fp8e4m3fn_from_f32(float x, Fp8Overflow ovf) {
+  return encode_fp8<kE4M3FN>(x, ovf);
+}
+float fp8e4m3fn_to_f32(uint8_t bits) {
+  return kE4M3FNTable[bits];
+}
+uint8_t fp8e5m2_from_f32(float x, Fp8Overflow ovf) {
+  return encode_fp8<kE5M2>(x, ovf);
+}
+float fp8e5m2_to_f32(uint8_t bits) {
+  return kE5M2Table[bits];
+}
 
 // ---- element access ----------------------------------------------------------------------------------
 
@@ -541,17 +590,13 @@ void table_to_f32(const void* src, const float* table, float* dst, int64_t n) {
 void convert_to_f32(const void* src, DType t, float* dst, int64_t n) {
   if (n <= 0) return;
   switch (t) {
-    case DType::kFloat32:
-      std::memmove(dst, src, static_cast<size_t>(n) * sizeof(float));
-      return;
-    case DType::kBFloat16:
-      return map_run<uint16_t, float>(src, dst, n, [](uint16_t h) { return decode_bf16(h); });
+    case DType::kFloat32: std::memmove(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
+    case DType::kBFloat16: return map_run<uint16_t, float>(src, dst, n, [](uint16_t h) { return decode_bf16(h); });
     case DType::kFloat16: {
       const float* table = fp16_table();
       return map_run<uint16_t, float>(src, dst, n, [table](uint16_t h) { return table[h]; });
     }
-    case DType::kTFloat32:
-      return map_run<float, float>(src, dst, n, [](float v) { return round_tf32(v); });
+    case DType::kTFloat32: return map_run<float, float>(src, dst, n, [](float v) { return round_tf32(v); });
     case DType::kFloat8E4M3: return table_to_f32(src, kE4M3Table.data(), dst, n);
     case DType::kFloat8E4M3FN: return table_to_f32(src, kE4M3FNTable.data(), dst, n);
     case DType::kFloat8E5M2: return table_to_f32(src, kE5M2Table.data(), dst, n);
@@ -561,8 +606,7 @@ void convert_to_f32(const void* src, DType t, float* dst, int64_t n) {
     case DType::kUInt8: return ints_to_f32<uint8_t>(src, dst, n);
     case DType::kUInt16: return ints_to_f32<uint16_t>(src, dst, n);
     case DType::kUInt32: return ints_to_f32<uint32_t>(src, dst, n);
-    case DType::kBool:
-      return map_run<uint8_t, float>(src, dst, n, [](uint8_t v) { return v != 0 ? 1.0f : 0.0f; });
+    case DType::kBool: return map_run<uint8_t, float>(src, dst, n, [](uint8_t v) { return v != 0 ? 1.0f : 0.0f; });
   }
   invalid_dtype(t);
 }
@@ -570,15 +614,10 @@ void convert_to_f32(const void* src, DType t, float* dst, int64_t n) {
 void convert_from_f32(const float* src, void* dst, DType t, int64_t n, Fp8Overflow ovf) {
   if (n <= 0) return;
   switch (t) {
-    case DType::kFloat32:
-      std::memmove(dst, src, static_cast<size_t>(n) * sizeof(float));
-      return;
-    case DType::kBFloat16:
-      return map_run<float, uint16_t>(src, dst, n, [](float v) { return encode_bf16(v); });
-    case DType::kFloat16:
-      return map_run<float, uint16_t>(src, dst, n, [](float v) { return encode_fp16(v); });
-    case DType::kTFloat32:
-      return map_run<float, float>(src, dst, n, [](float v) { return round_tf32(v); });
+    case DType::kFloat32: std::memmove(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
+    case DType::kBFloat16: return map_run<float, uint16_t>(src, dst, n, [](float v) { return encode_bf16(v); });
+    case DType::kFloat16: return map_run<float, uint16_t>(src, dst, n, [](float v) { return encode_fp16(v); });
+    case DType::kTFloat32: return map_run<float, float>(src, dst, n, [](float v) { return round_tf32(v); });
     case DType::kFloat8E4M3: return encode_fp8_run<kE4M3>(src, dst, n, ovf);
     case DType::kFloat8E4M3FN: return encode_fp8_run<kE4M3FN>(src, dst, n, ovf);
     case DType::kFloat8E5M2: return encode_fp8_run<kE5M2>(src, dst, n, ovf);
@@ -600,27 +639,27 @@ namespace {
 // The result of a binary op on each pair of types (nki-spec §3.9); symmetric. Rows and columns
 // follow the DType order. The short names exist only so the matrix reads as one (docs/dtypes.md
 // shows the same matrix).
-constexpr DType F32 = DType::kFloat32, BF16 = DType::kBFloat16, F16 = DType::kFloat16,
-                TF32 = DType::kTFloat32, E4M3 = DType::kFloat8E4M3, E4FN = DType::kFloat8E4M3FN,
-                E5M2 = DType::kFloat8E5M2, I8 = DType::kInt8, I16 = DType::kInt16, I32 = DType::kInt32,
-                U8 = DType::kUInt8, U16 = DType::kUInt16, U32 = DType::kUInt32, BOOL = DType::kBool;
+constexpr DType F32 = DType::kFloat32, BF16 = DType::kBFloat16, F16 = DType::kFloat16, TF32 = DType::kTFloat32,
+                E4M3 = DType::kFloat8E4M3, E4FN = DType::kFloat8E4M3FN, E5M2 = DType::kFloat8E5M2, I8 = DType::kInt8,
+                I16 = DType::kInt16, I32 = DType::kInt32, U8 = DType::kUInt8, U16 = DType::kUInt16,
+                U32 = DType::kUInt32, BOOL = DType::kBool;
 
 constexpr DType kPromote[kNumDTypes][kNumDTypes] = {
     //        F32   BF16  F16   TF32  E4M3  E4FN  E5M2  I8    I16   I32   U8    U16   U32   BOOL
-    /*F32 */ {F32,  F32,  F32,  F32,  F32,  F32,  F32,  F32,  F32,  F32,  F32,  F32,  F32,  F32},
-    /*BF16*/ {F32,  BF16, F32,  TF32, BF16, BF16, BF16, BF16, BF16, BF16, BF16, BF16, BF16, BF16},
-    /*F16 */ {F32,  F32,  F16,  TF32, F16,  F16,  F16,  F16,  F16,  F16,  F16,  F16,  F16,  F16},
-    /*TF32*/ {F32,  TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32},
-    /*E4M3*/ {F32,  BF16, F16,  TF32, E4M3, BF16, BF16, E4M3, E4M3, E4M3, E4M3, E4M3, E4M3, E4M3},
-    /*E4FN*/ {F32,  BF16, F16,  TF32, BF16, E4FN, BF16, E4FN, E4FN, E4FN, E4FN, E4FN, E4FN, E4FN},
-    /*E5M2*/ {F32,  BF16, F16,  TF32, BF16, BF16, E5M2, E5M2, E5M2, E5M2, E5M2, E5M2, E5M2, E5M2},
-    /*I8  */ {F32,  BF16, F16,  TF32, E4M3, E4FN, E5M2, I8,   I16,  I32,  I16,  I32,  F32,  I8},
-    /*I16 */ {F32,  BF16, F16,  TF32, E4M3, E4FN, E5M2, I16,  I16,  I32,  I16,  I32,  F32,  I16},
-    /*I32 */ {F32,  BF16, F16,  TF32, E4M3, E4FN, E5M2, I32,  I32,  I32,  I32,  I32,  F32,  I32},
-    /*U8  */ {F32,  BF16, F16,  TF32, E4M3, E4FN, E5M2, I16,  I16,  I32,  U8,   U16,  U32,  U8},
-    /*U16 */ {F32,  BF16, F16,  TF32, E4M3, E4FN, E5M2, I32,  I32,  I32,  U16,  U16,  U32,  U16},
-    /*U32 */ {F32,  BF16, F16,  TF32, E4M3, E4FN, E5M2, F32,  F32,  F32,  U32,  U32,  U32,  U32},
-    /*BOOL*/ {F32,  BF16, F16,  TF32, E4M3, E4FN, E5M2, I8,   I16,  I32,  U8,   U16,  U32,  BOOL},
+    /*F32 */ {F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32},
+    /*BF16*/ {F32, BF16, F32, TF32, BF16, BF16, BF16, BF16, BF16, BF16, BF16, BF16, BF16, BF16},
+    /*F16 */ {F32, F32, F16, TF32, F16, F16, F16, F16, F16, F16, F16, F16, F16, F16},
+    /*TF32*/ {F32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32},
+    /*E4M3*/ {F32, BF16, F16, TF32, E4M3, BF16, BF16, E4M3, E4M3, E4M3, E4M3, E4M3, E4M3, E4M3},
+    /*E4FN*/ {F32, BF16, F16, TF32, BF16, E4FN, BF16, E4FN, E4FN, E4FN, E4FN, E4FN, E4FN, E4FN},
+    /*E5M2*/ {F32, BF16, F16, TF32, BF16, BF16, E5M2, E5M2, E5M2, E5M2, E5M2, E5M2, E5M2, E5M2},
+    /*I8  */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I8, I16, I32, I16, I32, F32, I8},
+    /*I16 */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I16, I16, I32, I16, I32, F32, I16},
+    /*I32 */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I32, I32, I32, I32, I32, F32, I32},
+    /*U8  */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I16, I16, I32, U8, U16, U32, U8},
+    /*U16 */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I32, I32, I32, U16, U16, U32, U16},
+    /*U32 */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, F32, F32, F32, U32, U32, U32, U32},
+    /*BOOL*/ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I8, I16, I32, U8, U16, U32, BOOL},
 };
 
 constexpr bool is_symmetric(const DType (&table)[kNumDTypes][kNumDTypes]) {

@@ -44,8 +44,8 @@ enum class Fp8Overflow : uint8_t { kNonSaturating, kSaturating };
 
 // Size of one element in bytes.
 int dtype_size(DType t);
-bool dtype_is_float(DType t);  // every floating type, tfloat32 and float8 included
-bool dtype_is_int(DType t);    // signed or unsigned integer (not bool)
+bool dtype_is_float(DType t);   // every floating type, tfloat32 and float8 included
+bool dtype_is_int(DType t);     // signed or unsigned integer (not bool)
 bool dtype_is_signed(DType t);  // float types and signed integers
 // Types NumPy has no dtype for: bfloat16, tfloat32 and the float8 formats. They cross into NumPy
 // as float32 values (or raw bits with a tag, in .npy files).
@@ -111,8 +111,7 @@ void store_i64(void* p, DType t, int64_t v);
 
 // Bulk conversions over contiguous runs (the hot path of every elementwise op and cast).
 void convert_to_f32(const void* src, DType t, float* dst, int64_t n);
-void convert_from_f32(const float* src, void* dst, DType t, int64_t n,
-                      Fp8Overflow ovf = Fp8Overflow::kNonSaturating);
+void convert_from_f32(const float* src, void* dst, DType t, int64_t n, Fp8Overflow ovf = Fp8Overflow::kNonSaturating);
 
 // ---- type promotion -----------------------------------------------------------------------------
 // The result type of a binary operation on two tensors, by NKI's rules (nki-spec §3.9):

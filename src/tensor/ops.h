@@ -42,7 +42,7 @@ enum class BinaryOp : uint8_t {
   kMinimum,
   kAbsMax,  // max(|a|, |b|), NaN-propagating (nl.abs_max)
   kAbsMin,  // min(|a|, |b|), NaN-propagating (nl.abs_min)
-  kEqual,  // comparisons give bool
+  kEqual,   // comparisons give bool
   kNotEqual,
   kLess,
   kLessEqual,
@@ -77,8 +77,8 @@ enum class UnaryOp : uint8_t {
   kErf,
   kSigmoid,
   kRelu,
-  kGelu,       // exact: x * Φ(x) with erf
-  kGeluTanh,   // tanh approximation
+  kGelu,         // exact: x * Φ(x) with erf
+  kGeluTanh,     // tanh approximation
   kGeluSigmoid,  // sigmoid approximation: x * sigmoid(1.702 x)
   kSilu,
   kSoftplus,
@@ -89,7 +89,7 @@ enum class UnaryOp : uint8_t {
   kFloor,
   kCeil,
   kTrunc,
-  kRint,  // round half to even
+  kRint,        // round half to even
   kLogicalNot,  // gives bool
   kInvert,      // bitwise not; integers and bool only
 };
@@ -146,9 +146,17 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::optional<DType> out_dtype =
 bool gemm_into(const Tensor& a, const Tensor& b, Tensor& out, bool accumulate);
 
 // Convenience
-inline Tensor operator+(const Tensor& a, const Tensor& b) { return binary(BinaryOp::kAdd, a, b); }
-inline Tensor operator-(const Tensor& a, const Tensor& b) { return binary(BinaryOp::kSubtract, a, b); }
-inline Tensor operator*(const Tensor& a, const Tensor& b) { return binary(BinaryOp::kMultiply, a, b); }
-inline Tensor operator/(const Tensor& a, const Tensor& b) { return binary(BinaryOp::kDivide, a, b); }
+inline Tensor operator+(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::kAdd, a, b);
+}
+inline Tensor operator-(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::kSubtract, a, b);
+}
+inline Tensor operator*(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::kMultiply, a, b);
+}
+inline Tensor operator/(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::kDivide, a, b);
+}
 
 }  // namespace nki_agent

@@ -19,9 +19,15 @@ namespace {
 
 constexpr int64_t kChunk = 1024;  // 4 KiB of float32 per operand: stays in L1
 
-bool is_comparison(BinaryOp op) { return op >= BinaryOp::kEqual && op <= BinaryOp::kGreaterEqual; }
-bool is_logical(BinaryOp op) { return op >= BinaryOp::kLogicalAnd && op <= BinaryOp::kLogicalXor; }
-bool is_bitwise(BinaryOp op) { return op >= BinaryOp::kBitwiseAnd; }
+bool is_comparison(BinaryOp op) {
+  return op >= BinaryOp::kEqual && op <= BinaryOp::kGreaterEqual;
+}
+bool is_logical(BinaryOp op) {
+  return op >= BinaryOp::kLogicalAnd && op <= BinaryOp::kLogicalXor;
+}
+bool is_bitwise(BinaryOp op) {
+  return op >= BinaryOp::kBitwiseAnd;
+}
 
 // ---- float32 kernels ----------------------------------------------------------------------------
 
@@ -47,7 +53,7 @@ float py_floordiv(float a, float b) {
 }
 
 void binary_f32(BinaryOp op, const float* a, const float* b, float* o, int64_t n) {
-#define NKIA_LOOP(expr) \
+#define NKIA_LOOP(expr)                          \
   for (int64_t i = 0; i < n; ++i) o[i] = (expr); \
   return
   switch (op) {
@@ -59,10 +65,8 @@ void binary_f32(BinaryOp op, const float* a, const float* b, float* o, int64_t n
     case BinaryOp::kMod: NKIA_LOOP(py_mod(a[i], b[i]));
     case BinaryOp::kFmod: NKIA_LOOP(std::fmod(a[i], b[i]));
     case BinaryOp::kPower: NKIA_LOOP(std::pow(a[i], b[i]));
-    case BinaryOp::kMaximum:
-      NKIA_LOOP((a[i] != a[i] || b[i] != b[i]) ? a[i] + b[i] : (a[i] > b[i] ? a[i] : b[i]));
-    case BinaryOp::kMinimum:
-      NKIA_LOOP((a[i] != a[i] || b[i] != b[i]) ? a[i] + b[i] : (a[i] < b[i] ? a[i] : b[i]));
+    case BinaryOp::kMaximum: NKIA_LOOP((a[i] != a[i] || b[i] != b[i]) ? a[i] + b[i] : (a[i] > b[i] ? a[i] : b[i]));
+    case BinaryOp::kMinimum: NKIA_LOOP((a[i] != a[i] || b[i] != b[i]) ? a[i] + b[i] : (a[i] < b[i] ? a[i] : b[i]));
     case BinaryOp::kAbsMax:
       NKIA_LOOP((a[i] != a[i] || b[i] != b[i]) ? std::fabs(a[i] + b[i]) : std::max(std::fabs(a[i]), std::fabs(b[i])));
     case BinaryOp::kAbsMin:
@@ -112,10 +116,12 @@ int64_t ipow(int64_t base, int64_t e) {
 int64_t shl(int64_t a, int64_t s) {
   return (s < 0 || s >= 64) ? 0 : static_cast<int64_t>(static_cast<uint64_t>(a) << s);
 }
-int64_t shr(int64_t a, int64_t s) { return (s < 0 || s >= 64) ? (a < 0 ? -1 : 0) : (a >> s); }
+int64_t shr(int64_t a, int64_t s) {
+  return (s < 0 || s >= 64) ? (a < 0 ? -1 : 0) : (a >> s);
+}
 
 void binary_i64(BinaryOp op, const int64_t* a, const int64_t* b, int64_t* o, int64_t n) {
-#define NKIA_LOOP(expr) \
+#define NKIA_LOOP(expr)                          \
   for (int64_t i = 0; i < n; ++i) o[i] = (expr); \
   return
   auto wrap_add = [](int64_t x, int64_t y) {
@@ -190,7 +196,9 @@ float gelu_sigmoid(float x) {
   const float e = std::exp(u);
   return x * e / (1.0f + e);
 }
-float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
+float softplus(float x) {
+  return x > 20.0f ? x : std::log1p(std::exp(x));
+}
 float mish(float x) {
   if (std::isinf(x)) return x > 0 ? x : 0.0f;
   return x * std::tanh(softplus(x));
@@ -204,10 +212,12 @@ float silu_dx(float x) {
   const float s = x >= 0 ? 1.0f / (1.0f + std::exp(-x)) : std::exp(x) / (1.0f + std::exp(x));
   return s * (1.0f + x * (1.0f - s));
 }
-float erf_dx(float x) { return 1.12837916709551257f * std::exp(-x * x); }
+float erf_dx(float x) {
+  return 1.12837916709551257f * std::exp(-x * x);
+}
 
 void unary_f32(UnaryOp op, const float* a, float* o, int64_t n) {
-#define NKIA_LOOP(expr) \
+#define NKIA_LOOP(expr)                          \
   for (int64_t i = 0; i < n; ++i) o[i] = (expr); \
   return
   switch (op) {
@@ -266,15 +276,14 @@ bool unary_stays_int(UnaryOp op) {
 }
 
 void unary_i64(UnaryOp op, const int64_t* a, int64_t* o, int64_t n, DType in) {
-#define NKIA_LOOP(expr) \
+#define NKIA_LOOP(expr)                          \
   for (int64_t i = 0; i < n; ++i) o[i] = (expr); \
   return
   switch (op) {
     case UnaryOp::kNegative: NKIA_LOOP(static_cast<int64_t>(0ULL - static_cast<uint64_t>(a[i])));
     case UnaryOp::kAbs: NKIA_LOOP(a[i] < 0 ? static_cast<int64_t>(0ULL - static_cast<uint64_t>(a[i])) : a[i]);
     case UnaryOp::kSign: NKIA_LOOP(a[i] > 0 ? 1 : (a[i] < 0 ? -1 : 0));
-    case UnaryOp::kSquare:
-      NKIA_LOOP(static_cast<int64_t>(static_cast<uint64_t>(a[i]) * static_cast<uint64_t>(a[i])));
+    case UnaryOp::kSquare: NKIA_LOOP(static_cast<int64_t>(static_cast<uint64_t>(a[i]) * static_cast<uint64_t>(a[i])));
     case UnaryOp::kRelu: NKIA_LOOP(a[i] > 0 ? a[i] : 0);
     case UnaryOp::kFloor:
     case UnaryOp::kCeil:
@@ -311,8 +320,8 @@ DType binary_result_dtype(BinaryOp op, DType a, DType b) {
   if (is_comparison(op) || is_logical(op)) return DType::kBool;
   if (is_bitwise(op)) {
     if (dtype_is_float(a) || dtype_is_float(b))
-      throw std::invalid_argument(fmt::format("{} needs integer or bool operands, got {} and {}",
-                                              binary_op_name(op), dtype_name(a), dtype_name(b)));
+      throw std::invalid_argument(fmt::format("{} needs integer or bool operands, got {} and {}", binary_op_name(op),
+                                              dtype_name(a), dtype_name(b)));
     return promote_types(a, b);
   }
   DType p = promote_types(a, b);
@@ -324,7 +333,8 @@ DType binary_result_dtype(BinaryOp op, DType a, DType b) {
 DType unary_result_dtype(UnaryOp op, DType a) {
   if (op == UnaryOp::kLogicalNot) return DType::kBool;
   if (op == UnaryOp::kInvert) {
-    if (dtype_is_float(a)) throw std::invalid_argument(fmt::format("invert needs an integer or bool, got {}", dtype_name(a)));
+    if (dtype_is_float(a))
+      throw std::invalid_argument(fmt::format("invert needs an integer or bool, got {}", dtype_name(a)));
     return a;
   }
   if (dtype_is_float(a)) return a;

@@ -86,20 +86,18 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in, std::optional<DType> out_d
   const DType ot = out_dtype.value_or(rt == DType::kBool ? DType::kInt32 : rt);
 
   // Widen float operands to float32 before broadcasting, so each is converted once.
-  auto widen = [&](const Tensor& t) {
-    return integer || t.dtype() == DType::kFloat32 ? t : t.astype(DType::kFloat32);
-  };
+  auto widen = [&](const Tensor& t) { return integer || t.dtype() == DType::kFloat32 ? t : t.astype(DType::kFloat32); };
   Tensor a = widen(a_in.ndim() == 1 ? a_in.expand_dims(0) : a_in);
   Tensor b = widen(b_in.ndim() == 1 ? b_in.expand_dims(1) : b_in);
   const int64_t M = a.dim(-2), K = a.dim(-1), K2 = b.dim(-2), N = b.dim(-1);
   if (K != K2)
-    throw std::invalid_argument(fmt::format("matmul: shapes {} and {} do not align ({} != {})",
-                                            shape_str(a_in.shape()), shape_str(b_in.shape()), K, K2));
+    throw std::invalid_argument(fmt::format("matmul: shapes {} and {} do not align ({} != {})", shape_str(a_in.shape()),
+                                            shape_str(b_in.shape()), K, K2));
   constexpr int64_t kBlasMax = 2147483647;  // BLAS takes int dimensions
   if (M > kBlasMax || N > kBlasMax || K > kBlasMax) throw std::invalid_argument("matmul: dimension too large");
 
-  Shape batch = broadcast_shapes(Shape(a.shape().begin(), a.shape().end() - 2),
-                                 Shape(b.shape().begin(), b.shape().end() - 2));
+  Shape batch =
+      broadcast_shapes(Shape(a.shape().begin(), a.shape().end() - 2), Shape(b.shape().begin(), b.shape().end() - 2));
   Shape full_a = batch, full_b = batch, out_shape = batch;
   full_a.insert(full_a.end(), {M, K});
   full_b.insert(full_b.end(), {K, N});
@@ -138,8 +136,8 @@ bool gemm_into(const Tensor& a, const Tensor& b, Tensor& out, bool accumulate) {
     if (!accumulate) out.fill(0);
     return true;
   }
-  cblas_sgemm(CblasRowMajor, oa.trans, ob.trans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K),
-              1.0f, static_cast<const float*>(oa.data), oa.ld, static_cast<const float*>(ob.data), ob.ld,
+  cblas_sgemm(CblasRowMajor, oa.trans, ob.trans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.0f,
+              static_cast<const float*>(oa.data), oa.ld, static_cast<const float*>(ob.data), ob.ld,
               accumulate ? 1.0f : 0.0f, static_cast<float*>(out.data()), static_cast<int>(out.strides()[0]));
   return true;
 }

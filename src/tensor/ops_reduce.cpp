@@ -22,10 +22,10 @@ namespace {
 constexpr int kLanes = 8;
 
 struct ReducePlan {
-  Shape out_shape;       // with or without kept size-1 axes
-  std::vector<int> perm;  // kept axes first, then reduced axes
-  int64_t rows = 1;      // product of kept dims
-  int64_t k = 1;         // product of reduced dims
+  Shape out_shape;            // with or without kept size-1 axes
+  std::vector<int> perm;      // kept axes first, then reduced axes
+  int64_t rows = 1;           // product of kept dims
+  int64_t k = 1;              // product of reduced dims
   std::vector<bool> reduced;  // per input axis
 };
 
@@ -34,7 +34,8 @@ ReducePlan plan_reduce(const Tensor& a, std::span<const int> axes_in, bool keepd
   std::vector<bool> red(nd, axes_in.empty());
   for (int ax : axes_in) {
     int x = ax < 0 ? ax + nd : ax;
-    if (x < 0 || x >= nd) throw std::invalid_argument(fmt::format("reduce: axis {} out of range for {} dimensions", ax, nd));
+    if (x < 0 || x >= nd)
+      throw std::invalid_argument(fmt::format("reduce: axis {} out of range for {} dimensions", ax, nd));
     if (red[x]) throw std::invalid_argument(fmt::format("reduce: axis {} repeated", ax));
     red[x] = true;
   }
@@ -108,14 +109,14 @@ template <typename Acc, typename Combine>
 void accumulate(const Tensor& x, const Tensor& slots, std::vector<Acc>& acc, Combine&& combine) {
   const auto* slot0 = static_cast<const uint8_t*>(slots.data());
   for_each_row({&x, &slots}, [&](const RowPtrs& p, int64_t n, const int64_t* st) {
-    combine(static_cast<const uint8_t*>(p[0]), st[0], acc.data() + (static_cast<const uint8_t*>(p[1]) - slot0), st[1], n);
+    combine(static_cast<const uint8_t*>(p[0]), st[0], acc.data() + (static_cast<const uint8_t*>(p[1]) - slot0), st[1],
+            n);
   });
 }
 
 }  // namespace
 
-Tensor reduce(ReduceOp op, const Tensor& a, std::span<const int> axes, bool keepdims,
-              std::optional<DType> out_dtype) {
+Tensor reduce(ReduceOp op, const Tensor& a, std::span<const int> axes, bool keepdims, std::optional<DType> out_dtype) {
   const ReducePlan p = plan_reduce(a, axes, keepdims);
   const DType ot = out_dtype.value_or(reduce_result_dtype(op, a.dtype()));
   Tensor out = Tensor::empty(p.out_shape, ot);
@@ -154,8 +155,12 @@ Tensor reduce(ReduceOp op, const Tensor& a, std::span<const int> axes, bool keep
           case ReduceOp::kMean: update([](double r, double e) { return r + e; }); break;
           case ReduceOp::kProd: update([](double r, double e) { return r * e; }); break;
           // NaN is sticky: once a slot holds NaN no comparison replaces it.
-          case ReduceOp::kMax: update([](double r, double e) { return (r != r || e != e) ? r + e : (e > r ? e : r); }); break;
-          case ReduceOp::kMin: update([](double r, double e) { return (r != r || e != e) ? r + e : (e < r ? e : r); }); break;
+          case ReduceOp::kMax:
+            update([](double r, double e) { return (r != r || e != e) ? r + e : (e > r ? e : r); });
+            break;
+          case ReduceOp::kMin:
+            update([](double r, double e) { return (r != r || e != e) ? r + e : (e < r ? e : r); });
+            break;
           case ReduceOp::kAll: update([](double r, double e) { return (r != 0 && e != 0) ? 1.0 : 0.0; }); break;
           case ReduceOp::kAny: update([](double r, double e) { return (r != 0 || e != 0) ? 1.0 : 0.0; }); break;
         }
@@ -186,8 +191,12 @@ Tensor reduce(ReduceOp op, const Tensor& a, std::span<const int> axes, bool keep
       };
       switch (op) {
         case ReduceOp::kSum:
-        case ReduceOp::kMean: update([&](int64_t r, int64_t e) { return wrap(static_cast<uint64_t>(r) + static_cast<uint64_t>(e)); }); break;
-        case ReduceOp::kProd: update([&](int64_t r, int64_t e) { return wrap(static_cast<uint64_t>(r) * static_cast<uint64_t>(e)); }); break;
+        case ReduceOp::kMean:
+          update([&](int64_t r, int64_t e) { return wrap(static_cast<uint64_t>(r) + static_cast<uint64_t>(e)); });
+          break;
+        case ReduceOp::kProd:
+          update([&](int64_t r, int64_t e) { return wrap(static_cast<uint64_t>(r) * static_cast<uint64_t>(e)); });
+          break;
         case ReduceOp::kMax: update([](int64_t r, int64_t e) { return std::max(r, e); }); break;
         case ReduceOp::kMin: update([](int64_t r, int64_t e) { return std::min(r, e); }); break;
         case ReduceOp::kAll: update([](int64_t r, int64_t e) -> int64_t { return r != 0 && e != 0; }); break;
@@ -242,7 +251,11 @@ static Tensor arg_extreme(const Tensor& a, int axis, bool keepdims, bool want_ma
   return out;
 }
 
-Tensor argmax(const Tensor& a, int axis, bool keepdims) { return arg_extreme(a, axis, keepdims, true); }
-Tensor argmin(const Tensor& a, int axis, bool keepdims) { return arg_extreme(a, axis, keepdims, false); }
+Tensor argmax(const Tensor& a, int axis, bool keepdims) {
+  return arg_extreme(a, axis, keepdims, true);
+}
+Tensor argmin(const Tensor& a, int axis, bool keepdims) {
+  return arg_extreme(a, axis, keepdims, false);
+}
 
 }  // namespace nki_agent

@@ -18,7 +18,9 @@ namespace {
 
 constexpr size_t kStorageAlign = 64;  // a cache line; also what AVX-512 loads like
 
-[[noreturn]] void bad_arg(const std::string& msg) { throw std::invalid_argument(msg); }
+[[noreturn]] void bad_arg(const std::string& msg) {
+  throw std::invalid_argument(msg);
+}
 
 int normalize_axis(int axis, int ndim, const char* what) {
   int a = axis < 0 ? axis + ndim : axis;
@@ -36,7 +38,9 @@ int64_t shape_numel(const Shape& s) {
   return n;
 }
 
-std::string shape_str(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+std::string shape_str(const Shape& s) {
+  return fmt::format("[{}]", fmt::join(s, ", "));
+}
 
 Strides contiguous_strides(const Shape& s) {
   Strides st(s.size());
@@ -82,7 +86,9 @@ Storage::Storage(int64_t nbytes, bool zero_fill) : nbytes_(nbytes) {
   if (zero_fill) std::memset(data_, 0, n);
 }
 
-Storage::~Storage() { std::free(data_); }
+Storage::~Storage() {
+  std::free(data_);
+}
 
 // ---- construction -------------------------------------------------------------------------------
 
@@ -109,8 +115,12 @@ static Tensor allocate(const Shape& shape, DType dtype, bool zero_fill) {
   return Tensor(std::move(st), dtype, shape, contiguous_strides(shape), 0);
 }
 
-Tensor Tensor::empty(const Shape& shape, DType dtype) { return allocate(shape, dtype, true); }
-Tensor Tensor::uninitialized(const Shape& shape, DType dtype) { return allocate(shape, dtype, false); }
+Tensor Tensor::empty(const Shape& shape, DType dtype) {
+  return allocate(shape, dtype, true);
+}
+Tensor Tensor::uninitialized(const Shape& shape, DType dtype) {
+  return allocate(shape, dtype, false);
+}
 
 Tensor Tensor::full(const Shape& shape, DType dtype, double value) {
   Tensor t = empty(shape, dtype);
@@ -137,7 +147,9 @@ Tensor Tensor::from_i64(const Shape& shape, std::span<const int64_t> values, DTy
 
 // ---- properties ---------------------------------------------------------------------------------
 
-int64_t Tensor::dim(int axis) const { return shape_[normalize_axis(axis, ndim(), "dim")]; }
+int64_t Tensor::dim(int axis) const {
+  return shape_[normalize_axis(axis, ndim(), "dim")];
+}
 
 bool Tensor::is_contiguous() const {
   if (numel() == 0) return true;
@@ -150,8 +162,12 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
-void* Tensor::data() { return storage_ ? storage_->data() + offset_ * itemsize() : nullptr; }
-const void* Tensor::data() const { return storage_ ? storage_->data() + offset_ * itemsize() : nullptr; }
+void* Tensor::data() {
+  return storage_ ? storage_->data() + offset_ * itemsize() : nullptr;
+}
+const void* Tensor::data() const {
+  return storage_ ? storage_->data() + offset_ * itemsize() : nullptr;
+}
 
 const void* Tensor::ptr_at(std::span<const int64_t> index) const {
   if (static_cast<int>(index.size()) != ndim())
@@ -169,8 +185,12 @@ void* Tensor::ptr_at(std::span<const int64_t> index) {
   return const_cast<void*>(static_cast<const Tensor*>(this)->ptr_at(index));
 }
 
-float Tensor::get_f32(std::span<const int64_t> index) const { return load_f32(ptr_at(index), dtype_); }
-void Tensor::set_f32(std::span<const int64_t> index, float v) { store_f32(ptr_at(index), dtype_, v); }
+float Tensor::get_f32(std::span<const int64_t> index) const {
+  return load_f32(ptr_at(index), dtype_);
+}
+void Tensor::set_f32(std::span<const int64_t> index, float v) {
+  store_f32(ptr_at(index), dtype_, v);
+}
 
 double Tensor::item() const {
   if (numel() != 1) bad_arg(fmt::format("item() of a tensor of shape {}", shape_str(shape_)));
@@ -329,10 +349,16 @@ Tensor Tensor::reshape(const Shape& shape) const {
       int64_t op = os[oi], np = target[ni];
       while (op != np) {
         if (op < np) {
-          if (oj >= os.size()) { viewable = false; break; }
+          if (oj >= os.size()) {
+            viewable = false;
+            break;
+          }
           op *= os[oj++];
         } else {
-          if (nj >= target.size()) { viewable = false; break; }
+          if (nj >= target.size()) {
+            viewable = false;
+            break;
+          }
           np *= target[nj++];
         }
       }
@@ -376,7 +402,9 @@ Tensor Tensor::copy() const {
   return out;
 }
 
-Tensor Tensor::contiguous() const { return is_contiguous() ? *this : copy(); }
+Tensor Tensor::contiguous() const {
+  return is_contiguous() ? *this : copy();
+}
 
 Tensor Tensor::astype(DType dtype, Fp8Overflow ovf) const {
   Tensor out = uninitialized(shape_, dtype);

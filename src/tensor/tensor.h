@@ -87,9 +87,13 @@ class Tensor {
   void* data();
   const void* data() const;
   template <typename T>
-  T* data_as() { return static_cast<T*>(data()); }
+  T* data_as() {
+    return static_cast<T*>(data());
+  }
   template <typename T>
-  const T* data_as() const { return static_cast<const T*>(data()); }
+  const T* data_as() const {
+    return static_cast<const T*>(data());
+  }
   // Pointer to the element at a full index (negative indices not allowed here).
   const void* ptr_at(std::span<const int64_t> index) const;
   void* ptr_at(std::span<const int64_t> index);

@@ -19,7 +19,9 @@ constexpr const char* kHint = "write name=dtype[d0,d1,...], e.g. a=bfloat16[128,
 
 }  // namespace
 
-std::string TensorSpec::to_string() const { return fmt::format("{}={}{}", name, dtype_name(dtype), shape_str(shape)); }
+std::string TensorSpec::to_string() const {
+  return fmt::format("{}={}{}", name, dtype_name(dtype), shape_str(shape));
+}
 
 Result<TensorSpec> parse_tensor_spec(std::string_view text) {
   auto bad = [&](const std::string& why) {

@@ -157,9 +157,10 @@ TEST(ThreadPool, ParallelForCoversTheRangeAndRethrows) {
   std::vector<std::atomic<int>> hits(257);
   pool.parallel_for(257, [&](int64_t i) { hits[i]++; });
   for (auto& h : hits) EXPECT_EQ(h.load(), 1);
-  EXPECT_THROW(pool.parallel_for(10, [](int64_t i) {
-                 if (i == 5) throw std::invalid_argument("five");
-               }),
+  EXPECT_THROW(pool.parallel_for(10,
+                                 [](int64_t i) {
+                                   if (i == 5) throw std::invalid_argument("five");
+                                 }),
                std::invalid_argument);
   pool.parallel_for(0, [](int64_t) { FAIL(); });
 }

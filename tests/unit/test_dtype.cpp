@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include <Eigen/Core>
 #include <Imath/half.h>
+#include <Eigen/Core>
 
 #include <algorithm>
 #include <array>
@@ -31,8 +31,12 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kFltMax = std::numeric_limits<float>::max();
 
-uint32_t bits_of(float x) { return std::bit_cast<uint32_t>(x); }
-float float_of(uint32_t b) { return std::bit_cast<float>(b); }
+uint32_t bits_of(float x) {
+  return std::bit_cast<uint32_t>(x);
+}
+float float_of(uint32_t b) {
+  return std::bit_cast<float>(b);
+}
 
 std::string hex(uint64_t v) {
   std::ostringstream os;
@@ -54,9 +58,7 @@ class Mismatches {
     if (count_++ < kShown) examples_ += "  " + what + "\n";
   }
   int64_t count() const { return count_; }
-  std::string report() const {
-    return std::to_string(count_) + " mismatches, first ones:\n" + examples_;
-  }
+  std::string report() const { return std::to_string(count_) + " mismatches, first ones:\n" + examples_; }
 
  private:
   static constexpr int64_t kShown = 10;
@@ -68,7 +70,9 @@ class Mismatches {
 
 // Midpoint of two adjacent values of a narrow format; exact in float32 for every format here
 // (it needs at most 12 significant bits and lies inside float32's range).
-float midpoint(double lo, double hi) { return static_cast<float>((lo + hi) / 2.0); }
+float midpoint(double lo, double hi) {
+  return static_cast<float>((lo + hi) / 2.0);
+}
 
 // ---- NumPy oracle ---------------------------------------------------------------------------------
 
@@ -94,8 +98,8 @@ std::vector<T> read_raw(const std::string& path) {
 std::vector<uint16_t> numpy_fp16_encode(const std::vector<float>& values) {
   testing::ScratchDir dir;
   write_raw(dir.file("in.f32"), values);
-  const auto run = testing::run_python(testing::oracle_script("fp16_table.py"),
-                                       {"encode", dir.file("in.f32"), dir.file("out.u16")});
+  const auto run =
+      testing::run_python(testing::oracle_script("fp16_table.py"), {"encode", dir.file("in.f32"), dir.file("out.u16")});
   EXPECT_EQ(run.exit_code, 0) << run.output;
   return read_raw<uint16_t>(dir.file("out.u16"));
 }
@@ -115,13 +119,13 @@ TEST(DTypeFacts, SizesAndKinds) {
     bool is_float, is_int, is_signed;
   };
   const Row rows[] = {
-      {DType::kFloat32, 4, true, false, true},       {DType::kBFloat16, 2, true, false, true},
-      {DType::kFloat16, 2, true, false, true},       {DType::kTFloat32, 4, true, false, true},
-      {DType::kFloat8E4M3, 1, true, false, true},    {DType::kFloat8E4M3FN, 1, true, false, true},
-      {DType::kFloat8E5M2, 1, true, false, true},    {DType::kInt8, 1, false, true, true},
-      {DType::kInt16, 2, false, true, true},         {DType::kInt32, 4, false, true, true},
-      {DType::kUInt8, 1, false, true, false},        {DType::kUInt16, 2, false, true, false},
-      {DType::kUInt32, 4, false, true, false},       {DType::kBool, 1, false, false, false},
+      {DType::kFloat32, 4, true, false, true},    {DType::kBFloat16, 2, true, false, true},
+      {DType::kFloat16, 2, true, false, true},    {DType::kTFloat32, 4, true, false, true},
+      {DType::kFloat8E4M3, 1, true, false, true}, {DType::kFloat8E4M3FN, 1, true, false, true},
+      {DType::kFloat8E5M2, 1, true, false, true}, {DType::kInt8, 1, false, true, true},
+      {DType::kInt16, 2, false, true, true},      {DType::kInt32, 4, false, true, true},
+      {DType::kUInt8, 1, false, true, false},     {DType::kUInt16, 2, false, true, false},
+      {DType::kUInt32, 4, false, true, false},    {DType::kBool, 1, false, false, false},
   };
   ASSERT_EQ(std::size(rows), static_cast<size_t>(kNumDTypes));
   for (const Row& r : rows) {
@@ -160,19 +164,41 @@ TEST(DTypeNames, CanonicalNamesRoundTrip) {
 
 TEST(DTypeNames, Aliases) {
   const std::pair<const char*, DType> aliases[] = {
-      {"float32", DType::kFloat32}, {"fp32", DType::kFloat32}, {"float", DType::kFloat32},
-      {"f32", DType::kFloat32}, {"bfloat16", DType::kBFloat16}, {"bf16", DType::kBFloat16},
-      {"float16", DType::kFloat16}, {"fp16", DType::kFloat16}, {"half", DType::kFloat16},
-      {"f16", DType::kFloat16}, {"tfloat32", DType::kTFloat32}, {"tf32", DType::kTFloat32},
-      {"float8_e4m3", DType::kFloat8E4M3}, {"fp8_e4m3", DType::kFloat8E4M3},
-      {"e4m3", DType::kFloat8E4M3}, {"float8_e4m3fn", DType::kFloat8E4M3FN},
-      {"fp8_e4m3fn", DType::kFloat8E4M3FN}, {"e4m3fn", DType::kFloat8E4M3FN},
-      {"float8_e5m2", DType::kFloat8E5M2}, {"fp8_e5m2", DType::kFloat8E5M2},
-      {"e5m2", DType::kFloat8E5M2}, {"int8", DType::kInt8}, {"int16", DType::kInt16},
-      {"int32", DType::kInt32}, {"int", DType::kInt32}, {"uint8", DType::kUInt8},
-      {"uint16", DType::kUInt16}, {"uint32", DType::kUInt32}, {"i8", DType::kInt8},
-      {"i16", DType::kInt16}, {"i32", DType::kInt32}, {"u8", DType::kUInt8},
-      {"u16", DType::kUInt16}, {"u32", DType::kUInt32}, {"bool", DType::kBool},
+      {"float32", DType::kFloat32},
+      {"fp32", DType::kFloat32},
+      {"float", DType::kFloat32},
+      {"f32", DType::kFloat32},
+      {"bfloat16", DType::kBFloat16},
+      {"bf16", DType::kBFloat16},
+      {"float16", DType::kFloat16},
+      {"fp16", DType::kFloat16},
+      {"half", DType::kFloat16},
+      {"f16", DType::kFloat16},
+      {"tfloat32", DType::kTFloat32},
+      {"tf32", DType::kTFloat32},
+      {"float8_e4m3", DType::kFloat8E4M3},
+      {"fp8_e4m3", DType::kFloat8E4M3},
+      {"e4m3", DType::kFloat8E4M3},
+      {"float8_e4m3fn", DType::kFloat8E4M3FN},
+      {"fp8_e4m3fn", DType::kFloat8E4M3FN},
+      {"e4m3fn", DType::kFloat8E4M3FN},
+      {"float8_e5m2", DType::kFloat8E5M2},
+      {"fp8_e5m2", DType::kFloat8E5M2},
+      {"e5m2", DType::kFloat8E5M2},
+      {"int8", DType::kInt8},
+      {"int16", DType::kInt16},
+      {"int32", DType::kInt32},
+      {"int", DType::kInt32},
+      {"uint8", DType::kUInt8},
+      {"uint16", DType::kUInt16},
+      {"uint32", DType::kUInt32},
+      {"i8", DType::kInt8},
+      {"i16", DType::kInt16},
+      {"i32", DType::kInt32},
+      {"u8", DType::kUInt8},
+      {"u16", DType::kUInt16},
+      {"u32", DType::kUInt32},
+      {"bool", DType::kBool},
       {"bool_", DType::kBool},
   };
   for (const auto& [name, t] : aliases) {
@@ -190,7 +216,9 @@ TEST(DTypeNames, Aliases) {
 float eigen_bf16_decode(uint16_t b) {
   return static_cast<float>(Eigen::bfloat16(Eigen::bfloat16_impl::raw_uint16_to_bfloat16(b)));
 }
-uint16_t eigen_bf16_encode(float x) { return Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(x)); }
+uint16_t eigen_bf16_encode(float x) {
+  return Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(x));
+}
 
 bool is_nan_bits16(uint16_t b, uint16_t exp_mask) {
   return (b & exp_mask) == exp_mask && (b & ~exp_mask & 0x7FFF);
@@ -202,8 +230,7 @@ TEST(BFloat16, EveryPatternDecodesAsEigenAndRoundTrips) {
     const auto b = static_cast<uint16_t>(i);
     const float ours = bf16_to_f32(b);
     const float ref = eigen_bf16_decode(b);
-    if (bits_of(ours) != bits_of(ref))
-      m.add("decode " + hex(b) + ": " + describe(ours) + " vs Eigen " + describe(ref));
+    if (bits_of(ours) != bits_of(ref)) m.add("decode " + hex(b) + ": " + describe(ours) + " vs Eigen " + describe(ref));
     if (bits_of(ours) != (i << 16)) m.add("decode " + hex(b) + " is not the top half of float32");
     const uint16_t back = bf16_from_f32(ours);
     if (is_nan_bits16(b, 0x7F80)) {
@@ -251,8 +278,7 @@ TEST(BFloat16, EveryMidpointRoundsToNearestEven) {
     const uint16_t got = bf16_from_f32(c.x);
     if (got != c.expected) ours.add(describe(c.x) + " -> " + hex(got) + ", want " + hex(c.expected));
     const uint16_t ref = eigen_bf16_encode(c.x);
-    if (ref != c.expected)
-      eigen.add(describe(c.x) + " -> Eigen " + hex(ref) + ", want " + hex(c.expected));
+    if (ref != c.expected) eigen.add(describe(c.x) + " -> Eigen " + hex(ref) + ", want " + hex(c.expected));
   }
   EXPECT_NO_MISMATCHES(ours);
   EXPECT_NO_MISMATCHES(eigen) << "Eigen 3.4's bfloat16(float) is expected to round to nearest even";
@@ -304,8 +330,12 @@ float imath_decode(uint16_t b) {
 float eigen_half_decode(uint16_t b) {
   return static_cast<float>(Eigen::half(Eigen::half_impl::raw_uint16_to_half(b)));
 }
-uint16_t eigen_half_encode(float x) { return Eigen::numext::bit_cast<uint16_t>(Eigen::half(x)); }
-uint16_t imath_encode(float x) { return Imath::half(x).bits(); }
+uint16_t eigen_half_encode(float x) {
+  return Eigen::numext::bit_cast<uint16_t>(Eigen::half(x));
+}
+uint16_t imath_encode(float x) {
+  return Imath::half(x).bits();
+}
 
 TEST(Float16, EveryPatternDecodesAsImathAndEigenAndRoundTrips) {
   Mismatches m;
@@ -314,10 +344,8 @@ TEST(Float16, EveryPatternDecodesAsImathAndEigenAndRoundTrips) {
     const float ours = fp16_to_f32(b);
     const float imath = imath_decode(b);
     const float eigen = eigen_half_decode(b);
-    if (bits_of(ours) != bits_of(imath))
-      m.add(hex(b) + ": " + describe(ours) + " vs Imath " + describe(imath));
-    if (bits_of(ours) != bits_of(eigen))
-      m.add(hex(b) + ": " + describe(ours) + " vs Eigen " + describe(eigen));
+    if (bits_of(ours) != bits_of(imath)) m.add(hex(b) + ": " + describe(ours) + " vs Imath " + describe(imath));
+    if (bits_of(ours) != bits_of(eigen)) m.add(hex(b) + ": " + describe(ours) + " vs Eigen " + describe(eigen));
     const uint16_t back = fp16_from_f32(ours);
     if (is_nan_bits16(b, 0x7C00)) {
       if (back != ((b & 0x8000) | 0x7E00)) m.add("NaN " + hex(b) + " re-encodes as " + hex(back));
@@ -334,8 +362,7 @@ TEST(Float16, EveryPatternDecodesAsImathAndEigenAndRoundTrips) {
 TEST(Float16, EveryPatternDecodesAsNumPy) {
   testing::ScratchDir dir;
   ASSERT_FALSE(dir.path().empty());
-  const auto run =
-      testing::run_python(testing::oracle_script("fp16_table.py"), {"decode", dir.file("table.f32")});
+  const auto run = testing::run_python(testing::oracle_script("fp16_table.py"), {"decode", dir.file("table.f32")});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const auto numpy = read_raw<float>(dir.file("table.f32"));
   ASSERT_EQ(numpy.size(), 1u << 16);
@@ -349,8 +376,7 @@ TEST(Float16, EveryPatternDecodesAsNumPy) {
     // NumPy keeps NaN payloads bit for bit, so every pattern is compared exactly.
     if (bits_of(bulk[i]) != bits_of(numpy[i]))
       m.add(hex(i) + ": " + describe(bulk[i]) + " vs NumPy " + describe(numpy[i]));
-    if (bits_of(fp16_to_f32(all[i])) != bits_of(numpy[i]))
-      m.add(hex(i) + ": scalar decode differs from NumPy");
+    if (bits_of(fp16_to_f32(all[i])) != bits_of(numpy[i])) m.add(hex(i) + ": scalar decode differs from NumPy");
   }
   EXPECT_NO_MISMATCHES(m);
 }
@@ -364,8 +390,7 @@ TEST(Float16, EveryMidpointRoundsToNearestEvenLikeEigenImathNumPy) {
     const float x = float_of(static_cast<uint32_t>(rng()));
     if (!std::isnan(x)) cases.push_back({x, 0});  // expected: NumPy's answer, see below
   }
-  for (float x :
-       {0.0f, -0.0f, kInf, -kInf, kFltMax, -kFltMax, 65504.0f, 65519.99f, 65520.0f, 1e-8f, 3e-8f}) {
+  for (float x : {0.0f, -0.0f, kInf, -kInf, kFltMax, -kFltMax, 65504.0f, 65519.99f, 65520.0f, 1e-8f, 3e-8f}) {
     cases.push_back({x, 0});
   }
   // NaNs last: NumPy keeps (truncated) payloads, we give the canonical 0x7E00; both keep the sign.
@@ -519,8 +544,7 @@ TEST(Float8, EveryCodeDecodesAsTheFormatDefinition) {
       convert_to_f32(&code, f.dtype, &bulk, 1);
       if (bits_of(bulk) != bits_of(got)) m.add("bulk decode of " + hex(c) + " differs");
       if (std::isnan(want)) {
-        if (!std::isnan(got) || std::signbit(got) != std::signbit(want))
-          m.add(hex(c) + " should be NaN");
+        if (!std::isnan(got) || std::signbit(got) != std::signbit(want)) m.add(hex(c) + " should be NaN");
       } else if (static_cast<double>(got) != want || std::signbit(got) != std::signbit(want)) {
         m.add(hex(c) + ": " + describe(got) + ", want " + std::to_string(want));
       }
@@ -539,8 +563,7 @@ TEST(Float8, FormatFactsFromTheDefinition) {
   EXPECT_EQ(e4m3.value[1], std::ldexp(1.0, -9));
   EXPECT_EQ(e5m2.value[1], std::ldexp(1.0, -16));
   for (const Fp8Spec& f : kFp8Specs) {
-    EXPECT_EQ(static_cast<double>(dtype_max_finite(f.dtype)),
-              make_reference(f).value[make_reference(f).max_code]);
+    EXPECT_EQ(static_cast<double>(dtype_max_finite(f.dtype)), make_reference(f).value[make_reference(f).max_code]);
   }
 }
 
@@ -557,9 +580,9 @@ std::vector<float> fp8_test_points(const Fp8Spec& f, const Fp8Reference& r, uint
     add_with_neighbours(midpoint(r.value[c], hi));
   }
   add_with_neighbours(static_cast<float>(r.beyond_max));
-  for (float x : {kInf, kFltMax, 1e10f, 65536.0f, 1e6f, float_of(0x00000001), float_of(0x007FFFFF),
-                  std::ldexp(1.0f, -30), 0.0f, std::numeric_limits<float>::quiet_NaN(),
-                  float_of(0x7F800001), float_of(0x7FFFFFFF)}) {
+  for (float x :
+       {kInf, kFltMax, 1e10f, 65536.0f, 1e6f, float_of(0x00000001), float_of(0x007FFFFF), std::ldexp(1.0f, -30), 0.0f,
+        std::numeric_limits<float>::quiet_NaN(), float_of(0x7F800001), float_of(0x7FFFFFFF)}) {
     xs.push_back(x);
   }
   // Random magnitudes across the format's range and beyond, with random low bits.
@@ -579,8 +602,7 @@ TEST(Float8, EncodeMatchesBruteForceNearestInBothOverflowModes) {
     const Fp8Reference r = make_reference(f);
     const std::vector<float> xs = fp8_test_points(f, r, 8);
     for (Fp8Overflow ovf : {Fp8Overflow::kNonSaturating, Fp8Overflow::kSaturating}) {
-      SCOPED_TRACE(std::string(f.name) +
-                   (ovf == Fp8Overflow::kSaturating ? " saturating" : " non-saturating"));
+      SCOPED_TRACE(std::string(f.name) + (ovf == Fp8Overflow::kSaturating ? " saturating" : " non-saturating"));
       Mismatches m;
       std::vector<uint8_t> bulk(xs.size());
       convert_from_f32(xs.data(), bulk.data(), f.dtype, static_cast<int64_t>(xs.size()), ovf);
@@ -628,7 +650,7 @@ TEST(Float8, KnownValues) {
   EXPECT_EQ(fp8e4m3_from_f32(std::ldexp(1.0f, -9)), 0x01);   // smallest subnormal
   EXPECT_EQ(fp8e4m3_from_f32(std::ldexp(1.0f, -10)), 0x00);  // half of it: tie → 0
   EXPECT_EQ(fp8e4m3_from_f32(-std::ldexp(1.0f, -10)), 0x80);
-  EXPECT_EQ(fp8e4m3_from_f32(std::ldexp(3.0f, -10)), 0x02);  // 1.5 steps: tie → even
+  EXPECT_EQ(fp8e4m3_from_f32(std::ldexp(3.0f, -10)), 0x02);   // 1.5 steps: tie → even
   EXPECT_EQ(fp8e4m3_from_f32(std::ldexp(15.0f, -10)), 0x08);  // 7.5 steps rounds up to min normal
   EXPECT_EQ(fp8e4m3_from_f32(-0.0f), 0x80);
   EXPECT_EQ(fp8e4m3_to_f32(0x78), kInf);
@@ -694,8 +716,7 @@ TEST(TFloat32, SpotChecks) {
   EXPECT_EQ(tf32_round(1.0f + std::ldexp(1.0f, -10)), 1.0f + std::ldexp(1.0f, -10));  // representable
   EXPECT_EQ(tf32_round(1.0f + std::ldexp(1.0f, -11)), 1.0f);                          // tie → even
   EXPECT_EQ(tf32_round(1.0f + std::ldexp(3.0f, -11)), 1.0f + std::ldexp(1.0f, -9));   // tie → even
-  EXPECT_EQ(tf32_round(std::nextafter(1.0f + std::ldexp(1.0f, -11), 2.0f)),
-            1.0f + std::ldexp(1.0f, -10));
+  EXPECT_EQ(tf32_round(std::nextafter(1.0f + std::ldexp(1.0f, -11), 2.0f)), 1.0f + std::ldexp(1.0f, -10));
   EXPECT_EQ(bits_of(tf32_round(3.14159265f)), 0x40490000u);  // 0x40490FDB: dropped bits below half
   EXPECT_EQ(bits_of(tf32_round(-0.0f)), 0x80000000u);
   EXPECT_EQ(tf32_round(kInf), kInf);
@@ -719,13 +740,11 @@ TEST(TFloat32, SweepMatchesFormula) {
     const float x = float_of(b);
     const float got = tf32_round(x);
     if (std::isnan(x)) {
-      if (!std::isnan(got) || std::signbit(got) != std::signbit(x))
-        m.add(describe(x) + " should stay NaN");
+      if (!std::isnan(got) || std::signbit(got) != std::signbit(x)) m.add(describe(x) + " should stay NaN");
       return;
     }
     const float want = tf32_formula(x);
-    if (bits_of(got) != bits_of(want))
-      m.add(describe(x) + " -> " + describe(got) + ", want " + describe(want));
+    if (bits_of(got) != bits_of(want)) m.add(describe(x) + " -> " + describe(got) + ", want " + describe(want));
   };
   // A stride through every float32 pattern, and for every exponent the patterns around a tie.
   constexpr uint32_t kStride = 4099;  // prime, so the low bits take every value
@@ -876,11 +895,39 @@ TEST(Integers, LoadI64FromFloats) {
 // ---- bulk conversions -------------------------------------------------------------------------------
 
 std::vector<float> interesting_floats(size_t n, uint32_t seed) {
-  std::vector<float> v = {0.0f, -0.0f, kInf, -kInf, std::numeric_limits<float>::quiet_NaN(),
-                          float_of(0xFF800001), kFltMax, -kFltMax, 0.5f, -0.5f, 1.5f, 2.5f, -2.5f,
-                          127.5f, 128.0f, 255.5f, 256.0f, 65535.5f, 65536.0f, 2147483648.0f,
-                          -2147483648.0f, 4294967296.0f, 240.0f, 248.0f, 448.0f, 464.0f, 480.0f,
-                          57344.0f, 61440.0f, 65504.0f, 65520.0f, float_of(1), float_of(0x80000001)};
+  std::vector<float> v = {0.0f,
+                          -0.0f,
+                          kInf,
+                          -kInf,
+                          std::numeric_limits<float>::quiet_NaN(),
+                          float_of(0xFF800001),
+                          kFltMax,
+                          -kFltMax,
+                          0.5f,
+                          -0.5f,
+                          1.5f,
+                          2.5f,
+                          -2.5f,
+                          127.5f,
+                          128.0f,
+                          255.5f,
+                          256.0f,
+                          65535.5f,
+                          65536.0f,
+                          2147483648.0f,
+                          -2147483648.0f,
+                          4294967296.0f,
+                          240.0f,
+                          248.0f,
+                          448.0f,
+                          464.0f,
+                          480.0f,
+                          57344.0f,
+                          61440.0f,
+                          65504.0f,
+                          65520.0f,
+                          float_of(1),
+                          float_of(0x80000001)};
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> small(-300.0f, 300.0f);
   std::uniform_int_distribution<int> exponent(-30, 40);
@@ -901,8 +948,7 @@ TEST(Bulk, ConvertFromF32AgreesWithStoreF32ForEveryDType) {
     for (Fp8Overflow ovf : {Fp8Overflow::kNonSaturating, Fp8Overflow::kSaturating}) {
       const auto size = static_cast<size_t>(dtype_size(t));
       // Lengths around the vector block size exercise the blocked loop and its scalar tail.
-      for (size_t n :
-           {size_t{0}, size_t{1}, size_t{31}, size_t{32}, size_t{33}, size_t{100}, xs.size()}) {
+      for (size_t n : {size_t{0}, size_t{1}, size_t{31}, size_t{32}, size_t{33}, size_t{100}, xs.size()}) {
         SCOPED_TRACE(std::string(dtype_name(t)) + " n=" + std::to_string(n));
         std::vector<uint8_t> bulk(n * size + 1, 0xAB), scalar(n * size + 1, 0xAB);
         convert_from_f32(xs.data(), bulk.data(), t, static_cast<int64_t>(n), ovf);
@@ -1044,10 +1090,14 @@ TEST(Promotion, IntegersTakeTheSmallestTypeCoveringBoth) {
     DType t;
     int64_t lo, hi;
   };
-  const Range ints[] = {  // by size, so the first cover found is the smallest
-      {DType::kInt8, -128, 127},          {DType::kUInt8, 0, 255},
-      {DType::kInt16, -32768, 32767},     {DType::kUInt16, 0, 65535},
-      {DType::kInt32, INT32_MIN, INT32_MAX}, {DType::kUInt32, 0, UINT32_MAX},
+  const Range ints[] = {
+      // by size, so the first cover found is the smallest
+      {DType::kInt8, -128, 127},
+      {DType::kUInt8, 0, 255},
+      {DType::kInt16, -32768, 32767},
+      {DType::kUInt16, 0, 65535},
+      {DType::kInt32, INT32_MIN, INT32_MAX},
+      {DType::kUInt32, 0, UINT32_MAX},
   };
   for (const Range& a : ints) {
     for (const Range& b : ints) {

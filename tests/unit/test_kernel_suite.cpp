@@ -58,7 +58,9 @@ struct KernelSpec {
   std::string header_error;  // a malformed header: the test fails with this
 };
 
-void PrintTo(const KernelSpec& k, std::ostream* os) { *os << k.path; }
+void PrintTo(const KernelSpec& k, std::ostream* os) {
+  *os << k.path;
+}
 
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
@@ -74,7 +76,8 @@ std::vector<std::string> split_ws(const std::string& s) {
 
 // name=dtype[d0,d1,...] with an optional ~normal(mean,std) or ~uniform(low,high).
 std::optional<InputSpec> parse_input(const std::string& text, std::string& error) {
-  static const std::regex re(R"(^([A-Za-z_][A-Za-z0-9_]*)=([A-Za-z0-9_]+)\[([0-9,]+)\](?:~(normal|uniform)\(([^,()]+),([^,()]+)\))?$)");
+  static const std::regex re(
+      R"(^([A-Za-z_][A-Za-z0-9_]*)=([A-Za-z0-9_]+)\[([0-9,]+)\](?:~(normal|uniform)\(([^,()]+),([^,()]+)\))?$)");
   std::smatch m;
   if (!std::regex_match(text, m, re)) {
     error = "bad input spec '" + text + "' (want name=dtype[d0,d1] or name=dtype[d0,d1]~uniform(lo,hi))";
@@ -218,10 +221,14 @@ KernelSpec parse_kernel_file(const fs::path& path, bool must_fail) {
   }
   for (const auto& name : order) parse_directive(k, name, values[name]);
   if (k.header_error.empty()) {
-    if (k.entry.empty()) k.header_error = "header: no 'entry'";
-    else if (must_fail && k.expect_code.empty()) k.header_error = "header: a fail/ kernel needs 'expect-error'";
-    else if (!must_fail && trim(k.reference).empty()) k.header_error = "header: no 'reference'";
-    else if (!must_fail && !k.expect_code.empty()) k.header_error = "header: 'expect-error' outside fail/";
+    if (k.entry.empty())
+      k.header_error = "header: no 'entry'";
+    else if (must_fail && k.expect_code.empty())
+      k.header_error = "header: a fail/ kernel needs 'expect-error'";
+    else if (!must_fail && trim(k.reference).empty())
+      k.header_error = "header: no 'reference'";
+    else if (!must_fail && !k.expect_code.empty())
+      k.header_error = "header: 'expect-error' outside fail/";
   }
   return k;
 }
@@ -369,9 +376,8 @@ TEST_P(KernelSuite, Runs) {
     auto want_t = npy_load(dir.file("ref_" + std::to_string(o) + ".npy"));
     ASSERT_TRUE(want_t) << want_t.error().format();
     const Tensor& got_t = r->outputs[o];
-    ASSERT_EQ(got_t.shape(), want_t->shape())
-        << k.path << " output " << o << ": shape " << shape_string(got_t.shape()) << ", reference "
-        << shape_string(want_t->shape());
+    ASSERT_EQ(got_t.shape(), want_t->shape()) << k.path << " output " << o << ": shape " << shape_string(got_t.shape())
+                                              << ", reference " << shape_string(want_t->shape());
     auto [datol, drtol] = default_tolerance(got_t.dtype());
     const double atol = k.atol.value_or(datol), rtol = k.rtol.value_or(drtol);
     std::vector<float> got = got_t.to_f32_vector(), want = want_t->to_f32_vector();
@@ -394,9 +400,9 @@ TEST_P(KernelSuite, Runs) {
       }
     }
     EXPECT_EQ(bad, 0) << k.path << " output " << o << " (" << dtype_name(got_t.dtype()) << shape_string(got_t.shape())
-                      << "): " << bad << " of " << got.size() << " elements outside atol=" << atol
-                      << " rtol=" << rtol << "; max abs error " << max_abs << ", max rel error " << max_rel
-                      << "; first bad index " << index_string(first_bad, got_t.shape()) << ": got "
+                      << "): " << bad << " of " << got.size() << " elements outside atol=" << atol << " rtol=" << rtol
+                      << "; max abs error " << max_abs << ", max rel error " << max_rel << "; first bad index "
+                      << index_string(first_bad, got_t.shape()) << ": got "
                       << got[static_cast<size_t>(std::max<int64_t>(first_bad, 0))] << ", want "
                       << want[static_cast<size_t>(std::max<int64_t>(first_bad, 0))];
     RecordProperty("max_abs_error_" + std::to_string(o), std::to_string(max_abs));
@@ -500,8 +506,8 @@ TEST(KernelSuiteFiles, CoverTheDialectsAndTheErrorCodes) {
       EXPECT_TRUE(names.count(n.substr(0, n.size() - 8) + "_legacy")) << n << " has no legacy twin";
     }
   }
-  for (const char* base : {"add", "transpose", "matmul_basic", "matmul_tiled", "matmul_blocked", "softmax",
-                           "layernorm", "rmsnorm", "attention_causal", "maxpool", "cumsum"})
+  for (const char* base : {"add", "transpose", "matmul_basic", "matmul_tiled", "matmul_blocked", "softmax", "layernorm",
+                           "rmsnorm", "attention_causal", "maxpool", "cumsum"})
     EXPECT_TRUE(names.count(std::string(base) + "_legacy")) << base;
   EXPECT_TRUE(bf16) << "no kernel has bfloat16 inputs";
 

@@ -231,12 +231,12 @@ TEST_F(NkiLang, NumPyOnATileIsHostMath) {
     EXPECT_EQ(r.error().loc.line, 8) << call;
   }
   // A NumPy scalar on the left of an operator is a constant: the tile's operator computes it.
-  auto scalar = run(
-      "import numpy as np\nimport neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n"
-      "@nki.jit\ndef k(a):\n    t = nl.load(a)\n    y = np.float32(2.0) * t - np.float32(1.0)\n"
-      "    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)\n"
-      "    nl.store(out, value=np.float32(3.0) - y)\n    return out\n",
-      "k", {iota({128, 8})});
+  auto scalar =
+      run("import numpy as np\nimport neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n"
+          "@nki.jit\ndef k(a):\n    t = nl.load(a)\n    y = np.float32(2.0) * t - np.float32(1.0)\n"
+          "    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)\n"
+          "    nl.store(out, value=np.float32(3.0) - y)\n    return out\n",
+          "k", {iota({128, 8})});
   ASSERT_TRUE(scalar) << scalar.error().format();
   const auto in = iota({128, 8}).to_f32_vector();
   EXPECT_NEAR(scalar->outputs[0].to_f32_vector()[3], 3.0f - (2.0f * in[3] - 1.0f), 1e-6);

@@ -112,7 +112,8 @@ TEST_F(NkiSelect, Max8FindIndex8MatchReplace8) {
         EXPECT_EQ(ridx[static_cast<size_t>(p * 8 + j)], k) << p << "," << j;
       }
       for (int64_t f = 0; f < F; ++f)
-        EXPECT_EQ(rep[static_cast<size_t>(p * F + f)], taken[static_cast<size_t>(f)] ? -1000.0f : row[static_cast<size_t>(f)]);
+        EXPECT_EQ(rep[static_cast<size_t>(p * F + f)],
+                  taken[static_cast<size_t>(f)] ? -1000.0f : row[static_cast<size_t>(f)]);
     }
   }
 }
@@ -300,7 +301,8 @@ def k(table, ids, picks):
   for (int64_t p = 0; p < 32; ++p) ids.push_back((p * 7 + 3) % n);
   for (int64_t p = 0; p < 32; ++p)
     for (int64_t j = 0; j < 4; ++j) picks.push_back((p + j * 3) % d);
-  auto r = run(src, {table, Tensor::from_i64({32, 1}, ids, DType::kInt32), Tensor::from_i64({32, 4}, picks, DType::kInt32)});
+  auto r =
+      run(src, {table, Tensor::from_i64({32, 1}, ids, DType::kInt32), Tensor::from_i64({32, 4}, picks, DType::kInt32)});
   ASSERT_TRUE(r) << r.error().format();
   std::vector<float> tv = table.to_f32_vector(), rows = r->outputs[0].to_f32_vector(),
                      within = r->outputs[1].to_f32_vector(), sc = r->outputs[2].to_f32_vector();
@@ -308,13 +310,16 @@ def k(table, ids, picks):
   for (int64_t p = 0; p < 32; ++p) {
     const int64_t row = ids[static_cast<size_t>(p)];
     hit[static_cast<size_t>(row)] = true;
-    for (int64_t f = 0; f < d; ++f) EXPECT_EQ(rows[static_cast<size_t>(p * d + f)], tv[static_cast<size_t>(row * d + f)]);
+    for (int64_t f = 0; f < d; ++f)
+      EXPECT_EQ(rows[static_cast<size_t>(p * d + f)], tv[static_cast<size_t>(row * d + f)]);
     for (int64_t j = 0; j < 4; ++j)
-      EXPECT_EQ(within[static_cast<size_t>(p * 4 + j)], tv[static_cast<size_t>(row * d + picks[static_cast<size_t>(p * 4 + j)])]);
+      EXPECT_EQ(within[static_cast<size_t>(p * 4 + j)],
+                tv[static_cast<size_t>(row * d + picks[static_cast<size_t>(p * 4 + j)])]);
   }
   for (int64_t row = 0; row < n; ++row)
     for (int64_t f = 0; f < d; ++f)
-      EXPECT_EQ(sc[static_cast<size_t>(row * d + f)], hit[static_cast<size_t>(row)] ? tv[static_cast<size_t>(row * d + f)] : 0.0f);
+      EXPECT_EQ(sc[static_cast<size_t>(row * d + f)],
+                hit[static_cast<size_t>(row)] ? tv[static_cast<size_t>(row * d + f)] : 0.0f);
 
   // A row number past the end is a runtime error at the load.
   ids[5] = n + 3;
@@ -419,7 +424,8 @@ def k(table, ids):
     idx = nl.ndarray((32, 1), dtype=nl.int32, buffer=nl.sbuf)
     nisa.dma_copy(dst=idx, src=ids)
     got = nl.ndarray((32, 6), dtype=table.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=got, src=)py") + expr + R"py()
+    nisa.dma_copy(dst=got, src=)py") +
+                            expr + R"py()
     nisa.dma_copy(dst=out, src=got)
     return out
 )py";

@@ -77,10 +77,10 @@ using nlohmann::json;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-const std::vector<DType> kAllDTypes = {
-    DType::kFloat32,      DType::kBFloat16,   DType::kFloat16, DType::kTFloat32, DType::kFloat8E4M3,
-    DType::kFloat8E4M3FN, DType::kFloat8E5M2, DType::kInt8,    DType::kInt16,    DType::kInt32,
-    DType::kUInt8,        DType::kUInt16,     DType::kUInt32,  DType::kBool};
+const std::vector<DType> kAllDTypes = {DType::kFloat32,    DType::kBFloat16,     DType::kFloat16,    DType::kTFloat32,
+                                       DType::kFloat8E4M3, DType::kFloat8E4M3FN, DType::kFloat8E5M2, DType::kInt8,
+                                       DType::kInt16,      DType::kInt32,        DType::kUInt8,      DType::kUInt16,
+                                       DType::kUInt32,     DType::kBool};
 
 constexpr int kNumBinaryOps = static_cast<int>(BinaryOp::kRightShift) + 1;
 constexpr int kNumUnaryOps = static_cast<int>(UnaryOp::kInvert) + 1;
@@ -130,14 +130,13 @@ bool values_match(double got, double want, Tol tol) {
     const auto g = got.to_f32_vector(), w = want.to_f32_vector();
     for (size_t i = 0; i < g.size(); ++i)
       if (!values_match(g[i], w[i], tol) && bad++ < 6)
-        msg << "\n  at " << index_str(got.shape(), static_cast<int64_t>(i)) << ": got " << g[i] << " ("
-            << std::hexfloat << g[i] << std::defaultfloat << "), NumPy " << w[i] << " (" << std::hexfloat << w[i]
-            << std::defaultfloat << ")";
+        msg << "\n  at " << index_str(got.shape(), static_cast<int64_t>(i)) << ": got " << g[i] << " (" << std::hexfloat
+            << g[i] << std::defaultfloat << "), NumPy " << w[i] << " (" << std::hexfloat << w[i] << std::defaultfloat
+            << ")";
   }
   if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << what << ": " << bad << " of " << got.numel()
-                                       << " elements differ (rtol " << tol.rtol << ", atol " << tol.atol << ")"
-                                       << msg.str();
+  return ::testing::AssertionFailure() << what << ": " << bad << " of " << got.numel() << " elements differ (rtol "
+                                       << tol.rtol << ", atol " << tol.atol << ")" << msg.str();
 }
 
 std::string describe(const Tensor& t) {
@@ -146,7 +145,9 @@ std::string describe(const Tensor& t) {
   return s.str();
 }
 
-json shape_json(const Shape& s) { return json(std::vector<int64_t>(s.begin(), s.end())); }
+json shape_json(const Shape& s) {
+  return json(std::vector<int64_t>(s.begin(), s.end()));
+}
 
 // ---- random inputs -----------------------------------------------------------------------------
 
@@ -293,11 +294,19 @@ Shape compatible_shape(Rng& rng, const Shape& s) {
 
 // ---- op classification -----------------------------------------------------------------------
 
-bool is_comparison(BinaryOp op) { return op >= BinaryOp::kEqual && op <= BinaryOp::kGreaterEqual; }
-bool is_logical(BinaryOp op) { return op >= BinaryOp::kLogicalAnd && op <= BinaryOp::kLogicalXor; }
-bool is_bitwise(BinaryOp op) { return op >= BinaryOp::kBitwiseAnd; }
+bool is_comparison(BinaryOp op) {
+  return op >= BinaryOp::kEqual && op <= BinaryOp::kGreaterEqual;
+}
+bool is_logical(BinaryOp op) {
+  return op >= BinaryOp::kLogicalAnd && op <= BinaryOp::kLogicalXor;
+}
+bool is_bitwise(BinaryOp op) {
+  return op >= BinaryOp::kBitwiseAnd;
+}
 
-Profile lhs_profile(BinaryOp op) { return op == BinaryOp::kPower ? Profile::kPowBase : Profile::kGeneral; }
+Profile lhs_profile(BinaryOp op) {
+  return op == BinaryOp::kPower ? Profile::kPowBase : Profile::kGeneral;
+}
 Profile rhs_profile(BinaryOp op) {
   switch (op) {
     case BinaryOp::kDivide:
@@ -400,8 +409,8 @@ TEST(Broadcast, BinaryOnStridedViewsMatchesNumPy) {
     Tensor b = make_view(rng, sb, tb, Profile::kFinite, static_cast<int>(rng.integers(0, 6)));
     ASSERT_EQ(a.shape(), sa);
     ASSERT_EQ(b.shape(), sb);
-    const int id = o.add({{"kind", "binary"}, {"op", binary_op_name(op)}, {"a", o.input(a)}, {"b", o.input(b)},
-                          {"mode", "native"}});
+    const int id = o.add(
+        {{"kind", "binary"}, {"op", binary_op_name(op)}, {"a", o.input(a)}, {"b", o.input(b)}, {"mode", "native"}});
     cases.push_back({op, a, b, id});
   }
   ASSERT_TRUE(o.run());
@@ -437,8 +446,8 @@ struct BinaryCase {
 };
 
 // Adds a case for every BinaryOp valid for (ta, tb); `mode` tells the oracle how to compute.
-void add_binary_cases(Rng& rng, Oracle& o, std::vector<BinaryCase>& cases, DType ta, DType tb,
-                      const std::string& mode, bool bitwise) {
+void add_binary_cases(Rng& rng, Oracle& o, std::vector<BinaryCase>& cases, DType ta, DType tb, const std::string& mode,
+                      bool bitwise) {
   for (int k = 0; k < kNumBinaryOps; ++k) {
     const auto op = static_cast<BinaryOp>(k);
     if (is_bitwise(op) && !bitwise) continue;
@@ -456,8 +465,7 @@ void add_binary_cases(Rng& rng, Oracle& o, std::vector<BinaryCase>& cases, DType
 
 void check_binary_cases(const Oracle& o, const std::vector<BinaryCase>& cases, bool check_numpy_dtype) {
   for (const auto& c : cases) {
-    const std::string what =
-        std::string(binary_op_name(c.op)) + "(" + describe(c.a) + ", " + describe(c.b) + ")";
+    const std::string what = std::string(binary_op_name(c.op)) + "(" + describe(c.a) + ", " + describe(c.b) + ")";
     const Tensor got = binary(c.op, c.a, c.b);
     EXPECT_EQ(got.dtype(), binary_result_dtype(c.op, c.a.dtype(), c.b.dtype())) << what;
     if (check_numpy_dtype) {
@@ -488,8 +496,8 @@ TEST(Binary, FloatWithOtherTypesComputesInFloat32) {
   Oracle o;
   std::vector<BinaryCase> cases;
   const std::pair<DType, DType> pairs[] = {
-      {DType::kFloat32, DType::kInt32}, {DType::kFloat32, DType::kUInt8},  {DType::kFloat32, DType::kFloat16},
-      {DType::kFloat32, DType::kBool},  {DType::kFloat16, DType::kInt8},   {DType::kFloat16, DType::kInt32},
+      {DType::kFloat32, DType::kInt32},  {DType::kFloat32, DType::kUInt8},  {DType::kFloat32, DType::kFloat16},
+      {DType::kFloat32, DType::kBool},   {DType::kFloat16, DType::kInt8},   {DType::kFloat16, DType::kInt32},
       {DType::kFloat16, DType::kUInt16}, {DType::kFloat32, DType::kUInt32}, {DType::kFloat32, DType::kBFloat16}};
   for (const auto& [ta, tb] : pairs) add_binary_cases(rng, o, cases, ta, tb, "f32", false);
   ASSERT_TRUE(o.run());
@@ -503,11 +511,11 @@ TEST(Binary, IntegerPairsMatchNumPy) {
   Oracle o;
   std::vector<BinaryCase> cases;
   const std::pair<DType, DType> pairs[] = {
-      {DType::kInt8, DType::kInt8},     {DType::kInt16, DType::kInt16},  {DType::kInt32, DType::kInt32},
-      {DType::kUInt8, DType::kUInt8},   {DType::kUInt16, DType::kUInt16}, {DType::kUInt32, DType::kUInt32},
-      {DType::kInt8, DType::kUInt8},    {DType::kInt16, DType::kInt32},  {DType::kUInt8, DType::kUInt16},
-      {DType::kInt8, DType::kUInt16},   {DType::kInt16, DType::kUInt8},  {DType::kUInt16, DType::kUInt32},
-      {DType::kInt32, DType::kUInt16},  {DType::kBool, DType::kInt8},    {DType::kUInt8, DType::kBool}};
+      {DType::kInt8, DType::kInt8},    {DType::kInt16, DType::kInt16},   {DType::kInt32, DType::kInt32},
+      {DType::kUInt8, DType::kUInt8},  {DType::kUInt16, DType::kUInt16}, {DType::kUInt32, DType::kUInt32},
+      {DType::kInt8, DType::kUInt8},   {DType::kInt16, DType::kInt32},   {DType::kUInt8, DType::kUInt16},
+      {DType::kInt8, DType::kUInt16},  {DType::kInt16, DType::kUInt8},   {DType::kUInt16, DType::kUInt32},
+      {DType::kInt32, DType::kUInt16}, {DType::kBool, DType::kInt8},     {DType::kUInt8, DType::kBool}};
   for (int rep = 0; rep < 1; ++rep)
     for (const auto& [ta, tb] : pairs) {
       // Division gives float32 in NKI and float64 in NumPy: that op is checked in float32 below.
@@ -530,8 +538,12 @@ TEST(Binary, IntegerPairsOutsideNumPyRules) {
     const Shape s = random_shape(rng, 2, 8);
     Tensor a = make_view(rng, s, t, Profile::kGeneral, static_cast<int>(rng.integers(0, 6)));
     Tensor b = make_view(rng, s, t, Profile::kDivisor, static_cast<int>(rng.integers(0, 6)));
-    const int id = o.add({{"kind", "binary"}, {"op", "divide"}, {"a", o.input(a)}, {"b", o.input(b)},
-                          {"mode", "f32"}, {"rnd", "float32"}});
+    const int id = o.add({{"kind", "binary"},
+                          {"op", "divide"},
+                          {"a", o.input(a)},
+                          {"b", o.input(b)},
+                          {"mode", "f32"},
+                          {"rnd", "float32"}});
     cases.push_back({BinaryOp::kDivide, a, b, id, kExact});
   }
   for (int k = 0; k < kNumBinaryOps; ++k) {
@@ -543,18 +555,26 @@ TEST(Binary, IntegerPairsOutsideNumPyRules) {
       const Profile pa = op == BinaryOp::kPower ? Profile::kPowBase : Profile::kGeneral;
       Tensor a = make_view(rng, s, ta, pa, static_cast<int>(rng.integers(0, 6)));
       Tensor b = make_view(rng, compatible_shape(rng, s), tb, rhs_profile(op), static_cast<int>(rng.integers(0, 6)));
-      const int id = o.add({{"kind", "binary"}, {"op", binary_op_name(op)}, {"a", o.input(a)}, {"b", o.input(b)},
-                            {"mode", "i64"}, {"rnd", dtype_name(binary_result_dtype(op, ta, tb))}});
+      const int id = o.add({{"kind", "binary"},
+                            {"op", binary_op_name(op)},
+                            {"a", o.input(a)},
+                            {"b", o.input(b)},
+                            {"mode", "i64"},
+                            {"rnd", dtype_name(binary_result_dtype(op, ta, tb))}});
       cases.push_back({op, a, b, id, kExact});
     }
   }
   // bool × bool arithmetic gives uint8 in NKI (NumPy: bool, or an error for subtract).
-  for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSubtract, BinaryOp::kMultiply, BinaryOp::kFloorDivide,
-                      BinaryOp::kMod, BinaryOp::kPower}) {
+  for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSubtract, BinaryOp::kMultiply, BinaryOp::kFloorDivide, BinaryOp::kMod,
+                      BinaryOp::kPower}) {
     Tensor a = make_values(rng, {3, 4}, DType::kBool, Profile::kGeneral);
     Tensor b = make_values(rng, {4}, DType::kBool, Profile::kGeneral);
-    const int id = o.add({{"kind", "binary"}, {"op", binary_op_name(op)}, {"a", o.input(a)}, {"b", o.input(b)},
-                          {"mode", "i64"}, {"rnd", "uint8"}});
+    const int id = o.add({{"kind", "binary"},
+                          {"op", binary_op_name(op)},
+                          {"a", o.input(a)},
+                          {"b", o.input(b)},
+                          {"mode", "i64"},
+                          {"rnd", "uint8"}});
     cases.push_back({op, a, b, id, kExact});
   }
   ASSERT_TRUE(o.run());
@@ -573,8 +593,8 @@ TEST(Binary, BoolPairsMatchNumPy) {
       continue;
     Tensor a = make_view(rng, {4, 5}, DType::kBool, Profile::kGeneral, static_cast<int>(rng.integers(0, 6)));
     Tensor b = make_view(rng, {5}, DType::kBool, Profile::kGeneral, static_cast<int>(rng.integers(0, 6)));
-    const int id = o.add({{"kind", "binary"}, {"op", binary_op_name(op)}, {"a", o.input(a)}, {"b", o.input(b)},
-                          {"mode", "native"}});
+    const int id = o.add(
+        {{"kind", "binary"}, {"op", binary_op_name(op)}, {"a", o.input(a)}, {"b", o.input(b)}, {"mode", "native"}});
     cases.push_back({op, a, b, id, kExact});
   }
   ASSERT_TRUE(o.run());
@@ -607,14 +627,17 @@ TEST(Binary, DivisionFamilyEdgeCases) {
     }
   }
   for (DType t : {DType::kFloat32, DType::kFloat16}) {
-    std::vector<float> xs = {0.0f, -0.0f, 1.0f, -1.0f, 7.5f, -7.5f, 6.0f, -6.0f, 1e-3f, -1e-3f, 1e10f, -1e10f,
-                             kInf,  -kInf, kNaN, 5.0f, -5.0f, 0.1f, -0.1f};
+    std::vector<float> xs = {0.0f,  -0.0f,  1.0f, -1.0f, 7.5f, -7.5f, 6.0f,  -6.0f, 1e-3f, -1e-3f,
+                             1e10f, -1e10f, kInf, -kInf, kNaN, 5.0f,  -5.0f, 0.1f,  -0.1f};
     std::vector<float> ys = {0.0f, -0.0f, 1.0f, -1.0f, 2.0f, -2.0f, 3.0f, -3.0f, 0.1f, -0.1f, 2.5f, kInf, -kInf, kNaN};
     Tensor a = Tensor::from_f32({static_cast<int64_t>(xs.size()), 1}, xs, t);
     Tensor b = Tensor::from_f32({static_cast<int64_t>(ys.size())}, ys, t);
     for (BinaryOp op : ops)
       cases.push_back({op, a, b,
-                       o.add({{"kind", "binary"}, {"op", binary_op_name(op)}, {"a", o.input(a)}, {"b", o.input(b)},
+                       o.add({{"kind", "binary"},
+                              {"op", binary_op_name(op)},
+                              {"a", o.input(a)},
+                              {"b", o.input(b)},
                               {"mode", "native"}}),
                        kExact});
   }
@@ -666,8 +689,8 @@ TEST(Binary, DirectExpectations) {
   EXPECT_THROW(binary(BinaryOp::kBitwiseAnd, f32({1.0f}), i32({1})), std::invalid_argument);
   EXPECT_THROW(binary(BinaryOp::kLeftShift, i32({1}), f32({1.0f})), std::invalid_argument);
   // out_dtype: computed in float32, stored once in the requested type.
-  const Tensor o8 = binary(BinaryOp::kMultiply, f32({2.75f, -2.75f, 1000.0f, kNaN}), f32({1.0f, 1.0f, 1.0f, 1.0f}),
-                           DType::kInt8);
+  const Tensor o8 =
+      binary(BinaryOp::kMultiply, f32({2.75f, -2.75f, 1000.0f, kNaN}), f32({1.0f, 1.0f, 1.0f, 1.0f}), DType::kInt8);
   EXPECT_EQ(o8.dtype(), DType::kInt8);
   EXPECT_EQ(o8.to_i64_vector(), (std::vector<int64_t>{2, -2, 127, 0}));  // truncate, saturate, NaN → 0
 }
@@ -685,8 +708,7 @@ TEST(Binary, FloatModuloZeroTakesTheDivisorsSign) {
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_EQ(got[i], 0.0f);
     EXPECT_EQ(std::signbit(got[i]), std::signbit(want[i]))
-        << "mod(" << a.to_f32_vector()[i] << ", " << b.to_f32_vector()[i] << ") = " << got[i] << ", NumPy "
-        << want[i];
+        << "mod(" << a.to_f32_vector()[i] << ", " << b.to_f32_vector()[i] << ") = " << got[i] << ", NumPy " << want[i];
   }
 }
 
@@ -722,8 +744,12 @@ TEST(Binary, NarrowFloatResultsAreTheFloat32ResultRoundedOnce) {
     for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kMultiply, BinaryOp::kDivide}) {
       Tensor a = make_values(rng, {64}, DType::kFloat32, Profile::kGeneral);
       Tensor b = make_values(rng, {64}, DType::kFloat32, Profile::kDivisor);
-      const int id = o2.add({{"kind", "binary"}, {"op", binary_op_name(op)}, {"a", o2.input(a)}, {"b", o2.input(b)},
-                             {"mode", "f32"}, {"rnd", dtype_name(out)}});
+      const int id = o2.add({{"kind", "binary"},
+                             {"op", binary_op_name(op)},
+                             {"a", o2.input(a)},
+                             {"b", o2.input(b)},
+                             {"mode", "f32"},
+                             {"rnd", dtype_name(out)}});
       outs.push_back({op, a, b, out, id});
     }
   }
@@ -744,8 +770,12 @@ TEST(Binary, BitwiseOnInt32UInt32) {
   const Tensor b = Tensor::from_i64({4}, std::vector<int64_t>{0xF0, 3, 1, 4000000000}, DType::kUInt32);
   std::vector<BinaryCase> cases;
   for (BinaryOp op : {BinaryOp::kBitwiseAnd, BinaryOp::kBitwiseOr, BinaryOp::kBitwiseXor}) {
-    const int id = o.add({{"kind", "binary"}, {"op", binary_op_name(op)}, {"a", o.input(a)}, {"b", o.input(b)},
-                          {"mode", "i64"}, {"rnd", dtype_name(binary_result_dtype(op, a.dtype(), b.dtype()))}});
+    const int id = o.add({{"kind", "binary"},
+                          {"op", binary_op_name(op)},
+                          {"a", o.input(a)},
+                          {"b", o.input(b)},
+                          {"mode", "i64"},
+                          {"rnd", dtype_name(binary_result_dtype(op, a.dtype(), b.dtype()))}});
     cases.push_back({op, a, b, id, kExact});
   }
   ASSERT_TRUE(o.run());
@@ -756,17 +786,17 @@ TEST(BinaryInto, WritesStridedViewsOfAnyDtypeAndLeavesTheRestAlone) {
   // binary_into(op, a, b, out) equals binary(op, a, b, out.dtype()) (checked against NumPy above)
   // for destinations of every layout and type; elements of the base outside `out` keep their value.
   Rng rng(207);
-  const BinaryOp ops[] = {BinaryOp::kAdd, BinaryOp::kDivide, BinaryOp::kFloorDivide, BinaryOp::kMaximum,
+  const BinaryOp ops[] = {BinaryOp::kAdd,  BinaryOp::kDivide,   BinaryOp::kFloorDivide, BinaryOp::kMaximum,
                           BinaryOp::kLess, BinaryOp::kMultiply, BinaryOp::kSubtract};
-  const DType out_types[] = {DType::kFloat32, DType::kBFloat16, DType::kInt16, DType::kFloat16, DType::kUInt8,
-                             DType::kFloat8E5M2};
+  const DType out_types[] = {DType::kFloat32, DType::kBFloat16, DType::kInt16,
+                             DType::kFloat16, DType::kUInt8,    DType::kFloat8E5M2};
   for (int i = 0; i < 120; ++i) {
     const Shape shape = random_shape(rng, static_cast<int>(rng.integers(1, 4)));
     const BinaryOp op = ops[i % 7];
     const DType ta = i % 3 ? DType::kFloat32 : DType::kInt32, tb = i % 4 ? DType::kFloat32 : DType::kInt8;
     const Tensor a = make_view(rng, shape, ta, Profile::kFinite, static_cast<int>(rng.integers(0, 6)));
-    const Tensor b = make_view(rng, compatible_shape(rng, shape), tb, Profile::kDivisor,
-                               static_cast<int>(rng.integers(0, 6)));
+    const Tensor b =
+        make_view(rng, compatible_shape(rng, shape), tb, Profile::kDivisor, static_cast<int>(rng.integers(0, 6)));
     // The destination: a view of a larger base (kinds 0, 1, 2, 4, 5 — never a broadcast).
     const int kinds[] = {0, 1, 2, 4, 5};
     const DType ot = out_types[i % 6];
@@ -895,8 +925,8 @@ TEST(Promotion, BinaryResultDtypesForAllPairs) {
     const auto op = static_cast<BinaryOp>(k);
     for (DType ta : kAllDTypes)
       for (DType tb : kAllDTypes) {
-        const std::string what =
-            std::string(binary_op_name(op)) + "(" + std::string(dtype_name(ta)) + ", " + std::string(dtype_name(tb)) + ")";
+        const std::string what = std::string(binary_op_name(op)) + "(" + std::string(dtype_name(ta)) + ", " +
+                                 std::string(dtype_name(tb)) + ")";
         const Tensor a = Tensor::full({2}, ta, 1.0), b = Tensor::full({1}, tb, 1.0);
         const auto want = expected_binary_dtype(op, ta, tb);
         if (!want) {
@@ -955,8 +985,8 @@ TEST(Promotion, AgreesWithNumPyWhereTheRulesCoincide) {
 struct UnarySpec {
   const char* mode;  // oracle mode for float32 inputs
   Tol tol;
-  double lo, hi;     // input range
-  bool log_range;    // draw |x| log-uniformly in [lo, hi] (positive domain)
+  double lo, hi;   // input range
+  bool log_range;  // draw |x| log-uniformly in [lo, hi] (positive domain)
 };
 
 UnarySpec unary_spec(UnaryOp op) {
@@ -1131,8 +1161,8 @@ TEST(Unary, IntegersMatchNumPy) {
     DType want;
   };
   std::vector<Case> cases;
-  const std::vector<DType> ints = {DType::kInt8, DType::kInt16, DType::kInt32, DType::kUInt8, DType::kUInt16,
-                                   DType::kUInt32};
+  const std::vector<DType> ints = {DType::kInt8,  DType::kInt16,  DType::kInt32,
+                                   DType::kUInt8, DType::kUInt16, DType::kUInt32};
   for (DType t : ints) {
     for (int k = 0; k < kNumUnaryOps; ++k) {
       const auto op = static_cast<UnaryOp>(k);
@@ -1182,7 +1212,8 @@ TEST(Unary, IntegersMatchNumPy) {
   // bool: logical_not and invert agree with NumPy.
   for (UnaryOp op : {UnaryOp::kLogicalNot, UnaryOp::kInvert}) {
     const Tensor a = make_values(rng, {11}, DType::kBool, Profile::kGeneral);
-    cases.push_back({op, a, o.add({{"kind", "unary"}, {"op", unary_op_name(op)}, {"a", o.input(a)}, {"mode", "native"}}),
+    cases.push_back({op, a,
+                     o.add({{"kind", "unary"}, {"op", unary_op_name(op)}, {"a", o.input(a)}, {"mode", "native"}}),
                      kExact, DType::kBool});
   }
   ASSERT_TRUE(o.run());
@@ -1225,8 +1256,8 @@ struct ReduceCase {
 
 // Every subset of axes (the empty subset given as an empty list = all axes), some as negative
 // axes and in shuffled order, with and without keepdims, on a contiguous and a strided input.
-void add_reduce_cases(Rng& rng, Oracle& o, std::vector<ReduceCase>& cases, DType t,
-                      const std::vector<Tensor>& inputs, bool float_mode) {
+void add_reduce_cases(Rng& rng, Oracle& o, std::vector<ReduceCase>& cases, DType t, const std::vector<Tensor>& inputs,
+                      bool float_mode) {
   std::vector<std::string> files;
   for (const Tensor& a : inputs) files.push_back(o.input(a));
   int turn = 0;  // the inputs (same shape, different layouts) take turns
@@ -1243,7 +1274,8 @@ void add_reduce_cases(Rng& rng, Oracle& o, std::vector<ReduceCase>& cases, DType
           if (mask & (1 << i)) axes.push_back(rng.uniform() < 0.5 ? i - nd : i);
         for (size_t i = axes.size(); i > 1; --i) std::swap(axes[i - 1], axes[rng.integers(0, static_cast<int64_t>(i))]);
         for (bool keepdims : {false, true}) {
-          json c = {{"kind", "reduce"}, {"op", reduce_op_name(op)}, {"a", file}, {"axes", axes}, {"keepdims", keepdims}};
+          json c = {
+              {"kind", "reduce"}, {"op", reduce_op_name(op)}, {"a", file}, {"axes", axes}, {"keepdims", keepdims}};
           const DType rt = expected_reduce_dtype(op, t);
           Tol tol = kExact;
           if (float_mode || op == ReduceOp::kMean) {
@@ -1319,11 +1351,14 @@ TEST(Reduce, IntegersEveryAxisSubsetMatchNumPy) {
         Tensor v = make_view(rng, s, t, Profile::kGeneral, kind);
         // About a fifth zeros, so that all / any see both answers.
         Tensor z = make_values(rng, s, t, Profile::kGeneral);
-        Tensor mask = Tensor::from_i64(s, [&] {
-          std::vector<int64_t> m(static_cast<size_t>(shape_numel(s)));
-          for (auto& x : m) x = rng.uniform() < 0.2 ? 0 : 1;
-          return m;
-        }(), t);
+        Tensor mask = Tensor::from_i64(
+            s,
+            [&] {
+              std::vector<int64_t> m(static_cast<size_t>(shape_numel(s)));
+              for (auto& x : m) x = rng.uniform() < 0.2 ? 0 : 1;
+              return m;
+            }(),
+            t);
         v.assign(binary(BinaryOp::kMultiply, z, mask, t));
         inputs.push_back(v);
       }
@@ -1353,8 +1388,13 @@ TEST(Reduce, NaNEmptyAxesAndErrors) {
   for (int k = 0; k < kNumReduceOps; ++k) {
     const auto op = static_cast<ReduceOp>(k);
     for (std::vector<int> axes : {std::vector<int>{}, std::vector<int>{1}, std::vector<int>{0}}) {
-      const int id = o.add({{"kind", "reduce"}, {"op", reduce_op_name(op)}, {"a", o.input(a)}, {"axes", axes},
-                            {"keepdims", false}, {"mode", "f64"}, {"rnd", dtype_name(expected_reduce_dtype(op, a.dtype()))}});
+      const int id = o.add({{"kind", "reduce"},
+                            {"op", reduce_op_name(op)},
+                            {"a", o.input(a)},
+                            {"axes", axes},
+                            {"keepdims", false},
+                            {"mode", "f64"},
+                            {"rnd", dtype_name(expected_reduce_dtype(op, a.dtype()))}});
       cases.push_back({op, a, axes, false, id, kExact});
     }
   }
@@ -1365,8 +1405,12 @@ TEST(Reduce, NaNEmptyAxesAndErrors) {
     for (const Tensor& t : {e, ei}) {
       const std::vector<int> axes = {1};
       const bool fl = dtype_is_float(t.dtype()) || op == ReduceOp::kMean;
-      const int id = o.add({{"kind", "reduce"}, {"op", reduce_op_name(op)}, {"a", o.input(t)}, {"axes", axes},
-                            {"keepdims", true}, {"mode", fl ? "f64" : "i64"},
+      const int id = o.add({{"kind", "reduce"},
+                            {"op", reduce_op_name(op)},
+                            {"a", o.input(t)},
+                            {"axes", axes},
+                            {"keepdims", true},
+                            {"mode", fl ? "f64" : "i64"},
                             {"rnd", dtype_name(expected_reduce_dtype(op, t.dtype()))}});
       cases.push_back({op, t, axes, true, id, kExact});
     }
@@ -1422,8 +1466,10 @@ TEST(Reduce, ArgMaxArgMinMatchNumPy) {
           std::vector<float> v = a.to_f32_vector();
           for (auto& x : v) {
             const double u = rng.uniform();
-            if (u < 0.04) x = kNaN;
-            else if (u < 0.07) x = rng.uniform() < 0.5 ? kInf : -kInf;
+            if (u < 0.04)
+              x = kNaN;
+            else if (u < 0.07)
+              x = rng.uniform() < 0.5 ? kInf : -kInf;
           }
           a.assign(Tensor::from_f32(s, v, t));
         }
@@ -1433,8 +1479,11 @@ TEST(Reduce, ArgMaxArgMinMatchNumPy) {
           for (bool keepdims : {false, true})
             for (bool is_max : {true, false})
               cases.push_back({is_max, a, axis, keepdims,
-                               o.add({{"kind", "arg"}, {"op", is_max ? "argmax" : "argmin"}, {"a", file},
-                                      {"axis", axis}, {"keepdims", keepdims}})});
+                               o.add({{"kind", "arg"},
+                                      {"op", is_max ? "argmax" : "argmin"},
+                                      {"a", file},
+                                      {"axis", axis},
+                                      {"keepdims", keepdims}})});
       }
     }
   }
@@ -1459,7 +1508,7 @@ TEST(Reduce, ArgMaxArgMinMatchNumPy) {
 struct MatmulCase {
   Tensor a, b;
   int id;
-  double rtol;  // relative to |a| @ |b| (float), or exact (< 0)
+  double rtol;     // relative to |a| @ |b| (float), or exact (< 0)
   double rel_ref;  // plus this fraction of |ref| (narrow results)
 };
 
@@ -1486,8 +1535,8 @@ void check_matmul_cases(const Oracle& o, const std::vector<MatmulCase>& cases) {
     for (size_t i = 0; i < g.size(); ++i) {
       const double allowed = c.rtol * s[i] + c.rel_ref * std::fabs(r[i]) + 1e-30;
       if (!(std::fabs(double(g[i]) - r[i]) <= allowed) && bad++ < 5)
-        msg << "\n  at " << index_str(got.shape(), static_cast<int64_t>(i)) << ": got " << g[i] << ", NumPy "
-            << r[i] << " (allowed error " << allowed << ")";
+        msg << "\n  at " << index_str(got.shape(), static_cast<int64_t>(i)) << ": got " << g[i] << ", NumPy " << r[i]
+            << " (allowed error " << allowed << ")";
     }
     EXPECT_EQ(bad, 0) << what << msg.str();
   }
@@ -1528,19 +1577,21 @@ TEST(Matmul, Float32ShapesAndViewsMatchNumPy) {
       const int kb = rep == 0 ? 0 : static_cast<int>(rng.integers(0, 6));
       Tensor a = make_view(rng, sa, DType::kFloat32, Profile::kFinite, ka);
       Tensor b = make_view(rng, sb, DType::kFloat32, Profile::kFinite, kb);
-      cases.push_back({a, b, o.add({{"kind", "matmul"}, {"a", o.input(a)}, {"b", o.input(b)}, {"mode", "f64"}}), 1e-5, 0});
+      cases.push_back(
+          {a, b, o.add({{"kind", "matmul"}, {"a", o.input(a)}, {"b", o.input(b)}, {"mode", "f64"}}), 1e-5, 0});
     }
   }
   // Views BLAS can read in place with a leading dimension larger than the row (a column window of
   // a wider matrix), and its transpose.
   const Tensor wide = make_values(rng, {12, 20}, DType::kFloat32, Profile::kFinite);
   const Tensor wb = make_values(rng, {5, 12}, DType::kFloat32, Profile::kFinite);
-  for (const auto& [a, b] : {std::pair{wide.slice(1, 3, 8).transpose(), wide.slice(1, 10, 17)},
-                             std::pair{wide.slice(1, 3, 8), wide.slice(0, 0, 5)},
-                             std::pair{wb.slice(0, 1, 4), wide.slice(1, 2, 20, 3)},
-                             std::pair{wide.slice(0, 0, 5).slice(1, 0, 12), wb.transpose()},
-                             std::pair{wide.slice(0, 1, 12, 2).slice(1, 19, 7, -1), wide.transpose().slice(0, 2, 14)}})
-    cases.push_back({a, b, o.add({{"kind", "matmul"}, {"a", o.input(a)}, {"b", o.input(b)}, {"mode", "f64"}}), 1e-5, 0});
+  for (const auto& [a, b] :
+       {std::pair{wide.slice(1, 3, 8).transpose(), wide.slice(1, 10, 17)},
+        std::pair{wide.slice(1, 3, 8), wide.slice(0, 0, 5)}, std::pair{wb.slice(0, 1, 4), wide.slice(1, 2, 20, 3)},
+        std::pair{wide.slice(0, 0, 5).slice(1, 0, 12), wb.transpose()},
+        std::pair{wide.slice(0, 1, 12, 2).slice(1, 19, 7, -1), wide.transpose().slice(0, 2, 14)}})
+    cases.push_back(
+        {a, b, o.add({{"kind", "matmul"}, {"a", o.input(a)}, {"b", o.input(b)}, {"mode", "f64"}}), 1e-5, 0});
   ASSERT_TRUE(o.run());
   check_matmul_cases(o, cases);
 }
@@ -1552,12 +1603,11 @@ TEST(Matmul, MixedAndNarrowFloatTypes) {
   Oracle o;
   std::vector<MatmulCase> cases;
   const std::pair<Shape, Shape> shapes[] = {{{6, 9}, {9, 5}}, {{2, 4, 8}, {8, 3}}, {{9}, {9, 4}}, {{3, 5}, {5}}};
-  for (const auto& [ta, tb, rnd, rel] :
-       {std::tuple{DType::kFloat32, DType::kInt8, "", 0.0},
-        std::tuple{DType::kBFloat16, DType::kBFloat16, "bfloat16", 1.0 / 256},
-        std::tuple{DType::kFloat16, DType::kFloat16, "float16", 1.0 / 1024},
-        std::tuple{DType::kBFloat16, DType::kFloat32, "", 0.0},
-        std::tuple{DType::kFloat8E4M3, DType::kFloat8E4M3, "float8_e4m3", 1.0 / 8}}) {
+  for (const auto& [ta, tb, rnd, rel] : {std::tuple{DType::kFloat32, DType::kInt8, "", 0.0},
+                                         std::tuple{DType::kBFloat16, DType::kBFloat16, "bfloat16", 1.0 / 256},
+                                         std::tuple{DType::kFloat16, DType::kFloat16, "float16", 1.0 / 1024},
+                                         std::tuple{DType::kBFloat16, DType::kFloat32, "", 0.0},
+                                         std::tuple{DType::kFloat8E4M3, DType::kFloat8E4M3, "float8_e4m3", 1.0 / 8}}) {
     for (const auto& [sa, sb] : shapes) {
       Tensor a = make_view(rng, sa, ta, Profile::kFinite, static_cast<int>(rng.integers(0, 6)));
       Tensor b = make_view(rng, sb, tb, Profile::kFinite, static_cast<int>(rng.integers(0, 6)));
@@ -1597,10 +1647,10 @@ TEST(Matmul, IntegersAreExact) {
         b = random_integers(sb, tb, rng, -(1 << 20), 1 << 20);
       }
       const DType rt = promote_types(ta, tb) == DType::kBool ? DType::kInt32 : promote_types(ta, tb);
-      cases.push_back({a, b,
-                       o.add({{"kind", "matmul"}, {"a", o.input(a)}, {"b", o.input(b)}, {"mode", "i64"},
-                              {"rnd", dtype_name(rt)}}),
-                       -1, 0});
+      cases.push_back(
+          {a, b,
+           o.add({{"kind", "matmul"}, {"a", o.input(a)}, {"b", o.input(b)}, {"mode", "i64"}, {"rnd", dtype_name(rt)}}),
+           -1, 0});
     }
   }
   ASSERT_TRUE(o.run());

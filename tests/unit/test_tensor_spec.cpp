@@ -30,8 +30,9 @@ TEST(TensorSpec, AcceptsAliasesSpacesScalarsAndTrailingComma) {
 }
 
 TEST(TensorSpec, RejectsMalformedSpecsWithAHint) {
-  for (const char* bad : {"", "a", "=float32[1]", "a=float32", "a=float64[2]", "a=float32[2,x]", "a=float32[-1]",
-                          "a b=float32[1]", "a=float32[1,,2]", "a=float32[65536,65536,2]", "a=float32[99999999999999999999]"}) {
+  for (const char* bad :
+       {"", "a", "=float32[1]", "a=float32", "a=float64[2]", "a=float32[2,x]", "a=float32[-1]", "a b=float32[1]",
+        "a=float32[1,,2]", "a=float32[65536,65536,2]", "a=float32[99999999999999999999]"}) {
     auto s = parse_tensor_spec(bad);
     ASSERT_FALSE(s) << bad;
     EXPECT_EQ(s.error().code, "nkia_bad_tensor_spec") << bad;

@@ -44,7 +44,9 @@ constexpr int64_t N = Slice::kNone;
 
 using Oracle = testing::TensorOracle;
 
-json shape_json(const Shape& s) { return json(std::vector<int64_t>(s.begin(), s.end())); }
+json shape_json(const Shape& s) {
+  return json(std::vector<int64_t>(s.begin(), s.end()));
+}
 
 std::string describe(const Tensor& t) {
   std::ostringstream s;
@@ -269,7 +271,8 @@ TEST(ViewChains, FloatViewsKeepValuesExactly) {
     for (int i = 0; i < 40; ++i) {
       const Shape s = {rng.integers(1, 6), rng.integers(1, 6), rng.integers(1, 4)};
       std::vector<float> vals(static_cast<size_t>(shape_numel(s)));
-      for (auto& x : vals) x = rng.uniform() < 0.1 ? (rng.uniform() < 0.5 ? kNaN : -kInf) : static_cast<float>(rng.normal() * 100);
+      for (auto& x : vals)
+        x = rng.uniform() < 0.1 ? (rng.uniform() < 0.5 ? kNaN : -kInf) : static_cast<float>(rng.normal() * 100);
       const Tensor base = Tensor::from_f32(s, vals, dt);
       Tensor v = base;
       json ops = json::array();
@@ -325,8 +328,8 @@ TEST(Slicing, PythonSemanticsForEveryStartStopStep) {
     const Tensor base3 = iota({2, t.n, 3});
     for (size_t i = 0; i < t.slices.size(); ++i) {
       const auto [start, stop, step] = t.slices[i];
-      const std::string what = "n=" + std::to_string(t.n) + " [" + (start == N ? "None" : std::to_string(start)) +
-                               ":" + (stop == N ? "None" : std::to_string(stop)) + ":" + std::to_string(step) + "]";
+      const std::string what = "n=" + std::to_string(t.n) + " [" + (start == N ? "None" : std::to_string(start)) + ":" +
+                               (stop == N ? "None" : std::to_string(stop)) + ":" + std::to_string(step) + "]";
       const Tensor v = base.slice(0, Slice{start, stop, step});
       EXPECT_EQ(v.to_i64_vector(), want[i]) << what;
       EXPECT_EQ(v.storage(), base.storage()) << what;
@@ -452,8 +455,8 @@ TEST(Views, BroadcastTo) {
   EXPECT_EQ(a.broadcast_to({3, 0}).numel(), 0);
   EXPECT_EQ(iota({}).broadcast_to({2, 2}).to_i64_vector(), (std::vector<int64_t>{0, 0, 0, 0}));
   EXPECT_THROW(a.broadcast_to({3, 4, 2}), std::invalid_argument);
-  EXPECT_THROW(a.broadcast_to({4}), std::invalid_argument);      // lower rank
-  EXPECT_THROW(a.broadcast_to({2, 4}), std::invalid_argument);   // 3 vs 2
+  EXPECT_THROW(a.broadcast_to({4}), std::invalid_argument);          // lower rank
+  EXPECT_THROW(a.broadcast_to({2, 4}), std::invalid_argument);       // 3 vs 2
   EXPECT_THROW(iota({0}).broadcast_to({1}), std::invalid_argument);  // NumPy refuses 0 → 1 too
   EXPECT_THROW(iota({2}).broadcast_to({}), std::invalid_argument);
 }
@@ -581,8 +584,8 @@ TEST(Copies, AstypeMatchesNumPy) {
     int id;
   };
   std::vector<Case> cases;
-  const std::vector<DType> ints = {DType::kInt8, DType::kInt16, DType::kInt32, DType::kUInt8, DType::kUInt16,
-                                   DType::kUInt32};
+  const std::vector<DType> ints = {DType::kInt8,  DType::kInt16,  DType::kInt32,
+                                   DType::kUInt8, DType::kUInt16, DType::kUInt32};
   for (DType from : ints) {
     const IntRange r = int_dtype_range(from);
     std::vector<int64_t> v;
@@ -591,7 +594,8 @@ TEST(Copies, AstypeMatchesNumPy) {
       v.push_back(std::clamp(x, r.lo, r.hi));
     // Strided source view.
     const Tensor src = Tensor::from_i64({static_cast<int64_t>(v.size())}, v, from).slice(0, N, N, -1);
-    for (DType to : ints) cases.push_back({src, to, o.add({{"kind", "astype"}, {"a", o.input(src)}, {"rnd", dtype_name(to)}})});
+    for (DType to : ints)
+      cases.push_back({src, to, o.add({{"kind", "astype"}, {"a", o.input(src)}, {"rnd", dtype_name(to)}})});
     for (DType to : {DType::kFloat32, DType::kFloat16, DType::kBool})
       cases.push_back({src, to, o.add({{"kind", "astype"}, {"a", o.input(src)}, {"rnd", dtype_name(to)}})});
   }
@@ -601,12 +605,13 @@ TEST(Copies, AstypeMatchesNumPy) {
     f.push_back(static_cast<float>(rng.normal() * scale));
   }
   // Halfway points of bfloat16 (ties to even both ways) and the specials.
-  for (float x : {1.00390625f, 1.01171875f, -1.00390625f, 3.3895314e38f, 0.0f, -0.0f, kInf, -kInf, kNaN, 1e-45f,
-                  240.0f, 247.9f, 248.0f, 448.0f, 464.0f, 465.0f, 57344.0f, 61440.0f, 65519.0f, 65520.0f})
+  for (float x :
+       {1.00390625f, 1.01171875f, -1.00390625f, 3.3895314e38f, 0.0f,   -0.0f,  kInf,     -kInf,    kNaN,     1e-45f,
+        240.0f,      247.9f,      248.0f,       448.0f,        464.0f, 465.0f, 57344.0f, 61440.0f, 65519.0f, 65520.0f})
     f.push_back(x);
   const Tensor fs = Tensor::from_f32({static_cast<int64_t>(f.size())}, f).reshape({-1, 4}).transpose();
-  for (DType to : {DType::kFloat16, DType::kBFloat16, DType::kFloat8E4M3, DType::kFloat8E4M3FN, DType::kFloat8E5M2,
-                   DType::kBool})
+  for (DType to :
+       {DType::kFloat16, DType::kBFloat16, DType::kFloat8E4M3, DType::kFloat8E4M3FN, DType::kFloat8E5M2, DType::kBool})
     cases.push_back({fs, to, o.add({{"kind", "astype"}, {"a", o.input(fs)}, {"rnd", dtype_name(to)}})});
   ASSERT_TRUE(o.run());
   for (const auto& c : cases) {
@@ -620,7 +625,8 @@ TEST(Copies, AstypeMatchesNumPy) {
 
 TEST(Copies, AstypeFloatToIntTruncatesSaturatesAndZeroesNaN) {
   // The engines' conversion (dtype.h store_f32), not NumPy's undefined behaviour.
-  const Tensor f = Tensor::from_f32({9}, std::vector<float>{2.9f, -2.9f, 1e10f, -1e10f, kInf, -kInf, kNaN, 0.5f, -0.5f});
+  const Tensor f =
+      Tensor::from_f32({9}, std::vector<float>{2.9f, -2.9f, 1e10f, -1e10f, kInf, -kInf, kNaN, 0.5f, -0.5f});
   EXPECT_EQ(f.astype(DType::kInt8).to_i64_vector(), (std::vector<int64_t>{2, -2, 127, -128, 127, -128, 0, 0, 0}));
   EXPECT_EQ(f.astype(DType::kUInt8).to_i64_vector(), (std::vector<int64_t>{2, 0, 255, 0, 255, 0, 0, 0, 0}));
   EXPECT_EQ(f.astype(DType::kInt32).to_i64_vector(),
@@ -749,8 +755,10 @@ TEST(Assign, OverlappingSourceAndDestinationMatchNumPy) {
                      o.add({{"kind", "assign"}, {"a", file}, {"dst_ops", dst_ops}, {"src_ops", src_ops}})});
   };
   // x[1:] = x[:-1] and x[:-1] = x[1:] (memmove-like shifts).
-  add({10}, json::array({json::array({"slice", 0, 1, nullptr, 1})}), json::array({json::array({"slice", 0, nullptr, -1, 1})}));
-  add({10}, json::array({json::array({"slice", 0, nullptr, -1, 1})}), json::array({json::array({"slice", 0, 1, nullptr, 1})}));
+  add({10}, json::array({json::array({"slice", 0, 1, nullptr, 1})}),
+      json::array({json::array({"slice", 0, nullptr, -1, 1})}));
+  add({10}, json::array({json::array({"slice", 0, nullptr, -1, 1})}),
+      json::array({json::array({"slice", 0, 1, nullptr, 1})}));
   // x[...] = x[::-1]
   add({9}, json::array(), json::array({json::array({"slice", 0, nullptr, nullptr, -1})}));
   // x[...] = x.T (square)
@@ -772,17 +780,33 @@ TEST(Fill, SaturatesIntegersAndRoundsFloats) {
     double want;
   };
   const Row rows[] = {
-      {DType::kInt8, 300, 127},          {DType::kInt8, -1e10, -128},      {DType::kInt8, 2.9, 2},
-      {DType::kInt8, -2.9, -2},          {DType::kInt8, NAN, 0},           {DType::kInt8, INFINITY, 127},
-      {DType::kUInt8, -5, 0},            {DType::kUInt8, 255.99, 255},     {DType::kUInt16, 70000, 65535},
-      {DType::kInt16, -40000, -32768},   {DType::kInt32, 2147483647.0, 2147483647.0},
-      {DType::kInt32, 2147483648.0, 2147483647.0},                        {DType::kInt32, -2147483649.0, -2147483648.0},
+      {DType::kInt8, 300, 127},
+      {DType::kInt8, -1e10, -128},
+      {DType::kInt8, 2.9, 2},
+      {DType::kInt8, -2.9, -2},
+      {DType::kInt8, NAN, 0},
+      {DType::kInt8, INFINITY, 127},
+      {DType::kUInt8, -5, 0},
+      {DType::kUInt8, 255.99, 255},
+      {DType::kUInt16, 70000, 65535},
+      {DType::kInt16, -40000, -32768},
+      {DType::kInt32, 2147483647.0, 2147483647.0},
+      {DType::kInt32, 2147483648.0, 2147483647.0},
+      {DType::kInt32, -2147483649.0, -2147483648.0},
       {DType::kInt32, 16777217, 16777217},  // exact: no detour through float32
-      {DType::kUInt32, 5e9, 4294967295.0},  {DType::kUInt32, 4294967295.5, 4294967295.0},
-      {DType::kUInt32, -INFINITY, 0},       {DType::kBool, 0.5, 1},         {DType::kBool, 0, 0},
-      {DType::kBool, -2, 1},                {DType::kBool, NAN, 1},         {DType::kFloat16, 1e5, INFINITY},
-      {DType::kFloat16, 1.0 / 3, 0.333251953125},                          {DType::kBFloat16, 1.0 / 3, 0.333984375},
-      {DType::kFloat8E4M3, 1000, INFINITY}, {DType::kFloat8E4M3FN, 300, 288},  {DType::kFloat32, 0.1, 0.1f},
+      {DType::kUInt32, 5e9, 4294967295.0},
+      {DType::kUInt32, 4294967295.5, 4294967295.0},
+      {DType::kUInt32, -INFINITY, 0},
+      {DType::kBool, 0.5, 1},
+      {DType::kBool, 0, 0},
+      {DType::kBool, -2, 1},
+      {DType::kBool, NAN, 1},
+      {DType::kFloat16, 1e5, INFINITY},
+      {DType::kFloat16, 1.0 / 3, 0.333251953125},
+      {DType::kBFloat16, 1.0 / 3, 0.333984375},
+      {DType::kFloat8E4M3, 1000, INFINITY},
+      {DType::kFloat8E4M3FN, 300, 288},
+      {DType::kFloat32, 0.1, 0.1f},
   };
   for (const Row& r : rows) {
     Tensor t = Tensor::zeros({2, 3}, r.dt);
@@ -820,7 +844,8 @@ TEST(Access, VectorsOfStridedViewsAreInCOrder) {
   EXPECT_EQ(t.to_i64_vector(), want);
   std::vector<float> wantf(want.begin(), want.end());
   EXPECT_EQ(t.to_f32_vector(), wantf);
-  const Tensor b = Tensor::from_f32({2}, std::vector<float>{1.5f, -2.25f}, DType::kBFloat16).expand_dims(0).broadcast_to({3, 2});
+  const Tensor b =
+      Tensor::from_f32({2}, std::vector<float>{1.5f, -2.25f}, DType::kBFloat16).expand_dims(0).broadcast_to({3, 2});
   EXPECT_EQ(b.to_f32_vector(), (std::vector<float>{1.5f, -2.25f, 1.5f, -2.25f, 1.5f, -2.25f}));
   EXPECT_TRUE(iota({0, 3}).to_f32_vector().empty());
   EXPECT_TRUE(iota({0, 3}).to_i64_vector().empty());

@@ -16,7 +16,9 @@ namespace nki_agent {
 namespace {
 
 // The NumPy type that holds a dtype's values exactly: the same name, float32 for the others.
-const char* numpy_name(DType t) { return dtype_is_numpy_foreign(t) ? "float32" : dtype_name(t).data(); }
+const char* numpy_name(DType t) {
+  return dtype_is_numpy_foreign(t) ? "float32" : dtype_name(t).data();
+}
 
 Diagnostic bad_value(const std::string& what, const std::string& msg) {
   return Diagnostic::error("nkia_bad_kernel_value", fmt::format("{}: {}", what, msg),
@@ -46,17 +48,29 @@ Result<Tensor> numpy_to_tensor(py::handle obj, const std::string& dtype_name_ove
   if (dt.byteorder() == '>') return fail(bad_value(what, "big-endian arrays are not supported"));
 
   DType src;
-  if (kind == 'f' && size == 4) src = DType::kFloat32;
-  else if (kind == 'f' && size == 2) src = DType::kFloat16;
-  else if (kind == 'f' && size == 8) src = DType::kFloat32;  // narrowed below
-  else if (kind == 'b') src = DType::kBool;
-  else if (kind == 'i' && size == 1) src = DType::kInt8;
-  else if (kind == 'i' && size == 2) src = DType::kInt16;
-  else if (kind == 'i' && (size == 4 || size == 8)) src = DType::kInt32;
-  else if (kind == 'u' && size == 1) src = DType::kUInt8;
-  else if (kind == 'u' && size == 2) src = DType::kUInt16;
-  else if (kind == 'u' && (size == 4 || size == 8)) src = DType::kUInt32;
-  else return fail(bad_value(what, fmt::format("NumPy dtype '{}' has no NKI counterpart", py::str(dt).cast<std::string>())));
+  if (kind == 'f' && size == 4)
+    src = DType::kFloat32;
+  else if (kind == 'f' && size == 2)
+    src = DType::kFloat16;
+  else if (kind == 'f' && size == 8)
+    src = DType::kFloat32;  // narrowed below
+  else if (kind == 'b')
+    src = DType::kBool;
+  else if (kind == 'i' && size == 1)
+    src = DType::kInt8;
+  else if (kind == 'i' && size == 2)
+    src = DType::kInt16;
+  else if (kind == 'i' && (size == 4 || size == 8))
+    src = DType::kInt32;
+  else if (kind == 'u' && size == 1)
+    src = DType::kUInt8;
+  else if (kind == 'u' && size == 2)
+    src = DType::kUInt16;
+  else if (kind == 'u' && (size == 4 || size == 8))
+    src = DType::kUInt32;
+  else
+    return fail(
+        bad_value(what, fmt::format("NumPy dtype '{}' has no NKI counterpart", py::str(dt).cast<std::string>())));
 
   Tensor t = Tensor::uninitialized(shape, src);
   const int64_t n = t.numel();
@@ -67,7 +81,8 @@ Result<Tensor> numpy_to_tensor(py::handle obj, const std::string& dtype_name_ove
         const double d = static_cast<const double*>(p)[i];
         t.data_as<float>()[i] = f32_from_f64(d);
       } else {
-        const int64_t v = kind == 'i' ? static_cast<const int64_t*>(p)[i] : static_cast<int64_t>(static_cast<const uint64_t*>(p)[i]);
+        const int64_t v =
+            kind == 'i' ? static_cast<const int64_t*>(p)[i] : static_cast<int64_t>(static_cast<const uint64_t*>(p)[i]);
         const auto [lo, hi] = int_dtype_range(src);
         if (v < lo || v > hi || (kind == 'u' && static_cast<const uint64_t*>(p)[i] > static_cast<uint64_t>(hi)))
           return fail(bad_value(what, fmt::format("the 64-bit value {} does not fit in {}", v, dtype_name(src))));
@@ -96,7 +111,8 @@ Result<Tensor> object_to_tensor(py::handle o, const std::string& what) {
     return numpy_to_tensor(py::module_::import("numpy").attr("asarray")(o), "", what);
   if (py::isinstance<py::array>(o)) {
     std::string nd;
-    if (py::hasattr(o, "nki_dtype") && !o.attr("nki_dtype").is_none()) nd = py::str(o.attr("nki_dtype")).cast<std::string>();
+    if (py::hasattr(o, "nki_dtype") && !o.attr("nki_dtype").is_none())
+      nd = py::str(o.attr("nki_dtype")).cast<std::string>();
     return numpy_to_tensor(o, nd, what);
   }
   if (py::isinstance<py::bool_>(o)) return Tensor::full({}, DType::kBool, o.cast<bool>());
@@ -113,7 +129,8 @@ Result<Tensor> object_to_tensor(py::handle o, const std::string& what) {
     return t;
   }
   if (py::isinstance<py::float_>(o)) return Tensor::full({}, DType::kFloat32, o.cast<double>());
-  return fail(bad_value(what, fmt::format("a {} is not an array", py::str(py::type::handle_of(o).attr("__name__")).cast<std::string>())));
+  return fail(bad_value(
+      what, fmt::format("a {} is not an array", py::str(py::type::handle_of(o).attr("__name__")).cast<std::string>())));
 }
 
 }  // namespace nki_agent

@@ -8,7 +8,7 @@
 namespace nki_agent {
 
 struct PylibFile {
-  std::string_view path;    // relative to pylib/, e.g. "nki/language.py"
+  std::string_view path;  // relative to pylib/, e.g. "nki/language.py"
   std::string_view source;
 };
 
