@@ -8,6 +8,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
 #include "nki/error_table.h"
 
 namespace nki_agent {
@@ -57,12 +58,6 @@ const ErrorInfo* find_error(std::string_view code) {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Levenshtein distance with one rolling row.
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
@@ -84,7 +79,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 std::vector<std::string_view> similar_error_codes(std::string_view query, size_t max_results) {
   // A substring of at least this many characters is a match; shorter ones match nearly everything.
   constexpr size_t kMinSubstring = 3;
-  const std::string q = lower(query);
+  const std::string q = to_lower(query);
   // Edit distances above a third of the query (at least 3) suggest unrelated codes.
   const size_t max_distance = std::max<size_t>(3, q.size() / 3);
   struct Candidate {
