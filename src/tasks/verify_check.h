@@ -26,6 +26,7 @@ enum class VerifyCheck {
   kMismatch,           // elements differ beyond the tolerance
   kRelativeNorm,       // the output's relative error norm is too large
 };
+inline constexpr int kNumVerifyChecks = static_cast<int>(VerifyCheck::kRelativeNorm) + 1;  // keep with the last
 
 // "static_policy", "kernel_error", "output_count", ... (the names above in snake_case).
 std::string_view check_name(VerifyCheck check);

@@ -39,9 +39,11 @@ MatmulPerfMode parse_perf_mode(const std::string& name) {
                   "perf_mode out for the ordinary mode"));
 }
 
-// The engines an instruction's engine= may name (not the DMA queues).
+// The engines an instruction's engine= may name, as the nisa engine constants spell them (not the
+// hardware names engine_from_name also reads, and not the DMA queues).
 Engine parse_engine(const std::string& name) {
-  if (auto e = engine_from_name(name); e && *e != Engine::kDma) return *e;
+  for (Engine e : {Engine::kVector, Engine::kScalar, Engine::kGpSimd, Engine::kTensor})
+    if (engine_name(e) == name) return e;
   raise(nki_error("nkia_unknown_engine", fmt::format("unknown engine '{}'", name),
                   "use nisa.vector_engine, nisa.scalar_engine or nisa.gpsimd_engine"));
 }
