@@ -14,7 +14,7 @@
 
 namespace nki_agent {
 
-// Generated from data/targets/*.toml by cost/embed_targets.cmake.
+// Generated from data/targets/*.toml by nkia_embed() (cmake/embed_files.cmake).
 struct EmbeddedTarget {
   std::string_view name;
   std::string_view toml;

@@ -1,7 +1,7 @@
 // runtime/python/py_errors.h — how a C++ failure inside the NKI core reaches kernel code.
 //
 // A kernel's mistakes leave the core as Diagnostics and enter Python as _nkia.errors.NkiError with
-// their code (py_module.cpp). Anything else that escapes the core while an instruction runs — an
+// their code (py_core.cpp). Anything else that escapes the core while an instruction runs — an
 // InternalError (a broken invariant), a std:: exception from a library, a precondition of the
 // tensor library that no coded check caught — is a bug in nki-agent, not in the kernel. The
 // translator registered here turns each of those into the Python exception
