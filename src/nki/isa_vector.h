@@ -14,7 +14,8 @@ namespace nki_agent {
 // dst's type. Not an activation: the Scalar engine's input-range rules do not apply.
 Result<void> isa_reciprocal(ExecContext& ctx, const Access& dst, const Access& data, const SourceLoc& loc);
 
-// The first operand of scalar_tensor_tensor: a number, or a [P, 1] tile (one value per partition).
+// An operand that is a number or a [P, 1] tile (one value per partition): scalar_tensor_tensor's
+// first, and the bindings' scalars and tiles (scale, initial, on_false, ...).
 struct ScalarOperand {
   double value = 0.0;
   std::optional<Access> tile;

@@ -71,15 +71,11 @@ ReduceOp parse_activation_reduce(const std::string& name) {
                   "reduce with nl.add (or nl.maximum / nl.minimum)"));
 }
 
-// An operand that is "a number or a [P, 1] tile": the number (`value`), or the tile admitted as
-// the operand `role`. None is neither when `none_ok` (an optional operand), else it is refused as a
-// tile would be.
-struct ScalarOrTile {
-  double value = 0;
-  std::optional<Access> tile;
-};
-ScalarOrTile scalar_or_tile(py::handle h, const char* role, double value_if_tile = 0, bool none_ok = false) {
-  ScalarOrTile s;
+// An operand that is "a number or a [P, 1] tile" (nki/isa_vector.h): the number (`value`), or the
+// tile admitted as the operand `role`. None is neither when `none_ok` (an optional operand), else it
+// is refused as a tile would be.
+ScalarOperand scalar_or_tile(py::handle h, const char* role, double value_if_tile = 0, bool none_ok = false) {
+  ScalarOperand s;
   if (py::isinstance<py::float_>(h) || py::isinstance<py::int_>(h)) {
     s.value = h.cast<double>();
   } else {
@@ -151,7 +147,7 @@ void register_isa(py::module_& m) {
         ExecContext& ctx = exec_or_raise("activation");
         std::optional<Access> b;
         if (!bias.is_none()) b = to_access(bias, "bias");
-        const ScalarOrTile s = scalar_or_tile(scale, "scale", 1.0);
+        const ScalarOperand s = scalar_or_tile(scale, "scale", 1.0);
         std::optional<UnaryOp> fn;
         if (op != "copy" && op != "identity") fn = parse_unary(op);
         std::optional<ActivationReduce> reduce_to;
@@ -224,7 +220,7 @@ void register_isa(py::module_& m) {
   m.def("tensor_tensor_scan", [](py::handle dst, py::handle d0, py::handle d1, py::handle initial,
                                  const std::string& op0, const std::string& op1, bool rev0, bool rev1) {
     ExecContext& ctx = exec_or_raise("tensor_tensor_scan");
-    const ScalarOrTile init = scalar_or_tile(initial, "initial");
+    const ScalarOperand init = scalar_or_tile(initial, "initial");
     check(isa_tensor_tensor_scan(ctx, to_access(dst, "dst"), to_access(d0, "data0"), to_access(d1, "data1"), init.value,
                                  init.tile, parse_binary(op0), parse_binary(op1), rev0, rev1, caller_loc()));
   });
@@ -249,7 +245,7 @@ void register_isa(py::module_& m) {
       else
         st.unary = parse_unary(name);
       const py::handle operand = t[1];
-      ScalarOrTile o = scalar_or_tile(operand, "operand", st.value, /*none_ok=*/true);
+      ScalarOperand o = scalar_or_tile(operand, "operand", st.value, /*none_ok=*/true);
       st.value = o.value;
       st.tile = std::move(o.tile);
       if (operand.is_none() && !st.unary)
@@ -287,13 +283,13 @@ void register_isa(py::module_& m) {
   m.def("select_reduce", [](py::handle dst, py::handle pred, py::handle on_true, py::handle on_false, bool reverse,
                             py::handle reduce_res) {
     ExecContext& ctx = exec_or_raise("select_reduce");
-    const ScalarOrTile f = scalar_or_tile(on_false, "on_false");
+    const ScalarOperand f = scalar_or_tile(on_false, "on_false");
     check(isa_select_reduce(ctx, to_access(dst, "dst"), to_access(pred, "predicate"), to_access(on_true, "on_true"),
                             f.value, f.tile, reverse, opt_access(reduce_res, "reduce_res"), caller_loc()));
   });
   m.def("copy_predicated", [](py::handle dst, py::handle src, py::handle pred, bool reverse) {
     ExecContext& ctx = exec_or_raise("tensor_copy_predicated");
-    const ScalarOrTile s = scalar_or_tile(src, "src");
+    const ScalarOperand s = scalar_or_tile(src, "src");
     check(isa_copy_predicated(ctx, to_access(dst, "dst"), s.tile, s.value, to_access(pred, "predicate"), reverse,
                               caller_loc()));
   });
@@ -346,9 +342,8 @@ void register_isa(py::module_& m) {
   m.def("scalar_tensor_tensor", [](py::handle dst, py::handle data, const std::string& op0, py::handle operand0,
                                    bool reverse0, const std::string& op1, py::handle data1, bool reverse1) {
     ExecContext& ctx = exec_or_raise("scalar_tensor_tensor");
-    const ScalarOrTile o = scalar_or_tile(operand0, "operand0");
     check(isa_scalar_tensor_tensor(ctx, to_access(dst, "dst"), to_access(data, "data"), parse_binary(op0),
-                                   ScalarOperand{o.value, o.tile}, reverse0, parse_binary(op1),
+                                   scalar_or_tile(operand0, "operand0"), reverse0, parse_binary(op1),
                                    to_access(data1, "operand1"), reverse1, caller_loc()));
   });
 }
