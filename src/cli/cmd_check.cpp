@@ -105,7 +105,7 @@ void add_check_command(CLI::App& app, Context& ctx) {
   sub->add_option("--shapes,-s", o->shapes, "The tensor inputs, name=dtype[shape] (zeros)");
   sub->add_option("--target", o->k.target, "The NeuronCore to check against")
       ->capture_default_str()
-      ->check(CLI::IsMember({"trn1", "trn2"}));
+      ->check(CLI::IsMember(target_names()));
   sub->add_option("--trace", o->trace, "Write the executed instructions as JSON to this file");
   add_limit_options(*sub, o->k);
   sub->callback([&ctx, o] { ctx.exit_code = run_check(ctx, *o); });

@@ -11,6 +11,7 @@
 #include "cost/perfetto.h"
 #include "cost/trace_json.h"
 #include "nki/target.h"
+#include "nki/target.h"
 #include "runtime/kernel_service.h"
 #include "tensor/rng.h"
 #include "tensor/tensor_spec.h"
@@ -118,7 +119,7 @@ int run_profile(const Context& ctx, const ProfileOptions& o) {
     PerfettoOptions po;
     std::string base = o.k.kernel;
     if (size_t slash = base.rfind('/'); slash != std::string::npos) base = base.substr(slash + 1);
-    po.title = fmt::format("{}:{} on {} ({})", base, o.k.entry, hw->name, hw->core);
+    po.title = fmt::format("{}:{} on {} ({})", base, o.k.entry, hw->target.name, hw->target.core);
     if (auto w = write_perfetto_trace(o.trace, trace, r.program, r.schedule, *hw, po); !w)
       return report(ctx, w.error());
   }
@@ -131,9 +132,9 @@ int run_profile(const Context& ctx, const ProfileOptions& o) {
     return kExitOk;
   }
   if (!o.from_trace.empty())
-    fmt::print("{}: recorded trace on {} ({})\n", o.from_trace, hw->name, hw->core);
+    fmt::print("{}: recorded trace on {} ({})\n", o.from_trace, hw->target.name, hw->target.core);
   else
-    fmt::print("{}: '{}' on {} ({}{})\n", o.k.kernel, o.k.entry, hw->name, hw->core,
+    fmt::print("{}: '{}' on {} ({}{})\n", o.k.kernel, o.k.entry, hw->target.name, hw->target.core,
                traced->timing_only ? ", timing-only" : ", computed on random inputs");
   fmt::print("{}", profile_to_text(r.profile, o.lines));
   if (!o.trace.empty()) fmt::print("  trace        {} (open it in https://ui.perfetto.dev)\n", o.trace);
@@ -158,7 +159,7 @@ void add_profile_command(CLI::App& app, Context& ctx) {
   sub->add_option("--shapes,-s", o->shapes, "The tensor inputs, name=dtype[shape]");
   sub->add_option("--target", o->k.target, "The NeuronCore to profile on")
       ->capture_default_str()
-      ->check(CLI::IsMember({"trn1", "trn2"}));
+      ->check(CLI::IsMember(target_names()));
   sub->add_option("--hardware", o->hardware, "A hardware description (.toml) instead of the target's own");
   sub->add_option("--trace", o->trace, "Write a Perfetto / Chrome trace (JSON) of the simulated schedule to this file");
   auto* t = sub->add_flag("--timing-only", o->timing_only, "Never compute (default when inputs exceed 2^20 elements)");

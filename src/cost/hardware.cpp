@@ -5,169 +5,16 @@
 
 #include <fmt/format.h>
 
-#include <toml++/toml.h>
 #include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "nki/target_toml.h"
+
 namespace nki_agent {
 
-// Generated from data/targets/*.toml by nkia_embed() (cmake/embed_files.cmake).
-struct EmbeddedTarget {
-  std::string_view name;
-  std::string_view toml;
-};
-const std::vector<EmbeddedTarget>& embedded_targets();
-
 namespace {
-
-// Reads one table's fields, remembering which keys were consumed so the rest can be refused.
-class TableReader {
- public:
-  TableReader(const toml::table* t, std::string path, std::string_view origin)
-      : t_(t), path_(std::move(path)), origin_(origin) {}
-
-  bool present(std::string_view key) const { return t_ && t_->contains(key); }
-  const std::string& path() const { return path_; }
-
-  Result<double> number(std::string_view key, std::optional<double> dflt, double lo, double hi) {
-    used_.insert(std::string(key));
-    const toml::node* n = t_ ? t_->get(key) : nullptr;
-    if (!n) {
-      if (dflt) return *dflt;
-      return missing(key);
-    }
-    double v;
-    if (auto f = n->value_exact<double>())
-      v = *f;
-    else if (auto i = n->value_exact<int64_t>())
-      v = static_cast<double>(*i);
-    else
-      return bad(key, "a number");
-    if (!std::isfinite(v) || v < lo || v > hi)
-      return fail(invalid(fmt::format("{} = {} is out of range [{}, {}]", where(key), v, lo, hi)));
-    return v;
-  }
-
-  Result<int64_t> integer(std::string_view key, std::optional<int64_t> dflt, int64_t lo, int64_t hi) {
-    used_.insert(std::string(key));
-    const toml::node* n = t_ ? t_->get(key) : nullptr;
-    if (!n) {
-      if (dflt) return *dflt;
-      return missing(key);
-    }
-    auto i = n->value_exact<int64_t>();
-    if (!i) return bad(key, "an integer");
-    if (*i < lo || *i > hi)
-      return fail(invalid(fmt::format("{} = {} is out of range [{}, {}]", where(key), *i, lo, hi)));
-    return *i;
-  }
-
-  Result<std::string> string(std::string_view key, std::optional<std::string> dflt) {
-    used_.insert(std::string(key));
-    const toml::node* n = t_ ? t_->get(key) : nullptr;
-    if (!n) {
-      if (dflt) return *dflt;
-      return missing(key);
-    }
-    auto s = n->value_exact<std::string>();
-    if (!s) return bad(key, "a string");
-    return *s;
-  }
-
-  Result<std::optional<bool>> flag(std::string_view key) {
-    used_.insert(std::string(key));
-    const toml::node* n = t_ ? t_->get(key) : nullptr;
-    if (!n) return std::optional<bool>{};
-    auto b = n->value_exact<bool>();
-    if (!b) return bad(key, "true or false");
-    return std::optional<bool>(*b);
-  }
-
-  Result<std::vector<std::string>> strings(std::string_view key) {
-    used_.insert(std::string(key));
-    std::vector<std::string> out;
-    const toml::node* n = t_ ? t_->get(key) : nullptr;
-    if (!n) return out;
-    const toml::array* a = n->as_array();
-    if (!a) return bad(key, "an array of strings");
-    for (const auto& e : *a) {
-      auto s = e.value_exact<std::string>();
-      if (!s) return bad(key, "an array of strings");
-      out.push_back(*s);
-    }
-    return out;
-  }
-
-  // Refuses keys outside `keys`, before anything is read: a misspelt key is reported as itself,
-  // not as the key it was meant to be missing.
-  Result<void> only(std::initializer_list<std::string_view> keys) const {
-    if (!t_) return {};
-    for (const auto& [k, v] : *t_)
-      if (std::find(keys.begin(), keys.end(), k.str()) == keys.end())
-        return fail(invalid(fmt::format("unknown key {}", where(k.str())))
-                        .with_note("check the spelling against data/targets/trn1.toml"));
-    return {};
-  }
-
-  // Refuses keys nobody read.
-  Result<void> finish() const {
-    if (!t_) return {};
-    for (const auto& [k, v] : *t_)
-      if (!used_.count(std::string(k.str())))
-        return fail(invalid(fmt::format("unknown key {}", where(k.str())))
-                        .with_note("check the spelling against data/targets/trn1.toml"));
-    return {};
-  }
-
-  Diagnostic invalid(std::string msg) const {
-    return Diagnostic::error("nkia_hardware_invalid", fmt::format("{}: {}", origin_, msg),
-                             "see data/targets/trn1.toml and docs/cost-model.md for every field");
-  }
-  std::string where(std::string_view key) const {
-    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
-  }
-
- private:
-  tl::unexpected<Diagnostic> missing(std::string_view key) const {
-    return fail(invalid(fmt::format("{} is missing", where(key))));
-  }
-  tl::unexpected<Diagnostic> bad(std::string_view key, std::string_view what) const {
-    return fail(invalid(fmt::format("{} must be {}", where(key), what)));
-  }
-
-  const toml::table* t_;
-  std::string path_;
-  std::string_view origin_;
-  std::set<std::string> used_;
-};
-
-#define NKIA_TRY(var, expr)                   \
-  auto var##_r = (expr);                      \
-  if (!var##_r) return fail(var##_r.error()); \
-  auto var = std::move(*var##_r)
-
-#define NKIA_TRY_VOID(expr)           \
-  do {                                \
-    auto r_ = (expr);                 \
-    if (!r_) return fail(r_.error()); \
-  } while (0)
-
-Result<const toml::table*> sub_table(const toml::table& root, std::string_view key, std::string_view origin,
-                                     bool required) {
-  const toml::node* n = root.get(key);
-  if (!n) {
-    if (!required) return static_cast<const toml::table*>(nullptr);
-    return fail("nkia_hardware_invalid", fmt::format("{}: table [{}] is missing", origin, key),
-                "see data/targets/trn1.toml for the expected layout");
-  }
-  if (!n->as_table())
-    return fail("nkia_hardware_invalid", fmt::format("{}: {} must be a table", origin, key),
-                "see data/targets/trn1.toml for the expected layout");
-  return n->as_table();
-}
 
 Result<EngineSpec> read_engine(const toml::table* t, std::string path, std::string_view origin, bool is_pe) {
   TableReader r(t, std::move(path), origin);
@@ -339,44 +186,19 @@ Result<HardwareSpec> build_spec(const toml::table& root, std::string_view origin
   hw.origin = std::string(origin);
   {
     TableReader top(&root, "", origin);
-    const std::set<std::string> known = {"target", "memory", "sync", "engines", "dma", "concurrency", "rules"};
+    const std::set<std::string> known = {"target", "limits", "memory", "sync", "engines", "dma", "concurrency", "rules"};
     for (const auto& [k, v] : root)
       if (!known.count(std::string(k.str())))
         return fail(top.invalid(fmt::format("unknown table or key '{}'", k.str())));
   }
-  NKIA_TRY(target_t, sub_table(root, "target", origin, true));
-  {
-    TableReader r(target_t, "target", origin);
-    NKIA_TRY_VOID(r.only({"name", "core", "description"}));
-    NKIA_TRY(name, r.string("name", std::nullopt));
-    NKIA_TRY(core, r.string("core", std::string()));
-    NKIA_TRY(desc, r.string("description", std::string()));
-    if (name.empty()) return fail(r.invalid("target.name is empty"));
-    hw.name = name;
-    hw.core = core;
-    hw.description = desc;
-    NKIA_TRY_VOID(r.finish());
-  }
+  NKIA_TRY(target, read_target(root, origin));
+  hw.target = std::move(target);
   NKIA_TRY(mem_t, sub_table(root, "memory", origin, true));
   {
     TableReader r(mem_t, "memory", origin);
-    NKIA_TRY_VOID(r.only({"partitions", "sbuf_bytes_per_partition", "psum_bytes_per_partition", "psum_banks",
-                          "psum_bank_bytes", "hbm_bytes_per_ns"}));
-    NKIA_TRY(parts, r.integer("partitions", std::nullopt, 1, 1024));
-    NKIA_TRY(sbuf, r.integer("sbuf_bytes_per_partition", std::nullopt, 1, int64_t{1} << 30));
-    NKIA_TRY(psum, r.integer("psum_bytes_per_partition", std::nullopt, 1, int64_t{1} << 30));
-    NKIA_TRY(banks, r.integer("psum_banks", std::nullopt, 1, 1024));
-    NKIA_TRY(bank_bytes, r.integer("psum_bank_bytes", std::nullopt, 1, int64_t{1} << 30));
+    NKIA_TRY_VOID(r.only({"hbm_bytes_per_ns"}));
     NKIA_TRY(hbm, r.number("hbm_bytes_per_ns", std::nullopt, 0.001, 1e6));
-    hw.partitions = static_cast<int>(parts);
-    hw.sbuf_bytes_per_partition = sbuf;
-    hw.psum_bytes_per_partition = psum;
-    hw.psum_banks = static_cast<int>(banks);
-    hw.psum_bank_bytes = bank_bytes;
     hw.hbm_bytes_per_ns = hbm;
-    if (banks * bank_bytes > psum)
-      return fail(r.invalid(
-          fmt::format("memory: {} banks of {} bytes do not fit {} PSUM bytes per partition", banks, bank_bytes, psum)));
     NKIA_TRY_VOID(r.finish());
   }
   NKIA_TRY(sync_t, sub_table(root, "sync", origin, false));
@@ -498,18 +320,7 @@ bool CostRule::matches(Engine e, const InstrOp& op) const {
 }
 
 Result<HardwareSpec> parse_hardware(std::string_view toml_text, std::string_view origin) {
-  toml::table root;
-  try {
-    root = toml::parse(toml_text, origin);
-  } catch (const toml::parse_error& e) {
-    Diagnostic d =
-        Diagnostic::error("nkia_hardware_syntax", fmt::format("{}: not valid TOML: {}", origin, e.description()),
-                          "fix the TOML syntax (https://toml.io)");
-    d.loc.file = std::string(origin);
-    d.loc.line = static_cast<int>(e.source().begin.line);
-    d.loc.col = static_cast<int>(e.source().begin.column);
-    return fail(std::move(d));
-  }
+  NKIA_TRY(root, parse_target_toml(toml_text, origin));
   return build_spec(root, origin);
 }
 
@@ -527,26 +338,11 @@ Result<HardwareSpec> load_hardware_file(const std::string& path) {
   return parse_hardware(text, path);
 }
 
-std::vector<std::string> hardware_targets() {
-  std::vector<std::string> out;
-  for (const auto& t : embedded_targets()) out.emplace_back(t.name);
-  return out;
-}
-
-std::string_view hardware_toml(std::string_view target) {
-  for (const auto& t : embedded_targets())
-    if (t.name == target) return t.toml;
-  return {};
-}
-
 Result<HardwareSpec> hardware_for_target(std::string_view target) {
-  std::string_view text = hardware_toml(target);
-  if (text.empty()) {
-    std::string names;
-    for (const auto& n : hardware_targets()) names += (names.empty() ? "" : ", ") + n;
-    return fail("nkia_unknown_target", fmt::format("no hardware description for target '{}'", target),
-                fmt::format("use one of: {}", names));
-  }
+  if (auto known = target_by_name(target); !known) return fail(known.error());
+  std::string_view text;
+  for (const auto& t : embedded_targets())
+    if (t.name == target) text = t.toml;
   return parse_hardware(text, fmt::format("data/targets/{}.toml", target));
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/diagnostic.h"
+#include "nki/target.h"
 #include "nki/trace.h"
 
 namespace nki_agent {
@@ -94,16 +95,8 @@ struct ConcurrencyGroup {
 };
 
 struct HardwareSpec {
-  std::string name;  // "trn1"
-  std::string core;  // "NeuronCore-v2"
-  std::string description;
+  TargetSpec target;   // [target] and [limits]: the name, the core, SBUF and PSUM capacities
   std::string origin;  // "embedded data/targets/trn1.toml" or the file it was read from
-  // Memory.
-  int partitions = 128;
-  int64_t sbuf_bytes_per_partition = 0;
-  int64_t psum_bytes_per_partition = 16384;
-  int psum_banks = 8;
-  int64_t psum_bank_bytes = 2048;
   double hbm_bytes_per_ns = 0;  // per NeuronCore: MBU and the roofline's memory bound
   double semaphore_latency_ns = 0;
   std::array<EngineSpec, kNumComputeEngines> engines{};  // indexed by Engine (kTensor..kGpSimd)
@@ -128,8 +121,5 @@ Result<HardwareSpec> parse_hardware(std::string_view toml_text, std::string_view
 Result<HardwareSpec> load_hardware_file(const std::string& path);
 // The description compiled in for a target ("trn1", "trn2"). Code nkia_unknown_target.
 Result<HardwareSpec> hardware_for_target(std::string_view target);
-// The targets compiled in, and a target's TOML text (empty when unknown).
-std::vector<std::string> hardware_targets();
-std::string_view hardware_toml(std::string_view target);
 
 }  // namespace nki_agent

@@ -75,7 +75,7 @@ std::string perfetto_trace(const Trace& trace, const CostProgram& prog, const Sc
   out += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   Writer w(out);
   {
-    std::string title = options.title.empty() ? fmt::format("{} ({})", hw.core, hw.name) : options.title;
+    std::string title = options.title.empty() ? fmt::format("{} ({})", hw.target.core, hw.target.name) : options.title;
     w.raw(fmt::format(R"({{"name":"process_name","ph":"M","pid":1,"args":{{"name":{}}}}})", json_str(title)));
     w.raw(R"({"name":"process_sort_index","ph":"M","pid":1,"args":{"sort_index":0}})");
   }

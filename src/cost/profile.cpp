@@ -59,8 +59,8 @@ class Builder {
       : trace_(trace), prog_(prog), deps_(deps), s_(sched), hw_(hw) {}
 
   Profile run() {
-    p_.target = hw_.name;
-    p_.core = hw_.core;
+    p_.target = hw_.target.name;
+    p_.core = hw_.target.core;
     p_.hardware_origin = hw_.origin;
     p_.total_ns = s_.total_ns;
     p_.instructions = static_cast<int64_t>(prog_.ops.size());
@@ -402,15 +402,15 @@ class Builder {
     if (p_.psum_oversubscribed > 0)
       add("psum_oversubscribed", Severity::kWarning,
           fmt::format("{} PSUM tiles were opened while all {} banks held tiles still to be read",
-                      p_.psum_oversubscribed, hw_.psum_banks),
+                      p_.psum_oversubscribed, hw_.target.psum_banks),
           "read (evict) PSUM accumulators before opening more than 8 of them");
-    if (p_.sbuf_oversubscribed > 0 || p_.peak_sbuf_bytes_per_partition > hw_.sbuf_bytes_per_partition)
+    if (p_.sbuf_oversubscribed > 0 || p_.peak_sbuf_bytes_per_partition > hw_.target.sbuf_bytes_per_partition)
       add("sbuf_oversubscribed", Severity::kWarning,
           fmt::format(
               "live SBUF tiles need {} per partition at their peak, more than the {} available ({} tiles found no "
               "room): the compiler would spill to HBM",
               human_bytes(static_cast<double>(p_.peak_sbuf_bytes_per_partition)),
-              human_bytes(static_cast<double>(hw_.sbuf_bytes_per_partition)), p_.sbuf_oversubscribed),
+              human_bytes(static_cast<double>(hw_.target.sbuf_bytes_per_partition)), p_.sbuf_oversubscribed),
           "shrink the blocks held in SBUF at once, or free tiles earlier (declare them inside the loop that uses "
           "them)");
     const EngineStats& port_dve = p_.engines[static_cast<size_t>(Engine::kVector)];

@@ -92,14 +92,14 @@ class CapacityGate {
 class Scheduler {
  public:
   Scheduler(const CostProgram& prog, const DependenceGraph& deps, const HardwareSpec& hw, const ScheduleOptions& opt)
-      : prog_(prog), deps_(deps), hw_(hw), opt_(opt), sbuf_(hw.sbuf_bytes_per_partition) {
+      : prog_(prog), deps_(deps), hw_(hw), opt_(opt), sbuf_(hw.target.sbuf_bytes_per_partition) {
     dma_engines_.resize(static_cast<size_t>(hw.dma.engines));
     dma_last_op_.assign(static_cast<size_t>(hw.dma.engines), kNone);
     dma_last_end_.assign(static_cast<size_t>(hw.dma.engines), 0.0);
     groups_.resize(hw.concurrency.size());
-    bank_free_.assign(static_cast<size_t>(hw.psum_banks), 0.0);
-    bank_owner_.assign(static_cast<size_t>(hw.psum_banks), -1);
-    bank_released_by_.assign(static_cast<size_t>(hw.psum_banks), kNone);
+    bank_free_.assign(static_cast<size_t>(hw.target.psum_banks), 0.0);
+    bank_owner_.assign(static_cast<size_t>(hw.target.psum_banks), -1);
+    bank_released_by_.assign(static_cast<size_t>(hw.target.psum_banks), kNone);
     alloc_banks_.resize(deps.allocations.size());
     s_.dma_engine_busy_ns.assign(static_cast<size_t>(hw.dma.engines), 0.0);
   }

@@ -73,12 +73,12 @@ Result<void> check_engine_memory(const Access& a, Engine engine, const char* ins
                         "copy the PSUM tile to SBUF first (nl.copy or nisa.tensor_copy on the Vector engine)"));
 }
 
-Result<void> check_free_size(const Access& a, Engine engine, const char* instruction) {
+Result<void> check_free_size(const ExecContext& ctx, const Access& a, Engine engine, const char* instruction) {
   if (engine != Engine::kVector && engine != Engine::kScalar) return {};
   const int64_t p = a.partitions();
   const int64_t n = p > 0 ? a.view.numel() / p : 0;
   const bool psum = a.buffer() == Buffer::kPsum;
-  const int64_t limit = psum ? 4096 : 65536;
+  const int64_t limit = psum ? ctx.target->engine_fmax_psum : ctx.target->engine_fmax_sbuf;
   if (n <= limit) return {};
   return fail(nki_error("err_size_of_dimension_exceed_arch_limit",
                         fmt::format("operand {} of '{}' has {} elements per partition, more than the {} a {} engine "
@@ -96,7 +96,7 @@ Result<void> check_tiles(const ExecContext& ctx, std::initializer_list<const Acc
     if (auto r = check_engine_memory(*t, engine, instruction); !r) return r;
     if (auto r = check_partition_limit(ctx, *t, instruction); !r) return r;
     if (auto r = check_partition_access(*t, instruction); !r) return r;
-    if (auto r = check_free_size(*t, engine, instruction); !r) return r;
+    if (auto r = check_free_size(ctx, *t, engine, instruction); !r) return r;
   }
   return {};
 }

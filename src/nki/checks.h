@@ -27,8 +27,9 @@ Result<void> check_partition_access(const Access& a, const char* instruction);
 // err_unsupported_memory for a PSUM operand of a GpSimd instruction (POOL cannot access PSUM, §2.1).
 Result<void> check_engine_memory(const Access& a, Engine engine, const char* instruction);
 // err_size_of_dimension_exceed_arch_limit when an operand of a Vector or Scalar engine instruction
-// has more than 64K elements per partition in SBUF, or 4K in PSUM (§2.5).
-Result<void> check_free_size(const Access& a, Engine engine, const char* instruction);
+// has more elements per partition than the target's engine_fmax_sbuf (SBUF) or engine_fmax_psum
+// (PSUM): 64K and 4K on trn1 and trn2 (§2.5).
+Result<void> check_free_size(const ExecContext& ctx, const Access& a, Engine engine, const char* instruction);
 // All of the above for each operand of an instruction on `engine`, in order: what every compute
 // instruction asks of its tiles.
 Result<void> check_tiles(const ExecContext& ctx, std::initializer_list<const Access*> tiles, const char* instruction,

@@ -439,7 +439,7 @@ Result<void> isa_tensor_reduce(ExecContext& ctx, const Access& dst, ReduceOp op,
   if (auto r = check_partition_limit(ctx, src, kOp); !r) return r;
   for (const Access* a : {&src, &dst}) {
     if (auto r = check_partition_access(*a, kOp); !r) return r;
-    if (auto r = check_free_size(*a, Engine::kVector, kOp); !r) return r;
+    if (auto r = check_free_size(ctx, *a, Engine::kVector, kOp); !r) return r;
   }
   for (int ax : axes)
     if (ax <= 0 || ax >= src.view.ndim())
@@ -551,12 +551,12 @@ Result<void> isa_bn_stats(ExecContext& ctx, const Access& dst, const Access& src
   if (auto r = check_tiles(ctx, {&dst, &src}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
   const int64_t p = src.partitions(), n = p ? src.view.numel() / p : 0;
-  constexpr int64_t kBnStatsFmax = 512;  // nl.tile_size.bn_stats_fmax
-  if (n > kBnStatsFmax)
+  const int64_t fmax = ctx.target->bn_stats_fmax;  // nl.tile_size.bn_stats_fmax
+  if (n > fmax)
     return fail(nki_error("err_size_of_dimension_exceed_arch_limit",
                           fmt::format("'{}' of {}: {} elements per partition exceed the limit of {}", kOp,
-                                      src.describe(), n, kBnStatsFmax),
-                          "compute bn_stats on chunks of 512 and combine them with bn_aggr"));
+                                      src.describe(), n, fmax),
+                          fmt::format("compute bn_stats on chunks of {} and combine them with bn_aggr", fmax)));
   if (dst.view.numel() != p * 6)
     return fail(
         nki_error("err_store_dst_shape_smaller_than_other_shape",

@@ -55,19 +55,21 @@ Result<void> check_count(const Access& t, int64_t want, const char* op, const ch
 }
 
 // The data of the max8 family: at least 8 elements per partition (nkia_max8_input_size), at most
-// 16384 (err_size_of_dimension_exceed_arch_limit, a fixed limit of the instruction).
-Result<void> check_max8_data(const Access& t, const char* op) {
+// the target's max8_fmax (err_size_of_dimension_exceed_arch_limit).
+Result<void> check_max8_data(const ExecContext& ctx, const Access& t, const char* op) {
   const int64_t n = per_partition(t);
   if (n < 8)
     return fail(nki_error("nkia_max8_input_size",
                           fmt::format("'{}' needs at least 8 elements per partition, {} has {}", op, t.describe(), n),
                           "pad each row to at least 8 elements (with nl.fp32.min, which never wins)"));
-  if (n > 16384)
-    return fail(
-        nki_error("err_size_of_dimension_exceed_arch_limit",
-                  fmt::format("'{}' reads at most 16384 elements per partition, but {} has {}", op, t.describe(), n),
-                  "split the row into chunks of at most 16384 elements, take the top 8 of each chunk, and "
-                  "run the instruction again over the collected candidates"));
+  const int64_t fmax = ctx.target->max8_fmax;
+  if (n > fmax)
+    return fail(nki_error(
+        "err_size_of_dimension_exceed_arch_limit",
+        fmt::format("'{}' reads at most {} elements per partition, but {} has {}", op, fmax, t.describe(), n),
+        fmt::format("split the row into chunks of at most {} elements, take the top 8 of each chunk, and "
+                    "run the instruction again over the collected candidates",
+                    fmax)));
   return {};
 }
 
@@ -83,7 +85,7 @@ Result<void> isa_max8(ExecContext& ctx, const Access& dst, const Access& src, co
   if (auto r = check_tiles(ctx, {&dst, &src}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
   const int64_t n = per_partition(src);
-  if (auto r = check_max8_data(src, kOp); !r) return r;
+  if (auto r = check_max8_data(ctx, src, kOp); !r) return r;
   if (auto r = check_count(dst, 8, kOp, "destination"); !r) return r;
   ctx.trace.add(issue_instruction(ctx, Engine::kVector, kCode, loc, dst, {&src}, DataFlow::kPerPartition));
   if (!ctx.compute) return {};
@@ -116,7 +118,7 @@ Result<void> isa_find_index8(ExecContext& ctx, const Access& dst, const Access& 
                           fmt::format("'{}' writes indices as uint32 or uint16, not into {}", kOp, dst.describe()),
                           "create the destination as nl.uint32"));
   const int64_t n = per_partition(data);
-  if (auto r = check_max8_data(data, kOp); !r) return r;
+  if (auto r = check_max8_data(ctx, data, kOp); !r) return r;
   if (auto r = check_count(vals, 8, kOp, "vals"); !r) return r;
   if (auto r = check_count(dst, 8, kOp, "destination"); !r) return r;
   ctx.trace.add(issue_instruction(ctx, Engine::kVector, kCode, loc, dst, {&data, &vals}, DataFlow::kPerPartition));
@@ -146,7 +148,7 @@ Result<void> isa_match_replace8(ExecContext& ctx, const Access& dst, const Acces
   if (auto r = check_same_partitions(dst, data, kOp); !r) return r;
   if (auto r = check_same_partitions(vals, data, kOp); !r) return r;
   const int64_t n = per_partition(data);
-  if (auto r = check_max8_data(data, kOp); !r) return r;
+  if (auto r = check_max8_data(ctx, data, kOp); !r) return r;
   if (auto r = check_count(vals, 8, kOp, "vals"); !r) return r;
   if (per_partition(dst) != n)
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
@@ -592,33 +594,36 @@ Result<void> isa_local_gather(ExecContext& ctx, const Access& dst, const Access&
                               const SourceLoc& loc) {
   constexpr Opcode kCode = Opcode::kLocalGather;
   constexpr const char* kOp = opcode_name(kCode);
-  constexpr int64_t kGroup = 16;  // partitions per GpSimd core
+  const int64_t group = ctx.target->gpsimd_partition_group;  // partitions per GpSimd core
   if (auto r = check_tiles(ctx, {&dst, &src, &index}, kOp, Engine::kGpSimd); !r) return r;
   if (auto r = check_same_partitions(index, src, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
   const int64_t p = src.partitions(), k = num_elem_per_idx;
   auto layout = [&](std::string message) {
     return fail(nki_error("nkia_local_gather_layout", std::move(message),
-                          "load the indices as uint16 (nl.load(idx, dtype=nl.uint16)), span a multiple of 16 "
-                          "partitions, and gather 1, 2, 4, 8, 16 or 32 elements per index"));
+                          fmt::format("load the indices as uint16 (nl.load(idx, dtype=nl.uint16)), span a multiple "
+                                      "of {} partitions, and gather 1, 2, 4, 8, 16 or 32 elements per index",
+                                      group)));
   };
   if (index.dtype() != DType::kUInt16)
     return layout(
         fmt::format("'{}' reads uint16 indices, but index {} is {}", kOp, index.describe(), dtype_name(index.dtype())));
-  if (p % kGroup != 0)
-    return layout(fmt::format("'{}' gathers within groups of 16 partitions, but {} spans {}", kOp, src.describe(), p));
+  if (p % group != 0)
+    return layout(
+        fmt::format("'{}' gathers within groups of {} partitions, but {} spans {}", kOp, group, src.describe(), p));
   if (k != 1 && k != 2 && k != 4 && k != 8 && k != 16 && k != 32)
     return layout(fmt::format("'{}' num_elem_per_idx must be 1, 2, 4, 8, 16 or 32, not {}", kOp, k));
-  const int64_t per_group = kGroup * per_partition(index);  // the indices a group holds
+  const int64_t per_group = group * per_partition(index);  // the indices a group holds
   const int64_t n = num_valid_indices.value_or(per_group);
   if (n < 0 || n > per_group)
-    return layout(fmt::format("'{}' num_valid_indices is {}, but each 16-partition group of index {} holds {}", kOp, n,
-                              index.describe(), per_group));
-  if (n > 4096)
-    return fail(
-        nki_error("err_size_of_dimension_exceed_arch_limit",
-                  fmt::format("'{}' uses {} indices per 16-partition group, more than the limit of 4096", kOp, n),
-                  "split the gather into several local_gather calls of at most 4096 indices each"));
+    return layout(fmt::format("'{}' num_valid_indices is {}, but each {}-partition group of index {} holds {}", kOp,
+                              n, group, index.describe(), per_group));
+  const int64_t most = ctx.target->gpsimd_gather_max_indices;
+  if (n > most)
+    return fail(nki_error(
+        "err_size_of_dimension_exceed_arch_limit",
+        fmt::format("'{}' uses {} indices per {}-partition group, more than the limit of {}", kOp, n, group, most),
+        fmt::format("split the gather into several local_gather calls of at most {} indices each", most)));
   if (dst.dtype() != src.dtype())
     return fail(nki_error("nkia_bad_operand",
                           fmt::format("'{}' copies without conversion, but the destination {} and the source {} "
@@ -639,18 +644,18 @@ Result<void> isa_local_gather(ExecContext& ctx, const Access& dst, const Access&
   const int64_t size = data.itemsize();
   const auto* in = static_cast<const uint8_t*>(data.data());
   auto* o = static_cast<uint8_t*>(out.data());
-  for (int64_t g = 0; g < p / kGroup; ++g)
+  for (int64_t g = 0; g < p / group; ++g)
     for (int64_t j = 0; j < n; ++j) {
-      // Partition first: the j-th index of the group is row j % 16 of column j / 16.
-      const int64_t at = idx[static_cast<size_t>((g * kGroup + j % kGroup) * c + j / kGroup)];
+      // Partition first: the j-th index of the group is row j % group of column j / group.
+      const int64_t at = idx[static_cast<size_t>((g * group + j % group) * c + j / group)];
       if (at + k > f)
         return fail(nki_error("nkia_indirect_index_out_of_bounds",
                               fmt::format("'{}': index {} (partitions {}..{}) reads elements {}..{} of partitions "
                                           "holding {}",
-                                          kOp, at, g * kGroup, g * kGroup + kGroup - 1, at, at + k - 1, f),
+                                          kOp, at, g * group, g * group + group - 1, at, at + k - 1, f),
                               "keep every index + num_elem_per_idx within the source's elements per partition (index "
                               "values are element offsets: logical index * num_elem_per_idx)"));
-      for (int64_t r = g * kGroup; r < (g + 1) * kGroup; ++r)
+      for (int64_t r = g * group; r < (g + 1) * group; ++r)
         std::memcpy(o + (r * n * k + j * k) * size, in + (r * f + at) * size, static_cast<size_t>(k * size));
     }
   Tensor d = dst.view;

@@ -170,12 +170,14 @@ Result<void> AllocationTracker::check_places(const ExecContext& ctx, const NkiTe
                                         off, off + tile_bytes, tp.bank, tg.psum_bank_bytes),
                             "keep each PSUM tile within 2 KiB per partition (512 float32) starting at base_addr 0 of "
                             "its bank, and give further tiles banks of their own (num_bank_tiles)");
-      if (off % 4 != 0)
+      if (off % tg.psum_min_align != 0)
         return fail(nki_error("nkia_allocation_misaligned",
-                              fmt::format("{} is placed at byte {} of PSUM bank {}, which is not a multiple of 4 "
+                              fmt::format("{} is placed at byte {} of PSUM bank {}, which is not a multiple of {} "
                                           "(nl.tile_size.psum_min_align)",
-                                          tile_desc(t), off, tp.bank),
-                              "place PSUM tiles at a multiple of 4 bytes within their bank (base_addr=0 normally)"));
+                                          tile_desc(t), off, tp.bank, tg.psum_min_align),
+                              fmt::format("place PSUM tiles at a multiple of {} bytes within their bank (base_addr=0 "
+                                          "normally)",
+                                          tg.psum_min_align)));
     } else {  // current dialect: a byte offset within the partition's PSUM
       if (off < 0 || off + tile_bytes > tg.psum_bytes_per_partition)
         return out_of_range(fmt::format("at bytes [{}, {}) of PSUM, past its {} bytes per partition", off,

@@ -3,6 +3,7 @@
 #include "tasks/task.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <toml++/toml.h>
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <sstream>
 
 #include "core/hash.h"
+#include "nki/target.h"
 #include "runtime/python_source.h"
 
 namespace nki_agent {
@@ -507,7 +509,8 @@ Result<Task> parse_task(std::string_view toml_text, std::string task_py, const s
   task.entry = *entry;
   auto target = r.str(root, "target", "target", false, "trn1");
   if (!target) return fail(target.error());
-  if (*target != "trn1" && *target != "trn2") return r.bad("target", "must be \"trn1\" or \"trn2\"");
+  if (!target_by_name(*target))
+    return r.bad("target", fmt::format("must be one of {}", fmt::join(target_names(), ", ")));
   task.target = *target;
   auto baseline = r.str(root, "baseline", "baseline", false, "baseline.py");
   if (!baseline) return fail(baseline.error());

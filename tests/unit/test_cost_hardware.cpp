@@ -20,16 +20,16 @@ namespace nki_agent {
 namespace {
 
 TEST(CostHardware, EmbeddedTargetsCarryTheSpecNumbers) {
-  auto targets = hardware_targets();
+  auto targets = target_names();
   ASSERT_GE(targets.size(), 2u);
   auto trn1 = hardware_for_target("trn1");
   ASSERT_TRUE(trn1) << trn1.error().format();
-  EXPECT_EQ(trn1->core, "NeuronCore-v2");
+  EXPECT_EQ(trn1->target.core, "NeuronCore-v2");
   EXPECT_DOUBLE_EQ(trn1->engine(Engine::kTensor).clock_ghz, 2.8);
   EXPECT_DOUBLE_EQ(trn1->engine(Engine::kVector).clock_ghz, 1.12);
   EXPECT_DOUBLE_EQ(trn1->engine(Engine::kScalar).clock_ghz, 1.4);
-  EXPECT_EQ(trn1->sbuf_bytes_per_partition, 180224);
-  EXPECT_EQ(trn1->psum_banks, 8);
+  EXPECT_EQ(trn1->target.sbuf_bytes_per_partition, 180224);
+  EXPECT_EQ(trn1->target.psum_banks, 8);
   EXPECT_EQ(trn1->dma.engines, 16);
   EXPECT_DOUBLE_EQ(trn1->dma.bytes_per_ns, 17.0);
   EXPECT_EQ(trn1->concurrency.size(), 2u);  // DVE/POOL on SBUF, DVE/ACT on PSUM
@@ -39,15 +39,15 @@ TEST(CostHardware, EmbeddedTargetsCarryTheSpecNumbers) {
 
   auto trn2 = hardware_for_target("trn2");
   ASSERT_TRUE(trn2) << trn2.error().format();
-  EXPECT_EQ(trn2->core, "NeuronCore-v3");
+  EXPECT_EQ(trn2->target.core, "NeuronCore-v3");
   EXPECT_DOUBLE_EQ(trn2->engine(Engine::kTensor).clock_ghz, 2.4);
-  EXPECT_EQ(trn2->sbuf_bytes_per_partition, 212984);
+  EXPECT_EQ(trn2->target.sbuf_bytes_per_partition, 212984);
   EXPECT_DOUBLE_EQ(trn2->dma.bytes_per_ns, 23.0);
   EXPECT_TRUE(trn2->concurrency.empty());
   EXPECT_GT(trn2->engine(Engine::kTensor).throttle_ramp_ns, 0);
   // Every rule names its source.
   for (const HardwareSpec* hw : {&*trn1, &*trn2})
-    for (const CostRule& r : hw->rules) EXPECT_FALSE(r.source.empty()) << hw->name << " " << r.opcode;
+    for (const CostRule& r : hw->rules) EXPECT_FALSE(r.source.empty()) << hw->target.name << " " << r.opcode;
 }
 
 TEST(CostHardware, UnknownTargetIsADiagnostic) {
@@ -55,6 +55,13 @@ TEST(CostHardware, UnknownTargetIsADiagnostic) {
   ASSERT_FALSE(hw);
   EXPECT_EQ(hw.error().code, "nkia_unknown_target");
   EXPECT_NE(hw.error().hint.find("trn1"), std::string::npos);
+}
+
+std::string embedded_text(std::string_view target) {
+  for (const EmbeddedTarget& t : embedded_targets())
+    if (t.name == target) return std::string(t.toml);
+  ADD_FAILURE() << "no embedded " << target;
+  return {};
 }
 
 std::string with(std::string text, const std::string& from, const std::string& to) {
@@ -73,7 +80,7 @@ void expect_invalid(const std::string& toml, const std::string& code, const std:
 }
 
 TEST(CostHardware, MalformedDescriptionsAreDiagnostics) {
-  const std::string good(hardware_toml("trn1"));
+  const std::string good(embedded_text("trn1"));
   ASSERT_TRUE(parse_hardware(good, "trn1.toml"));
 
   // Not TOML at all: the line is reported.
@@ -109,7 +116,7 @@ std::pair<std::string, int> with_rule(const std::string& good, const std::string
 }
 
 TEST(CostHardware, RulesThatMatchNoOpcodeAreLoadErrors) {
-  const std::string good(hardware_toml("trn1"));
+  const std::string good(embedded_text("trn1"));
   auto base = parse_hardware(good, "trn1.toml");
   ASSERT_TRUE(base) << base.error().format();
   const std::string index = fmt::format("rules[{}]", base->rules.size());
@@ -180,7 +187,7 @@ const std::map<std::pair<Opcode, Engine>, const char*>& catch_all_priced() {
 
 TEST(CostHardware, EveryOpcodeHasARuleOfItsOwnOnEveryTarget) {
   std::set<std::pair<Opcode, Engine>> used;
-  for (const std::string& target : hardware_targets()) {
+  for (const std::string& target : target_names()) {
     auto hw = hardware_for_target(target);
     ASSERT_TRUE(hw) << hw.error().format();
     for (const OpcodeInfo& row : kOpcodeTable)
@@ -213,11 +220,11 @@ TEST(CostHardware, FilesLoadAndMissingFilesAreDiagnostics) {
   const std::string path = testing::TempDir() + "/custom_trn1.toml";
   {
     std::ofstream f(path);
-    f << with(std::string(hardware_toml("trn1")), "name = \"trn1\"", "name = \"trn1-fast-dma\"");
+    f << with(std::string(embedded_text("trn1")), "name = \"trn1\"", "name = \"trn1-fast-dma\"");
   }
   auto hw = load_hardware_file(path);
   ASSERT_TRUE(hw) << hw.error().format();
-  EXPECT_EQ(hw->name, "trn1-fast-dma");
+  EXPECT_EQ(hw->target.name, "trn1-fast-dma");
   EXPECT_EQ(hw->origin, path);
   std::remove(path.c_str());
 }

@@ -20,7 +20,8 @@ std::string test_toml(int64_t sbuf_bytes = 1 << 20, int banks = 8, bool ncv2_por
 [target]
 name = "test"
 core = "test core"
-[memory]
+core_version = 2
+[limits]
 partitions = 128
 sbuf_bytes_per_partition = )" +
                   std::to_string(sbuf_bytes) + R"(
@@ -28,6 +29,17 @@ psum_bytes_per_partition = 16384
 psum_banks = )" + std::to_string(banks) +
                   R"(
 psum_bank_bytes = 2048
+psum_fmax = 512
+psum_min_align = 4
+gemm_stationary_fmax = 128
+gemm_moving_fmax = 512
+engine_fmax_sbuf = 65536
+engine_fmax_psum = 4096
+bn_stats_fmax = 512
+max8_fmax = 16384
+gpsimd_partition_group = 16
+gpsimd_gather_max_indices = 4096
+[memory]
 hbm_bytes_per_ns = 100.0
 [sync]
 semaphore_latency_ns = 10.0

@@ -212,7 +212,7 @@ TEST_F(KernelTrace, ReciprocalAndScalarTensorTensorAreOneVectorInstructionEach) 
     const std::vector<float> a = c.inputs[0].to_f32_vector(), b = c.inputs[1].to_f32_vector();
     const std::vector<float> got = r->outputs[0].to_f32_vector();
     for (size_t i = 0; i < 200; ++i) EXPECT_FLOAT_EQ(got[i], (1.0f / a[i]) * 0.5f + b[i]) << i;
-    for (const std::string& target : hardware_targets()) {
+    for (const std::string& target : target_names()) {
       auto hw = hardware_for_target(target);
       ASSERT_TRUE(hw) << hw.error().format();
       auto prog = lower_trace(r->trace, *hw);

@@ -201,6 +201,24 @@ void register_launch(py::module_& m) {
     if (RunScope* run = current_run()) run->values_sealed = true;
   });
   m.def("values_sealed", [] { return current_run() != nullptr && current_run()->values_sealed; });
+  // The running target's name and [limits] (nl.tile_size): the run's target, trn1 outside a run.
+  m.def("target_limits", [] {
+    const TargetSpec& t = current_run() ? *current_run()->target : target_trn1();
+    py::dict d;
+    d["name"] = t.name;
+    d["core_version"] = t.core_version;
+    d["partitions"] = t.partitions;
+    d["sbuf_bytes_per_partition"] = t.sbuf_bytes_per_partition;
+    d["psum_bytes_per_partition"] = t.psum_bytes_per_partition;
+    d["psum_banks"] = t.psum_banks;
+    d["psum_bank_bytes"] = t.psum_bank_bytes;
+    d["psum_fmax"] = t.psum_fmax;
+    d["psum_min_align"] = t.psum_min_align;
+    d["gemm_stationary_fmax"] = t.gemm_stationary_fmax;
+    d["gemm_moving_fmax"] = t.gemm_moving_fmax;
+    d["bn_stats_fmax"] = t.bn_stats_fmax;
+    return d;
+  });
   // An argument tensor made by the host without a name takes its parameter's, for diagnostics.
   m.def("name_argument", [](const std::shared_ptr<NkiTensor>& t, const std::string& name) {
     if (t->kernel_argument && t->name.empty()) t->name = name;

@@ -28,18 +28,32 @@ from _nkia.spmd import num_programs, program_id, program_ndim  # noqa: F401
 
 # ---- tile limits --------------------------------------------------------------------------------
 
-class tile_size:
-    """nl.tile_size: the architecture's tile limits (nki-spec §2.4)."""
-    pmax = 128
-    psum_fmax = 512
-    psum_bank_fmax = 512
-    psum_bank_fmax_bytes = 2048
-    psum_num_banks = 8
-    gemm_stationary_fmax = 128
-    gemm_moving_fmax = 512
-    bn_stats_fmax = 512
-    total_available_sbuf_size = 180224
-    sbuf_fmax_bytes = 180224
+class _TileLimits(type):
+    """Reads nl.tile_size's constants from the running target's [limits] (data/targets/<t>.toml)."""
+    _FIELDS = {"pmax": "partitions", "psum_fmax": "psum_fmax", "psum_bank_fmax": "psum_fmax",
+               "psum_bank_fmax_bytes": "psum_bank_bytes", "psum_num_banks": "psum_banks",
+               "psum_min_align": "psum_min_align", "gemm_stationary_fmax": "gemm_stationary_fmax",
+               "gemm_moving_fmax": "gemm_moving_fmax", "bn_stats_fmax": "bn_stats_fmax",
+               "total_available_sbuf_size": "sbuf_bytes_per_partition", "sbuf_fmax_bytes": "sbuf_bytes_per_partition"}
+    _DERIVED = ("sbuf_fmax", "sbuf_size_bytes")
+
+    def __getattr__(cls, name):
+        if name not in cls._FIELDS and name not in cls._DERIVED:
+            raise AttributeError(f"nl.tile_size has no constant '{name}'; it has "
+                                 f"{', '.join(sorted([*cls._FIELDS, *cls._DERIVED]))}")
+        limits = core.target_limits()
+        if name == "sbuf_fmax":  # float32 elements per partition
+            return limits["sbuf_bytes_per_partition"] // 4
+        if name == "sbuf_size_bytes":  # the whole usable SBUF
+            return limits["sbuf_bytes_per_partition"] * limits["partitions"]
+        return limits[cls._FIELDS[name]]
+
+    def __dir__(cls):
+        return sorted([*cls._FIELDS, *cls._DERIVED])
+
+
+class tile_size(metaclass=_TileLimits):
+    """nl.tile_size: the running target's tile limits (nki-spec §2.4), e.g. nl.tile_size.pmax."""
 
 
 # ---- creation -----------------------------------------------------------------------------------
