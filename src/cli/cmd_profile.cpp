@@ -11,7 +11,6 @@
 #include "cost/perfetto.h"
 #include "cost/trace_json.h"
 #include "nki/target.h"
-#include "nki/target.h"
 #include "runtime/kernel_service.h"
 #include "tensor/rng.h"
 #include "tensor/tensor_spec.h"

@@ -10,7 +10,8 @@ Result<CostReport> profile_trace(const Trace& trace, const HardwareSpec& hw, con
   auto t0 = std::chrono::steady_clock::now();
   auto prog = lower_trace(trace, hw);
   if (!prog) return fail(prog.error());
-  NKIA_LOG_DEBUG("cost model: lowered {} trace records for {} in {:.3f} s", trace.size(), hw.target.name, seconds_since(t0));
+  NKIA_LOG_DEBUG("cost model: lowered {} trace records for {} in {:.3f} s", trace.size(), hw.target.name,
+                 seconds_since(t0));
   CostReport r;
   r.program = std::move(*prog);
   t0 = std::chrono::steady_clock::now();

@@ -169,8 +169,8 @@ class Analyzer {
         a.buffer = f.buffer;
         a.bytes_per_partition = f.bytes_per_partition();
         if (f.buffer == Buffer::kPsum)
-          a.banks = static_cast<int>(
-              std::max<int64_t>(1, (a.bytes_per_partition + hw_.target.psum_bank_bytes - 1) / hw_.target.psum_bank_bytes));
+          a.banks = static_cast<int>(std::max<int64_t>(
+              1, (a.bytes_per_partition + hw_.target.psum_bank_bytes - 1) / hw_.target.psum_bank_bytes));
         a.first_op = a.last_op = i;
         alloc = static_cast<int32_t>(g_.allocations.size());
         g_.allocations.push_back(a);

@@ -186,7 +186,8 @@ Result<HardwareSpec> build_spec(const toml::table& root, std::string_view origin
   hw.origin = std::string(origin);
   {
     TableReader top(&root, "", origin);
-    const std::set<std::string> known = {"target", "limits", "memory", "sync", "engines", "dma", "concurrency", "rules"};
+    const std::set<std::string> known = {"target",  "limits", "memory",      "sync",
+                                         "engines", "dma",    "concurrency", "rules"};
     for (const auto& [k, v] : root)
       if (!known.count(std::string(k.str())))
         return fail(top.invalid(fmt::format("unknown table or key '{}'", k.str())));

@@ -95,8 +95,8 @@ struct ConcurrencyGroup {
 };
 
 struct HardwareSpec {
-  TargetSpec target;   // [target] and [limits]: the name, the core, SBUF and PSUM capacities
-  std::string origin;  // "embedded data/targets/trn1.toml" or the file it was read from
+  TargetSpec target;            // [target] and [limits]: the name, the core, SBUF and PSUM capacities
+  std::string origin;           // "embedded data/targets/trn1.toml" or the file it was read from
   double hbm_bytes_per_ns = 0;  // per NeuronCore: MBU and the roofline's memory bound
   double semaphore_latency_ns = 0;
   std::array<EngineSpec, kNumComputeEngines> engines{};  // indexed by Engine (kTensor..kGpSimd)

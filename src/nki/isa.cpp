@@ -553,10 +553,10 @@ Result<void> isa_bn_stats(ExecContext& ctx, const Access& dst, const Access& src
   const int64_t p = src.partitions(), n = p ? src.view.numel() / p : 0;
   const int64_t fmax = ctx.target->bn_stats_fmax;  // nl.tile_size.bn_stats_fmax
   if (n > fmax)
-    return fail(nki_error("err_size_of_dimension_exceed_arch_limit",
-                          fmt::format("'{}' of {}: {} elements per partition exceed the limit of {}", kOp,
-                                      src.describe(), n, fmax),
-                          fmt::format("compute bn_stats on chunks of {} and combine them with bn_aggr", fmax)));
+    return fail(nki_error(
+        "err_size_of_dimension_exceed_arch_limit",
+        fmt::format("'{}' of {}: {} elements per partition exceed the limit of {}", kOp, src.describe(), n, fmax),
+        fmt::format("compute bn_stats on chunks of {} and combine them with bn_aggr", fmax)));
   if (dst.view.numel() != p * 6)
     return fail(
         nki_error("err_store_dst_shape_smaller_than_other_shape",

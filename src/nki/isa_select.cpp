@@ -64,12 +64,12 @@ Result<void> check_max8_data(const ExecContext& ctx, const Access& t, const char
                           "pad each row to at least 8 elements (with nl.fp32.min, which never wins)"));
   const int64_t fmax = ctx.target->max8_fmax;
   if (n > fmax)
-    return fail(nki_error(
-        "err_size_of_dimension_exceed_arch_limit",
-        fmt::format("'{}' reads at most {} elements per partition, but {} has {}", op, fmax, t.describe(), n),
-        fmt::format("split the row into chunks of at most {} elements, take the top 8 of each chunk, and "
-                    "run the instruction again over the collected candidates",
-                    fmax)));
+    return fail(
+        nki_error("err_size_of_dimension_exceed_arch_limit",
+                  fmt::format("'{}' reads at most {} elements per partition, but {} has {}", op, fmax, t.describe(), n),
+                  fmt::format("split the row into chunks of at most {} elements, take the top 8 of each chunk, and "
+                              "run the instruction again over the collected candidates",
+                              fmax)));
   return {};
 }
 
@@ -616,8 +616,8 @@ Result<void> isa_local_gather(ExecContext& ctx, const Access& dst, const Access&
   const int64_t per_group = group * per_partition(index);  // the indices a group holds
   const int64_t n = num_valid_indices.value_or(per_group);
   if (n < 0 || n > per_group)
-    return layout(fmt::format("'{}' num_valid_indices is {}, but each {}-partition group of index {} holds {}", kOp,
-                              n, group, index.describe(), per_group));
+    return layout(fmt::format("'{}' num_valid_indices is {}, but each {}-partition group of index {} holds {}", kOp, n,
+                              group, index.describe(), per_group));
   const int64_t most = ctx.target->gpsimd_gather_max_indices;
   if (n > most)
     return fail(nki_error(

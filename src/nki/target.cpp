@@ -53,11 +53,11 @@ Result<TargetSpec> read_target(const toml::table& root, std::string_view origin)
     return fail(r.invalid(
         fmt::format("limits: {} banks of {} bytes do not fit {} PSUM bytes per partition", banks, bank_bytes, psum)));
   if (psum_fmax * 4 > bank_bytes)
-    return fail(r.invalid(fmt::format("limits: psum_fmax = {} fp32 elements do not fit a PSUM bank of {} bytes",
-                                      psum_fmax, bank_bytes)));
+    return fail(r.invalid(
+        fmt::format("limits: psum_fmax = {} fp32 elements do not fit a PSUM bank of {} bytes", psum_fmax, bank_bytes)));
   if (parts % group != 0)
-    return fail(r.invalid(fmt::format("limits: gpsimd_partition_group = {} does not divide the {} partitions", group,
-                                      parts)));
+    return fail(
+        r.invalid(fmt::format("limits: gpsimd_partition_group = {} does not divide the {} partitions", group, parts)));
   tg.partitions = static_cast<int>(parts);
   tg.sbuf_bytes_per_partition = sbuf;
   tg.psum_bytes_per_partition = psum;

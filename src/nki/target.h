@@ -28,14 +28,14 @@ struct TargetSpec {
   int64_t psum_bytes_per_partition = 0;
   int psum_banks = 0;
   int64_t psum_bank_bytes = 0;
-  int psum_fmax = 0;             // fp32 elements of one PSUM bank
-  int psum_min_align = 0;        // bytes: PSUM free-dimension address alignment
-  int gemm_stationary_fmax = 0;  // matmul stationary (lhs) free size
-  int gemm_moving_fmax = 0;      // matmul moving (rhs) free size
-  int engine_fmax_sbuf = 0;      // elements per partition a Vector/Scalar operand reads from SBUF
-  int engine_fmax_psum = 0;      // ... from PSUM
-  int bn_stats_fmax = 0;         // bn_stats input free size
-  int max8_fmax = 0;             // max8 / nc_find_index8 / nc_match_replace8 elements per partition
+  int psum_fmax = 0;                  // fp32 elements of one PSUM bank
+  int psum_min_align = 0;             // bytes: PSUM free-dimension address alignment
+  int gemm_stationary_fmax = 0;       // matmul stationary (lhs) free size
+  int gemm_moving_fmax = 0;           // matmul moving (rhs) free size
+  int engine_fmax_sbuf = 0;           // elements per partition a Vector/Scalar operand reads from SBUF
+  int engine_fmax_psum = 0;           // ... from PSUM
+  int bn_stats_fmax = 0;              // bn_stats input free size
+  int max8_fmax = 0;                  // max8 / nc_find_index8 / nc_match_replace8 elements per partition
   int gpsimd_partition_group = 0;     // partitions per GpSimd core (local_gather's index groups)
   int gpsimd_gather_max_indices = 0;  // local_gather indices per GpSimd core
 };
