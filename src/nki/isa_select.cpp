@@ -663,4 +663,49 @@ Result<void> isa_local_gather(ExecContext& ctx, const Access& dst, const Access&
   return {};
 }
 
+Result<void> isa_sequence_bounds(ExecContext& ctx, const Access& dst, const Access& segment_ids, const SourceLoc& loc) {
+  constexpr Opcode kCode = Opcode::kSequenceBounds;
+  constexpr const char* kOp = opcode_name(kCode);
+  if (auto r = check_tiles(ctx, {&dst, &segment_ids}, kOp, Engine::kGpSimd); !r) return r;
+  for (const Access* a : {&segment_ids, &dst}) {
+    if (a->partitions() != 1)
+      return fail(
+          nki_error("nkia_bad_operand",
+                    fmt::format("'{}' works on one partition, but {} spans {}", kOp, a->describe(), a->partitions()),
+                    "give segment_ids the shape [1, F] and the destination [1, 2, F]"));
+    if (a->dtype() != DType::kFloat32 && a->dtype() != DType::kInt32)
+      return fail(nki_error("nkia_bad_operand",
+                            fmt::format("'{}' reads and writes float32 or int32, but {} is {}", kOp, a->describe(),
+                                        dtype_name(a->dtype())),
+                            "load the segment ids as nl.float32 or nl.int32 and give the destination the same"));
+  }
+  const int64_t f = per_partition(segment_ids);
+  if (per_partition(dst) != 2 * f)
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'{}' of {} gives [1, 2, {}], but the destination is {}", kOp,
+                                      segment_ids.describe(), f, dst.describe()),
+                          fmt::format("allocate the destination as [1, 2, {}]", f)));
+  ctx.trace.add(issue_instruction(ctx, Engine::kGpSimd, kCode, loc, dst, {&segment_ids}, DataFlow::kPerPartition));
+  if (!ctx.compute) return {};
+  // The ids as exact doubles: int32 and float32 values both convert without rounding.
+  std::vector<double> ids;
+  if (segment_ids.dtype() == DType::kInt32) {
+    for (int64_t v : segment_ids.view.contiguous().to_i64_vector()) ids.push_back(static_cast<double>(v));
+  } else {
+    for (float v : segment_ids.view.contiguous().to_f32_vector()) ids.push_back(v);
+  }
+  std::vector<int64_t> bounds(static_cast<size_t>(2 * f));
+  for (int64_t i = 0; i < f; ++i) {  // starts, left to right
+    const size_t at = static_cast<size_t>(i);
+    bounds[at] = ids[at] == 0 ? f : (i > 0 && ids[at] == ids[at - 1] ? bounds[at - 1] : i);
+  }
+  for (int64_t i = f - 1; i >= 0; --i) {  // ends, right to left
+    const size_t at = static_cast<size_t>(i), end = static_cast<size_t>(f + i);
+    bounds[end] = ids[at] == 0 ? -1 : (i + 1 < f && ids[at] == ids[at + 1] ? bounds[end + 1] : i + 1);
+  }
+  Tensor out = dst.view;
+  out.assign(Tensor::from_i64(dst.shape(), bounds, dst.dtype()));
+  return {};
+}
+
 }  // namespace nki_agent

@@ -76,6 +76,12 @@ Result<void> isa_gather_flattened(ExecContext& ctx, const Access& dst, const Acc
 Result<void> isa_local_gather(ExecContext& ctx, const Access& dst, const Access& src, const Access& index,
                               int64_t num_elem_per_idx, std::optional<int64_t> num_valid_indices, const SourceLoc& loc);
 
+// nisa.sequence_bounds on the GpSimd engine: for a [1, F] tile of segment ids (float32 or int32, 0
+// = padding), dst[1, 2, F] holds each element's segment bounds: row 0 the index where its run of
+// equal ids starts, row 1 the index past its end; a padding element gets start F and end -1. dst is
+// float32 or int32; one partition only.
+Result<void> isa_sequence_bounds(ExecContext& ctx, const Access& dst, const Access& segment_ids, const SourceLoc& loc);
+
 // An indirect DMA over the rows (axis 0) of an HBM tensor: gather (dst[p] = src_rows[index[p]])
 // or scatter (dst_rows[index[p]] = src[p]). `rows` is the HBM side with its axis 0 whole; `index`
 // an int32/uint32 SBUF tile with one row number per partition. Out-of-range rows are

@@ -17,6 +17,7 @@
 
 #include "agent/docs_db.h"
 #include "nki/error_catalogue.h"
+#include "nki/opcodes.h"
 
 namespace nki_agent {
 namespace {
@@ -176,6 +177,15 @@ TEST(AgentDocs, EveryPublicNameOfOurModulesHasAnApiEntry) {
     const DocEntry* e = db().find("nisa." + n);
     ASSERT_NE(e, nullptr) << "nisa." << n << " has no entry in data/docs/api.toml";
     EXPECT_EQ(e->kind, "api");
+  }
+}
+
+TEST(AgentDocs, EveryOpcodeHasItsApiEntry) {
+  // The opcode table's docs key is what profiles and traces point a model to.
+  for (const OpcodeInfo& row : kOpcodeTable) {
+    const DocEntry* e = db().find(row.docs_key);
+    ASSERT_NE(e, nullptr) << row.name << ": its docs key " << row.docs_key << " has no entry in data/docs/api.toml";
+    EXPECT_EQ(e->kind, "api") << row.docs_key;
   }
 }
 

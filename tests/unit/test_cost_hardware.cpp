@@ -181,6 +181,7 @@ const std::map<std::pair<Opcode, Engine>, const char*>& catch_all_priced() {
       {{Opcode::kTensorPartitionReduce, Engine::kGpSimd}, "POOL instructions: GPSIMD_START + N (spec §4.5)"},
       {{Opcode::kGatherFlattened, Engine::kGpSimd}, "POOL instructions: GPSIMD_START + N (spec §4.5)"},
       {{Opcode::kLocalGather, Engine::kGpSimd}, "POOL instructions: GPSIMD_START + N (spec §4.5)"},
+      {{Opcode::kSequenceBounds, Engine::kGpSimd}, "no cost in the spec (§4.5: n/a): POOL's GPSIMD_START + N"},
   };
   return kList;
 }

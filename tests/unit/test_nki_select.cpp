@@ -1,6 +1,6 @@
 // The search, select and cross-partition instructions (nki/isa_select.h) through both dialects:
 // max8, nc_find_index8, nc_match_replace8, nc_stream_shuffle, range_select, select_reduce,
-// tensor_copy_predicated, tensor_partition_reduce, and activation with a [P, 1] scale tile —
+// tensor_copy_predicated, tensor_partition_reduce, sequence_bounds, and activation with a [P, 1] scale tile —
 // each against a reference written here from the instruction's definition, plus the checks that
 // reject bad operands with their codes.
 #include <gtest/gtest.h>
@@ -585,6 +585,78 @@ def k(src, index):
   EXPECT_EQ(r.error().loc.line, 9);
 }
 
+// sequence_bounds against its definition: per element, where its run of equal ids starts and one
+// past where it ends; padding (id 0) gets start F and end -1. The public example first, then runs
+// of every length, an id that comes back after another, and the edges.
+TEST_F(NkiSelect, SequenceBoundsOfSegmentIds) {
+  const char* legacy = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(ids):
+    m, n = ids.shape
+    out = nl.ndarray([m, 2, n], dtype=ids.dtype, buffer=nl.shared_hbm)
+    ix, iy, iz = nl.mgrid[0:m, 0:2, 0:n]
+    b = nl.ndarray([m, 2, n], dtype=ids.dtype, buffer=nl.sbuf)
+    b[ix, iy, iz] = nisa.sequence_bounds(segment_ids=nl.load(ids))
+    nl.store(out, value=b)
+    return out
+)py";
+  const char* current = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(ids):
+    m, n = ids.shape
+    out = nl.ndarray((m, 2, n), dtype=ids.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(ids.shape, dtype=ids.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=ids)
+    b = nl.ndarray((m, 2, n), dtype=ids.dtype, buffer=nl.sbuf)
+    nisa.sequence_bounds(dst=b, segment_ids=t)
+    nisa.dma_copy(dst=out, src=b)
+    return out
+)py";
+  auto reference = [](const std::vector<int64_t>& ids) {
+    const int64_t n = static_cast<int64_t>(ids.size());
+    std::vector<int64_t> out(static_cast<size_t>(2 * n));
+    for (int64_t i = 0; i < n; ++i) {
+      if (ids[static_cast<size_t>(i)] == 0) {
+        out[static_cast<size_t>(i)] = n;
+        out[static_cast<size_t>(n + i)] = -1;
+        continue;
+      }
+      int64_t lo = i, hi = i + 1;
+      while (lo > 0 && ids[static_cast<size_t>(lo - 1)] == ids[static_cast<size_t>(i)]) --lo;
+      while (hi < n && ids[static_cast<size_t>(hi)] == ids[static_cast<size_t>(i)]) ++hi;
+      out[static_cast<size_t>(i)] = lo;
+      out[static_cast<size_t>(n + i)] = hi;
+    }
+    return out;
+  };
+  const std::vector<std::vector<int64_t>> inputs = {
+      {0, 1, 1, 2, 2, 2, 0, 3, 3},        // the public example: 9 1 1 3 3 3 9 7 7 / -1 3 3 6 6 6 -1 9 9
+      {4, 4, 0, 0, 7, 1, 1, 1, 4, 4, 9},  // 4 again after other ids: a run of its own
+      {0, 0, 0},
+      {5},
+      {3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1},
+  };
+  ASSERT_EQ(reference(inputs[0]), (std::vector<int64_t>{9, 1, 1, 3, 3, 3, 9, 7, 7, -1, 3, 3, 6, 6, 6, -1, 9, 9}));
+  for (const auto& ids : inputs)
+    for (DType dt : {DType::kFloat32, DType::kInt32})
+      for (const char* kernel : {legacy, current}) {
+        const int64_t n = static_cast<int64_t>(ids.size());
+        auto r = run(kernel, {Tensor::from_i64({1, n}, ids, dt)});
+        ASSERT_TRUE(r) << r.error().format();
+        EXPECT_EQ(r->outputs[0].shape(), (Shape{1, 2, n}));
+        EXPECT_EQ(r->outputs[0].dtype(), dt);
+        EXPECT_EQ(r->outputs[0].to_i64_vector(), reference(ids)) << dtype_name(dt) << " " << n;
+      }
+}
+
 TEST_F(NkiSelect, BadOperandsAreRejected) {
   struct Case {
     const char* body;
@@ -603,6 +675,11 @@ TEST_F(NkiSelect, BadOperandsAreRejected) {
        "bound1=t[:, 0:1])",
        "nkia_feature_not_on_target"},
       {"nisa.local_gather(dst=d8, src_buffer=t, index=d8)", "nkia_local_gather_layout"},
+      {"nisa.sequence_bounds(dst=d8, segment_ids=t)", "nkia_bad_operand"},  // 32 partitions, not 1
+      {"nisa.sequence_bounds(dst=t[0:1, 0:8], segment_ids=t[0:1, 0:8])",
+       "err_store_dst_shape_smaller_than_other_shape"},
+      {"nisa.sequence_bounds(dst=t[0:1, 0:8], segment_ids=nl.ndarray((1, 4), dtype=nl.bfloat16, buffer=nl.sbuf))",
+       "nkia_bad_operand"},
   };
   for (const Case& c : cases) {
     std::string src = std::string(R"py(

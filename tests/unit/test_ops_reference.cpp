@@ -2568,6 +2568,7 @@ const std::map<Opcode, const char*>& without_cases() {
       {Opcode::kGatherFlattened, "no case yet (tested by hand in test_nki_select.cpp)"},
       {Opcode::kLocalGather, "no case yet (tested by hand in test_nki_select.cpp)"},
       {Opcode::kDmaTranspose, "no case yet (tested by hand in test_nki_select.cpp)"},
+      {Opcode::kSequenceBounds, "no case yet (tested by hand in test_nki_select.cpp)"},
   };
   return kList;
 }

@@ -304,6 +304,10 @@ void register_isa(py::module_& m) {
     check(isa_local_gather(ctx, to_access(dst, "dst"), to_access(src, "src_buffer"), to_access(index, "index"),
                            num_elem_per_idx, num_valid_indices, caller_loc()));
   });
+  m.def("sequence_bounds", [](py::handle dst, py::handle segment_ids) {
+    ExecContext& ctx = exec_or_raise("sequence_bounds");
+    check(isa_sequence_bounds(ctx, to_access(dst, "dst"), to_access(segment_ids, "segment_ids"), caller_loc()));
+  });
   m.def("dma_transpose_gather", [](py::handle dst, py::handle rows, py::handle index, bool skip_oob) {
     ExecContext& ctx = exec_or_raise("dma_transpose");
     check(isa_dma_transpose_gather(ctx, to_access(dst, "dst"), to_access(rows, "src"), to_access(index, "index"),

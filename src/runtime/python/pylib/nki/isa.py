@@ -170,6 +170,11 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res, revers
     core.tensor_reduce(reduce_res, lang.op_name(reduce_op), dst, list(range(1, len(dst.shape))), False)
 
 
+def sequence_bounds(dst, segment_ids, **kwargs):
+    """dst[1, 2, F] = each element's segment bounds in segment_ids[1, F] (0 = padding)."""
+    core.sequence_bounds(dst, segment_ids)
+
+
 def local_gather(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, **kwargs):
     core.local_gather(dst, src_buffer, index, int(num_elem_per_idx),
                       None if num_valid_indices is None else int(num_valid_indices))

@@ -251,6 +251,12 @@ def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0=Fa
     return _NewTile(data.shape, data.dtype)
 
 
+@_returns_tile(current.sequence_bounds, masked=False)
+def sequence_bounds(segment_ids, dtype=None, **kwargs):
+    """A new [1, 2, F] tile of each element's segment start and end (segment_ids [1, F], 0 = padding)."""
+    return _NewTile((segment_ids.shape[0], 2) + tuple(segment_ids.shape[1:]), dtype or segment_ids.dtype)
+
+
 @_returns_tile(current.local_gather, masked=False)
 def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, mask=None, **kwargs):
     """Per 16-partition group, gathers num_elem_per_idx contiguous elements of every partition at each
