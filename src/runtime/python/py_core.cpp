@@ -217,6 +217,7 @@ void register_launch(py::module_& m) {
     d["gemm_stationary_fmax"] = t.gemm_stationary_fmax;
     d["gemm_moving_fmax"] = t.gemm_moving_fmax;
     d["bn_stats_fmax"] = t.bn_stats_fmax;
+    d["gpsimd_partition_group"] = t.gpsimd_partition_group;
     return d;
   });
   // An argument tensor made by the host without a name takes its parameter's, for diagnostics.

@@ -179,5 +179,5 @@ class nc_version:
 
 
 def get_nc_version():
-    ctx = core.current_context()
-    return nc_version.gen3 if ctx is not None and ctx.target == "trn2" else nc_version.gen2
+    """The running target's generation (its core_version in data/targets/<t>.toml)."""
+    return core.target_limits()["core_version"]

@@ -259,14 +259,15 @@ def sequence_bounds(segment_ids, dtype=None, **kwargs):
 
 @_returns_tile(current.local_gather, masked=False)
 def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, mask=None, **kwargs):
-    """Per 16-partition group, gathers num_elem_per_idx contiguous elements of every partition at each
+    """Per GpSimd partition group (16 partitions), gathers num_elem_per_idx contiguous elements of every partition at each
     of the group's indices (uint16 element offsets): a new [P, n, num_elem_per_idx] tile of
     src_buffer's dtype, n = num_valid_indices (default: all the group's indices)."""
     if mask is not None:
         raise lang.NkiError("nkia_bad_operand", "local_gather with mask= is not simulated",
                             "gather the whole tile and mask the operations that use the result")
     k = int(num_elem_per_idx)
-    per_group = 16 * (index.shape[1] if len(index.shape) == 2 else _free_elements(index))
+    group = core.target_limits()["gpsimd_partition_group"]  # partitions per GpSimd core
+    per_group = group * (index.shape[1] if len(index.shape) == 2 else _free_elements(index))
     n = per_group if num_valid_indices is None else int(num_valid_indices)
     return _NewTile((src_buffer.shape[0], builtins.max(n, 1), k), src_buffer.dtype)
 
