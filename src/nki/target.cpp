@@ -28,51 +28,23 @@ Result<TargetSpec> read_target(const toml::table& root, std::string_view origin)
   }
   NKIA_TRY(limits_t, sub_table(root, "limits", origin, true));
   TableReader r(limits_t, "limits", origin);
-  NKIA_TRY_VOID(r.only({"partitions", "sbuf_bytes_per_partition", "psum_bytes_per_partition", "psum_banks",
-                        "psum_bank_bytes", "psum_fmax", "psum_min_align", "gemm_stationary_fmax", "gemm_moving_fmax",
-                        "engine_fmax_sbuf", "engine_fmax_psum", "bn_stats_fmax", "max8_fmax", "gpsimd_partition_group",
-                        "gpsimd_gather_max_indices"}));
-  constexpr int64_t kBytes = int64_t{1} << 30;
-  NKIA_TRY(parts, r.integer("partitions", std::nullopt, 1, 1024));
-  NKIA_TRY(sbuf, r.integer("sbuf_bytes_per_partition", std::nullopt, 1, kBytes));
-  NKIA_TRY(psum, r.integer("psum_bytes_per_partition", std::nullopt, 1, kBytes));
-  NKIA_TRY(banks, r.integer("psum_banks", std::nullopt, 1, 1024));
-  NKIA_TRY(bank_bytes, r.integer("psum_bank_bytes", std::nullopt, 4, kBytes));
-  NKIA_TRY(psum_fmax, r.integer("psum_fmax", std::nullopt, 1, kBytes / 4));
-  NKIA_TRY(psum_align, r.integer("psum_min_align", std::nullopt, 1, 4096));
-  NKIA_TRY(stationary, r.integer("gemm_stationary_fmax", std::nullopt, 1, 1 << 20));
-  NKIA_TRY(moving, r.integer("gemm_moving_fmax", std::nullopt, 1, 1 << 20));
-  NKIA_TRY(fmax_sbuf, r.integer("engine_fmax_sbuf", std::nullopt, 1, 1 << 24));
-  NKIA_TRY(fmax_psum, r.integer("engine_fmax_psum", std::nullopt, 1, 1 << 24));
-  NKIA_TRY(bn_stats, r.integer("bn_stats_fmax", std::nullopt, 1, 1 << 20));
-  NKIA_TRY(max8, r.integer("max8_fmax", std::nullopt, 8, 1 << 24));
-  NKIA_TRY(group, r.integer("gpsimd_partition_group", std::nullopt, 1, 1024));
-  NKIA_TRY(gather, r.integer("gpsimd_gather_max_indices", std::nullopt, 1, 1 << 24));
+  std::vector<std::string_view> keys;
+  for (const TargetLimit& l : kTargetLimits) keys.push_back(l.key);
+  NKIA_TRY_VOID(r.only(keys));
+  for (const TargetLimit& l : kTargetLimits) {
+    NKIA_TRY(v, r.integer(l.key, std::nullopt, l.lo, l.hi));
+    tg.*l.field = v;
+  }
   NKIA_TRY_VOID(r.finish());
-  if (banks * bank_bytes > psum)
-    return fail(r.invalid(
-        fmt::format("limits: {} banks of {} bytes do not fit {} PSUM bytes per partition", banks, bank_bytes, psum)));
-  if (psum_fmax * 4 > bank_bytes)
-    return fail(r.invalid(
-        fmt::format("limits: psum_fmax = {} fp32 elements do not fit a PSUM bank of {} bytes", psum_fmax, bank_bytes)));
-  if (parts % group != 0)
-    return fail(
-        r.invalid(fmt::format("limits: gpsimd_partition_group = {} does not divide the {} partitions", group, parts)));
-  tg.partitions = static_cast<int>(parts);
-  tg.sbuf_bytes_per_partition = sbuf;
-  tg.psum_bytes_per_partition = psum;
-  tg.psum_banks = static_cast<int>(banks);
-  tg.psum_bank_bytes = bank_bytes;
-  tg.psum_fmax = static_cast<int>(psum_fmax);
-  tg.psum_min_align = static_cast<int>(psum_align);
-  tg.gemm_stationary_fmax = static_cast<int>(stationary);
-  tg.gemm_moving_fmax = static_cast<int>(moving);
-  tg.engine_fmax_sbuf = static_cast<int>(fmax_sbuf);
-  tg.engine_fmax_psum = static_cast<int>(fmax_psum);
-  tg.bn_stats_fmax = static_cast<int>(bn_stats);
-  tg.max8_fmax = static_cast<int>(max8);
-  tg.gpsimd_partition_group = static_cast<int>(group);
-  tg.gpsimd_gather_max_indices = static_cast<int>(gather);
+  if (tg.psum_banks * tg.psum_bank_bytes > tg.psum_bytes_per_partition)
+    return fail(r.invalid(fmt::format("limits: {} banks of {} bytes do not fit {} PSUM bytes per partition",
+                                      tg.psum_banks, tg.psum_bank_bytes, tg.psum_bytes_per_partition)));
+  if (tg.psum_fmax * 4 > tg.psum_bank_bytes)
+    return fail(r.invalid(fmt::format("limits: psum_fmax = {} fp32 elements do not fit a PSUM bank of {} bytes",
+                                      tg.psum_fmax, tg.psum_bank_bytes)));
+  if (tg.partitions % tg.gpsimd_partition_group != 0)
+    return fail(r.invalid(fmt::format("limits: gpsimd_partition_group = {} does not divide the {} partitions",
+                                      tg.gpsimd_partition_group, tg.partitions)));
   return tg;
 }
 

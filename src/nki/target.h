@@ -17,27 +17,47 @@
 
 namespace nki_agent {
 
+// The [limits] table: key, lowest and highest value a file may give, meaning. One list: the struct's
+// fields, the file's keys, the reader's checks and what nl.tile_size sees come from it.
+#define NKIA_TARGET_LIMITS(X)                                                                                  \
+  X(partitions, 1, 1024, "pmax: partitions of SBUF and PSUM")                                                  \
+  X(sbuf_bytes_per_partition, 1, kLimitBytes, "usable SBUF bytes per partition (the compiler keeps the rest)") \
+  X(psum_bytes_per_partition, 1, kLimitBytes, "PSUM bytes per partition")                                      \
+  X(psum_banks, 1, 1024, "PSUM banks per partition")                                                           \
+  X(psum_bank_bytes, 4, kLimitBytes, "bytes of one PSUM bank per partition")                                   \
+  X(psum_fmax, 1, kLimitBytes / 4, "fp32 elements of one PSUM bank")                                           \
+  X(psum_min_align, 1, 4096, "PSUM free-dimension address alignment, bytes")                                   \
+  X(gemm_stationary_fmax, 1, 1 << 20, "matmul stationary (lhs) free size")                                     \
+  X(gemm_moving_fmax, 1, 1 << 20, "matmul moving (rhs) free size")                                             \
+  X(engine_fmax_sbuf, 1, 1 << 24, "elements per partition a Vector/Scalar operand reads from SBUF")            \
+  X(engine_fmax_psum, 1, 1 << 24, "elements per partition a Vector/Scalar operand reads from PSUM")            \
+  X(bn_stats_fmax, 1, 1 << 20, "bn_stats input free size")                                                     \
+  X(max8_fmax, 8, 1 << 24, "max8 / nc_find_index8 / nc_match_replace8 elements per partition")                 \
+  X(gpsimd_partition_group, 1, 1024, "partitions per GpSimd core (local_gather's index groups)")               \
+  X(gpsimd_gather_max_indices, 1, 1 << 24, "local_gather indices per GpSimd core")
+
+inline constexpr int64_t kLimitBytes = int64_t{1} << 30;
+
 struct TargetSpec {
   std::string name;         // "trn1", "trn2"
   std::string core;         // "NeuronCore-v2", ...
   std::string description;  // one line for listings
   int core_version = 2;     // the NeuronCore generation: 2 (trn1), 3 (trn2)
-  // [limits]
-  int partitions = 128;                  // pmax: partitions of SBUF and PSUM
-  int64_t sbuf_bytes_per_partition = 0;  // usable SBUF bytes per partition (the compiler keeps the rest)
-  int64_t psum_bytes_per_partition = 0;
-  int psum_banks = 0;
-  int64_t psum_bank_bytes = 0;
-  int psum_fmax = 0;                  // fp32 elements of one PSUM bank
-  int psum_min_align = 0;             // bytes: PSUM free-dimension address alignment
-  int gemm_stationary_fmax = 0;       // matmul stationary (lhs) free size
-  int gemm_moving_fmax = 0;           // matmul moving (rhs) free size
-  int engine_fmax_sbuf = 0;           // elements per partition a Vector/Scalar operand reads from SBUF
-  int engine_fmax_psum = 0;           // ... from PSUM
-  int bn_stats_fmax = 0;              // bn_stats input free size
-  int max8_fmax = 0;                  // max8 / nc_find_index8 / nc_match_replace8 elements per partition
-  int gpsimd_partition_group = 0;     // partitions per GpSimd core (local_gather's index groups)
-  int gpsimd_gather_max_indices = 0;  // local_gather indices per GpSimd core
+#define NKIA_TARGET_LIMIT_FIELD(key, lo, hi, doc) int64_t key = 0;
+  NKIA_TARGET_LIMITS(NKIA_TARGET_LIMIT_FIELD)
+#undef NKIA_TARGET_LIMIT_FIELD
+};
+
+struct TargetLimit {
+  const char* key;
+  int64_t TargetSpec::*field;
+  int64_t lo, hi;
+  const char* doc;
+};
+inline constexpr TargetLimit kTargetLimits[] = {
+#define NKIA_TARGET_LIMIT_ROW(key, lo, hi, doc) {#key, &TargetSpec::key, lo, hi, doc},
+    NKIA_TARGET_LIMITS(NKIA_TARGET_LIMIT_ROW)
+#undef NKIA_TARGET_LIMIT_ROW
 };
 
 // Generated from data/targets/*.toml by nkia_embed() (cmake/embed_files.cmake): {name, text},

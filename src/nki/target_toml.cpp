@@ -90,6 +90,10 @@ Result<std::vector<std::string>> TableReader::strings(std::string_view key) {
 }
 
 Result<void> TableReader::only(std::initializer_list<std::string_view> keys) const {
+  return only(std::span<const std::string_view>(keys.begin(), keys.size()));
+}
+
+Result<void> TableReader::only(std::span<const std::string_view> keys) const {
   if (!t_) return {};
   for (const auto& [k, v] : *t_)
     if (std::find(keys.begin(), keys.end(), k.str()) == keys.end())

@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,7 @@ class TableReader {
   // Refuses keys outside `keys`, before anything is read: a misspelt key is reported as itself,
   // not as the key it was meant to be missing.
   Result<void> only(std::initializer_list<std::string_view> keys) const;
+  Result<void> only(std::span<const std::string_view> keys) const;
   // Refuses keys nobody read.
   Result<void> finish() const;
 

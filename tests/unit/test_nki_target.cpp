@@ -59,6 +59,22 @@ TEST(NkiTarget, EveryCompiledInTargetReadsAndCarriesTheSpecsNumbers) {
   EXPECT_EQ((*trn2)->sbuf_bytes_per_partition, 212984);
 }
 
+TEST(NkiTarget, EveryLimitNamesItsSource) {
+  // Each limit's line says where the number comes from: the spec's section, or that it is assumed.
+  for (const EmbeddedTarget& t : embedded_targets())
+    for (const TargetLimit& l : kTargetLimits) {
+      const std::string text(t.toml);
+      const size_t at = text.find("\n" + std::string(l.key) + " = ");
+      ASSERT_NE(at, std::string::npos) << t.name << ": " << l.key;
+      const std::string line = text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+      const size_t hash = line.find('#');
+      ASSERT_NE(hash, std::string::npos) << t.name << ": " << line;
+      const std::string note = line.substr(hash);
+      EXPECT_TRUE(note.find("spec §") != std::string::npos || note.find("assumed") != std::string::npos)
+          << t.name << ".toml gives no source for " << l.key << ": " << line;
+    }
+}
+
 TEST(NkiTarget, AnUnknownTargetListsTheCompiledInOnes) {
   auto t = target_by_name("trn9");
   ASSERT_FALSE(t);

@@ -207,17 +207,7 @@ void register_launch(py::module_& m) {
     py::dict d;
     d["name"] = t.name;
     d["core_version"] = t.core_version;
-    d["partitions"] = t.partitions;
-    d["sbuf_bytes_per_partition"] = t.sbuf_bytes_per_partition;
-    d["psum_bytes_per_partition"] = t.psum_bytes_per_partition;
-    d["psum_banks"] = t.psum_banks;
-    d["psum_bank_bytes"] = t.psum_bank_bytes;
-    d["psum_fmax"] = t.psum_fmax;
-    d["psum_min_align"] = t.psum_min_align;
-    d["gemm_stationary_fmax"] = t.gemm_stationary_fmax;
-    d["gemm_moving_fmax"] = t.gemm_moving_fmax;
-    d["bn_stats_fmax"] = t.bn_stats_fmax;
-    d["gpsimd_partition_group"] = t.gpsimd_partition_group;
+    for (const TargetLimit& l : kTargetLimits) d[l.key] = t.*l.field;
     return d;
   });
   // An argument tensor made by the host without a name takes its parameter's, for diagnostics.
