@@ -40,11 +40,15 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
     set(out ${PROJECT_BINARY_DIR}/generated/${E_NAME}.cpp)
     string(REPLACE ";" "|" files_arg "${E_FILES}")
     string(REPLACE ";" "|" fields_arg "${E_FIELDS}")
+    # The inputs' names are part of the command, so that removing a file (which leaves every
+    # dependency older than the output) changes the command and reruns it.
+    string(MD5 inputs_digest "${inputs}")
     add_custom_command(
       OUTPUT ${out}
       COMMAND ${CMAKE_COMMAND} "-DROOT=${E_ROOT}" "-DFILES=${files_arg}" "-DRECURSE=${E_RECURSE}"
               "-DSTRIP_EXTENSION=${E_STRIP_EXTENSION}" "-DFUNCTION=${E_FUNCTION}" "-DTYPE=${E_TYPE}"
               "-DHEADER=${E_HEADER}" "-DFIELDS=${fields_arg}" "-DWHAT=${E_COMMENT}" "-DOUT=${out}"
+              "-DINPUTS_DIGEST=${inputs_digest}"
               -P ${NKIA_EMBED_SCRIPT}
       DEPENDS ${inputs} ${NKIA_EMBED_SCRIPT}
       COMMENT "Embedding ${E_COMMENT}"
