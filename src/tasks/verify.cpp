@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/thread_pool.h"
+#include "nki/error_catalogue.h"
 #include "tasks/inputs.h"
 #include "tasks/verify_check.h"
 
@@ -464,7 +465,7 @@ class Verifier {
         } else {
           const auto check = check_by_name(c.check);
           NKIA_ASSERT(check.has_value());
-          Diagnostic d = Diagnostic::error(check_code(*check), c.message, std::string(check_hint(*check)));
+          Diagnostic d = nki_error(check_code(*check), c.message);  // the table's hint
           d.at(SourceLoc{res.kernel, 0, 0});
           res.diagnostic = d;
         }

@@ -1,4 +1,5 @@
-// tasks/verify_check.h — the checks a verification can fail, each with its name and its hint.
+// tasks/verify_check.h — the checks a verification can fail, each with its name. A check's title
+// and hint are its code's entry in the error table (nki/error_table_run.cpp).
 //
 // A failed check's name is what VerifyResult::check and CaseResult::check hold, what the JSON and
 // the human summary show, and, prefixed with "nkia_verify_", the code of the Diagnostic a failure
@@ -30,9 +31,6 @@ inline constexpr int kNumVerifyChecks = static_cast<int>(VerifyCheck::kRelativeN
 
 // "static_policy", "kernel_error", "output_count", ... (the names above in snake_case).
 std::string_view check_name(VerifyCheck check);
-// How to fix a failure of the check, for a model; empty for the checks whose own Diagnostic
-// (kernel_error, static_policy) carries the hint.
-std::string_view check_hint(VerifyCheck check);
 // The check named `name`; nullopt for a name that is not a check.
 std::optional<VerifyCheck> check_by_name(std::string_view name);
 // "nkia_verify_<name>": the code of the Diagnostic a failed check becomes.
