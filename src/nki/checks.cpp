@@ -73,6 +73,25 @@ Result<void> check_engine_memory(const Access& a, Engine engine, const char* ins
                         "copy the PSUM tile to SBUF first (nl.copy or nisa.tensor_copy on the Vector engine)"));
 }
 
+Result<void> check_matmul_inputs_in_sbuf(const Access& stationary, const Access& moving, const char* instruction) {
+  for (const Access* in : {&stationary, &moving})
+    if (in->buffer() != Buffer::kSbuf)
+      return fail(nki_error("err_unsupported_memory",
+                            fmt::format("'{}' reads its inputs from SBUF, but {} is in {}", instruction, in->describe(),
+                                        buffer_name(in->buffer())),
+                            "load or copy the matmul operands into SBUF tiles"));
+  return {};
+}
+
+Result<void> check_core_version(const ExecContext& ctx, int core_version, const char* instruction,
+                                std::string_view hint) {
+  if (ctx.target->core_version >= core_version) return {};
+  return fail(nki_error("nkia_feature_not_on_target",
+                        fmt::format("'{}' needs NeuronCore-v{} or later, but the target {} is {}", instruction,
+                                    core_version, ctx.target->name, ctx.target->core),
+                        std::string(hint)));
+}
+
 Result<void> check_free_size(const ExecContext& ctx, const Access& a, Engine engine, const char* instruction) {
   if (engine != Engine::kVector && engine != Engine::kScalar) return {};
   const int64_t p = a.partitions();

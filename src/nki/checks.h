@@ -26,6 +26,12 @@ Result<void> check_partition_limit(const ExecContext& ctx, const Access& a, cons
 Result<void> check_partition_access(const Access& a, const char* instruction);
 // err_unsupported_memory for a PSUM operand of a GpSimd instruction (POOL cannot access PSUM, §2.1).
 Result<void> check_engine_memory(const Access& a, Engine engine, const char* instruction);
+// err_unsupported_memory for a matmul input outside SBUF (the Tensor engine reads SBUF only, §2.1).
+Result<void> check_matmul_inputs_in_sbuf(const Access& stationary, const Access& moving, const char* instruction);
+// nkia_feature_not_on_target when the target's NeuronCore is older than `core_version`; `hint`
+// names what to do instead.
+Result<void> check_core_version(const ExecContext& ctx, int core_version, const char* instruction,
+                                std::string_view hint);
 // err_size_of_dimension_exceed_arch_limit when an operand of a Vector or Scalar engine instruction
 // has more elements per partition than the target's engine_fmax_sbuf (SBUF) or engine_fmax_psum
 // (PSUM): 64K and 4K on trn1 and trn2 (§2.5).

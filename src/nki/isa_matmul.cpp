@@ -13,12 +13,7 @@ namespace nki_agent {
 
 Result<void> check_matmul_inputs(const ExecContext& ctx, const Access& stationary, const Access& moving) {
   constexpr const char* kOp = opcode_name(Opcode::kNcMatmul);
-  for (const Access* in : {&stationary, &moving})
-    if (in->buffer() != Buffer::kSbuf)
-      return fail(nki_error("err_unsupported_memory",
-                            fmt::format("'{}' reads its inputs from SBUF, but {} is in {}", kOp, in->describe(),
-                                        buffer_name(in->buffer())),
-                            "load or copy the matmul operands into SBUF tiles"));
+  if (auto r = check_matmul_inputs_in_sbuf(stationary, moving, kOp); !r) return r;
   for (const Access* x : {&stationary, &moving})
     if (auto r = check_partition_limit(ctx, *x, kOp); !r) return r;
   if (stationary.view.ndim() != 2 || moving.view.ndim() != 2)

@@ -32,18 +32,12 @@ std::optional<MatmulPerfMode> parse_matmul_perf_mode(std::string_view name) {
 }
 
 Result<void> check_matmul_double_row_inputs(const ExecContext& ctx, const Access& stationary, const Access& moving) {
-  if (ctx.target->core_version < 3)
-    return fail(nki_error("nkia_feature_not_on_target",
-                          fmt::format("'{}' needs NeuronCore-v3 or later, but the target is {} ({})", kOp,
-                                      ctx.target->name, ctx.target->core),
-                          "run on trn2 (target trn2), or use ordinary matmuls: two nc_matmul calls accumulating "
-                          "into the same PSUM tile, one per half of K"));
-  for (const Access* in : {&stationary, &moving})
-    if (in->buffer() != Buffer::kSbuf)
-      return fail(nki_error("err_unsupported_memory",
-                            fmt::format("'{}' reads its inputs from SBUF, but {} is in {}", kOp, in->describe(),
-                                        buffer_name(in->buffer())),
-                            "load or copy the matmul operands into SBUF tiles"));
+  if (auto r = check_core_version(ctx, 3, kOp,
+                                  "run on trn2 (target trn2), or use ordinary matmuls: two nc_matmul calls "
+                                  "accumulating into the same PSUM tile, one per half of K");
+      !r)
+    return r;
+  if (auto r = check_matmul_inputs_in_sbuf(stationary, moving, kOp); !r) return r;
   for (const Access* in : {&stationary, &moving}) {
     const Shape& s = in->shape();
     if (s.size() != 3 || s[0] != ctx.target->partitions || s[1] != 2)

@@ -257,12 +257,12 @@ Result<void> isa_range_select(ExecContext& ctx, const Access& dst, const Access&
                               const std::optional<Access>& reduce_res, const SourceLoc& loc) {
   constexpr Opcode kCode = Opcode::kRangeSelect;
   constexpr const char* kOp = opcode_name(kCode);
-  if (ctx.target->core_version < 3)
-    return fail(nki_error("nkia_feature_not_on_target",
-                          fmt::format("'{}' exists on NeuronCore-v3 (trn2) and later; the target {} is {}", kOp,
-                                      ctx.target->name, ctx.target->core),
-                          "on NeuronCore-v2 build the mask from nisa.iota and comparisons (or nisa.affine_select) and "
-                          "select with nl.where / nisa.select_reduce, or select a trn2 target"));
+  if (auto r = check_core_version(ctx, 3, kOp,
+                                  "on NeuronCore-v2 build the mask from nisa.iota and comparisons (or "
+                                  "nisa.affine_select) and select with nl.where / nisa.select_reduce, or select a "
+                                  "trn2 target");
+      !r)
+    return r;
   if (auto r = check_tiles(ctx, {&dst, &on_true}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, on_true, kOp); !r) return r;
   if (per_partition(dst) != per_partition(on_true))
