@@ -94,16 +94,26 @@ Result<void> check_dma_transpose_elements(const Access& src, const char* op) {
   return {};
 }
 
+std::span<const int> dma_transpose_axes(int rank) {
+  static constexpr int k2[] = {1, 0}, k3[] = {2, 1, 0}, k4[] = {3, 1, 2, 0};
+  switch (rank) {
+    case 2: return k2;
+    case 3: return k3;
+    case 4: return k4;
+    default: return {};
+  }
+}
+
 Result<void> isa_dma_transpose(ExecContext& ctx, const Access& dst, const Access& src, std::vector<int> axes,
                                const SourceLoc& loc) {
   constexpr const char* kOp = opcode_name(Opcode::kDmaTranspose);
-  static const std::vector<std::vector<int>> kPerms = {{1, 0}, {2, 1, 0}, {3, 1, 2, 0}};
   const int rank = src.view.ndim();
-  if (rank < 2 || rank > 4)
+  const std::span<const int> default_axes = dma_transpose_axes(rank);
+  if (default_axes.empty())
     return fail(nki_error("nkia_dma_transpose_layout",
                           fmt::format("'{}' permutes 2-D to 4-D sources, not {}", kOp, src.describe()),
                           "index the source down to 2, 3 or 4 dimensions"));
-  const std::vector<int>& perm = kPerms[static_cast<size_t>(rank - 2)];
+  const std::vector<int> perm(default_axes.begin(), default_axes.end());
   if (axes.empty()) axes = perm;
   if (axes != perm)
     return fail(nki_error("nkia_dma_transpose_layout",

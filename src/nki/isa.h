@@ -62,6 +62,10 @@ Result<void> isa_dma_copy(ExecContext& ctx, const Access& dst, const Access& src
 // DMA transposes move 2- or 4-byte elements; others are nkia_dma_transpose_layout.
 Result<void> check_dma_transpose_elements(const Access& src, const char* op);
 
+// The one permutation the DMA engines apply to a source of `rank` dimensions: (1, 0), (2, 1, 0) or
+// (3, 1, 2, 0); empty for another rank.
+std::span<const int> dma_transpose_axes(int rank);
+
 // dst = src with its axes permuted by `axes` (dst axis i is src axis axes[i]) through a DMA queue:
 // (1, 0) of a 2-D source, (2, 1, 0) of a 3-D one, (3, 1, 2, 0) of a 4-D one; an empty `axes` takes
 // the one for the source's rank. The source is in HBM or SBUF, the destination in SBUF, with the

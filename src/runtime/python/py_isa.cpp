@@ -113,6 +113,10 @@ void register_isa(py::module_& m) {
     ExecContext& ctx = exec_or_raise("dma_transpose");
     check(isa_dma_transpose(ctx, to_access(dst, "dst"), to_access(src, "src"), axes, caller_loc()));
   });
+  m.def("dma_transpose_axes", [](int rank) {
+    const std::span<const int> axes = dma_transpose_axes(rank);
+    return std::vector<int>(axes.begin(), axes.end());
+  });
   m.def("tensor_tensor", [](py::handle dst, py::handle a, py::handle b, const std::string& op) {
     ExecContext& ctx = exec_or_raise("tensor_tensor");
     check(isa_tensor_tensor(ctx, to_access(dst, "dst"), to_access(a, "data1"), to_access(b, "data2"), parse_binary(op),

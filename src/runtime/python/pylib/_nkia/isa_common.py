@@ -90,13 +90,6 @@ def iota_pattern(dst, pattern, offset, channel_multiplier):
     return int(offset), [t for t in terms if t[1] != 0]
 
 
-# The one permutation the DMA engines apply to a source of each rank (2-D to 4-D), the default of
-# dma_transpose's axes=: the legacy dialect shapes its result tile with it. The instruction core
-# checks axes= against its own copy of this table (kPerms in src/nki/isa.cpp); the core's Python
-# binding does not expose it, so this is the front end's one copy.
-DMA_TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
-
-
 def dma_copy_indirect(dst, src, dst_rmw_op, oob_mode, mask=None):
     """nisa.dma_copy with one side an indirect access (IndirectRows): a gather from HBM rows into a
     tile, or a scatter of a tile's partitions into HBM rows."""

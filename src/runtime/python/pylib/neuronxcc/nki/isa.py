@@ -301,5 +301,5 @@ def dma_transpose(src, axes=None, mask=None, dtype=None, dge_mode=None, **kwargs
     if isinstance(src, operands.IndirectRows):
         return _NewTile([int(src.shape[1]), int(src.shape[0])], src.dtype)
     shape = [int(d) for d in src.shape]
-    perm = list(axes) if axes is not None else list(isa_common.DMA_TRANSPOSE_AXES.get(len(shape), ()))
+    perm = list(axes) if axes is not None else core.dma_transpose_axes(len(shape))
     return _NewTile([shape[a] for a in perm] if sorted(perm) == list(range(len(shape))) else shape[::-1], src.dtype)
