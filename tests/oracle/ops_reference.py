@@ -34,9 +34,14 @@ and Appendix A):
   logical ops on NaN): NumPy's on float32 values.
 - Activation functions are evaluated exactly (float64) and rounded; the harness's tolerance covers
   the simulator's float32 libm. Limits at infinity are the mathematical ones (gelu(-inf) = 0).
-- Accumulations (tensor_reduce add/multiply, nl.sum/mean/prod, nc_matmul, bn_stats/bn_aggr,
-  activation_reduce) are exact, with a bound of (n + 2) * 2^-24 * (sum of the magnitudes of the
+- Accumulations (tensor_reduce add/multiply, tensor_partition_reduce add, nl.sum/mean/prod,
+  nc_matmul, bn_stats/bn_aggr, activation_reduce) are exact, with a bound of (n + 2) * 2^-24 * (sum of the magnitudes of the
   terms): the worst case of a float32 accumulation in any order.
+- Selections, searches and gathers (max8, nc_find_index8, nc_match_replace8, nc_stream_shuffle,
+  range_select, select_reduce, tensor_copy_predicated, nl.gather_flattened, local_gather,
+  dma_transpose, sequence_bounds) follow the docs' definitions (nki-spec §4.4, §4.5, Appendix A and
+  the NumPy equivalents of the AWS docs); where values repeat, the rule each reference uses is in its
+  docstring.
 """
 import json
 import math
@@ -561,13 +566,19 @@ def _search_vals(p, x, distinct=True):
 
 
 def ref_find_index8(p, ins, dts, outs):
-    """The index of the first occurrence of each of the 8 vals in each partition."""
+    """The index of the first occurrence of each of the 8 vals in each partition; a value the
+    partition does not hold gets the all-ones sentinel of the output type. With "absent" the kernel
+    writes that number over the last of the vals."""
     x = _rows(f32(ins[0]))
-    v = _search_vals(p, x)
+    v = _search_vals(p, x).copy()
+    if p.get("absent") is not None:
+        v[:, 7] = store(p["absent"], dts[0])
+    bits, _ = INTS[outs[0]]
     idx = np.empty(v.shape)
     for row in range(x.shape[0]):
         for j in range(8):
-            idx[row, j] = np.flatnonzero(x[row] == v[row, j])[0]
+            at = np.flatnonzero(x[row] == v[row, j])
+            idx[row, j] = at[0] if at.size else 2 ** bits - 1
     return [(idx, None)]
 
 
@@ -594,12 +605,12 @@ def ref_match_replace8(p, ins, dts, outs):
 
 def ref_stream_shuffle(p, ins, dts, outs):
     """Per 32-partition quadrant q: dst[32q + i] = src[32q + mask[i]], unless mask[i] is 255."""
-    src = ins[0]
-    dst = (src if p.get("inplace") else ins[1]).copy()
+    dst = (ins[0] if p.get("inplace") else ins[1]).copy()
+    src = ins[0] if p.get("src_rows") is None else ins[0][:int(p["src_rows"])]
     mask = p["mask"]
-    for q in range((src.shape[0] + 31) // 32):
+    for q in range((dst.shape[0] + 31) // 32):
         for i, m in enumerate(mask):
-            if m != 255 and 32 * q + i < src.shape[0]:
+            if m != 255 and 32 * q + i < dst.shape[0]:
                 dst[32 * q + i] = src[32 * q + m]
     return [(cast(dst, dts[0], outs[0]), None)]
 

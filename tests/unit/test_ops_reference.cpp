@@ -20,8 +20,8 @@
 //
 // Tolerances (|got - want| <= ulps * ulp(want) + rtol * |want| + atol + bound; NaN matches only
 // NaN, +-inf only itself; ulp() is that of the output dtype at want):
-//   - data movement (copies, casts, transposes, memset, iota, select, DMA) and integer outputs:
-//     exact;
+//   - data movement (copies, casts, transposes, memset, iota, selections, shuffles, gathers, DMA),
+//     max8 and the index searches (nc_find_index8, nc_match_replace8), and integer outputs: exact;
 //   - arithmetic (tensor_tensor, tensor_scalar, scans, nl.add ...): float32 1 ulp + 1e-6
 //     relative; bfloat16 / float16 / float8 one ulp of the output type;
 //   - transcendental functions (activation, nl.exp ..., power): float32 4 ulp + 1e-6 relative +
@@ -29,9 +29,9 @@
 //     2 ulp where measured; the absolute term covers the float32 cancellation of the gelu tail,
 //     0.5 * x * (1 + erf(x / sqrt 2)), ~5e-7 at x = -5); narrow outputs one ulp of the output type
 //     + the same absolute term;
-//   - accumulations (tensor_reduce, nl.sum/mean/prod, nc_matmul, bn_stats/bn_aggr,
-//     activation_reduce): the arithmetic tolerance plus a per-element bound from the oracle,
-//     (n + 2) * 2^-24 * sum |terms|: any float32 accumulation order passes.
+//   - accumulations (tensor_reduce, tensor_partition_reduce, nl.sum/mean/prod, nc_matmul,
+//     bn_stats/bn_aggr, activation_reduce): the arithmetic tolerance plus a per-element bound from
+//     the oracle, (n + 2) * 2^-24 * sum |terms|: any float32 accumulation order passes.
 //
 // A case the simulator gets wrong (or cannot run) keeps its reference and gets an entry in
 // kKnownFailures: it reports GTEST_SKIP with the reason and what it still sees, and FAILS once it
@@ -410,10 +410,14 @@ def max8(a, out):
 
 
 @nki.jit
-def find_index8(a, cols, out):
+def find_index8(a, cols, out, absent=None):
+    """absent: a value written over the last of the vals (one the data does not hold)."""
     x = _load(a)
+    v = _vals(x, cols)
+    if absent is not None:
+        nisa.memset(dst=v[:, 7:8], value=absent)
     z = _tile((a.shape[0], 8), out)
-    nisa.nc_find_index8(dst=z, data=x, vals=_vals(x, cols))
+    nisa.nc_find_index8(dst=z, data=x, vals=v)
     return _out(z)
 
 
@@ -431,10 +435,11 @@ def match_replace8(a, cols, imm, idx_out=None):
 
 
 @nki.jit
-def stream_shuffle(a, shuffle_mask, b=None):
+def stream_shuffle(a, shuffle_mask, b=None, src_rows=None):
+    """In place without b; src_rows: the source is the first src_rows partitions of a."""
     x = _load(a)
     z = x if b is None else _load(b)
-    nisa.nc_stream_shuffle(dst=z, src=x, shuffle_mask=list(shuffle_mask))
+    nisa.nc_stream_shuffle(dst=z, src=x if src_rows is None else x[0:src_rows], shuffle_mask=list(shuffle_mask))
     return _out(z)
 
 
@@ -794,9 +799,13 @@ def max8(a, out):
 
 
 @nki.jit
-def find_index8(a, cols, out):
+def find_index8(a, cols, out, absent=None):
+    """absent: a value written over the last of the vals (one the data does not hold)."""
     x = nl.load(a)
-    return _out(nisa.nc_find_index8(data=x, vals=_vals(x, cols), dtype=_dt(out)))
+    v = _vals(x, cols)
+    if absent is not None:
+        v[:, 7:8] = nisa.memset((a.shape[0], 1), absent, a.dtype)
+    return _out(nisa.nc_find_index8(data=x, vals=v, dtype=_dt(out)))
 
 
 @nki.jit
@@ -810,10 +819,11 @@ def match_replace8(a, cols, imm, idx_out=None):
 
 
 @nki.jit
-def stream_shuffle(a, shuffle_mask, b=None):
+def stream_shuffle(a, shuffle_mask, b=None, src_rows=None):
+    """In place without b; src_rows: the source is the first src_rows partitions of a."""
     x = nl.load(a)
     z = x if b is None else nl.load(b)
-    nisa.nc_stream_shuffle(src=x, dst=z, shuffle_mask=list(shuffle_mask))
+    nisa.nc_stream_shuffle(src=x if src_rows is None else x[0:src_rows], dst=z, shuffle_mask=list(shuffle_mask))
     return _out(z)
 
 
@@ -2382,11 +2392,18 @@ void add_search(Table& t) {
 
   // nc_find_index8: the index of the first occurrence of each value. The values are eight of the
   // data's own columns, distinct in each partition (the oracle checks), so that every one is
-  // present and no two ask for the same value; the data may repeat them earlier (bfloat16).
-  auto fi8 = [&](const std::string& name, InputSpec x, int64_t start, int64_t step, DType out) {
+  // present and no two ask for the same value; the data may repeat them earlier (bfloat16). With
+  // `absent`, the last value is one the data does not hold: its index is the all-ones sentinel
+  // (0xFFFFFFFF, 0xFFFF for uint16), as the docs say.
+  auto fi8 = [&](const std::string& name, InputSpec x, int64_t start, int64_t step, DType out,
+                 std::optional<double> absent = std::nullopt) {
     OpCase c = make(name, "nisa.nc_find_index8", "find_index8", "find_index8");
     Json j;
     set_cols(c, j, start, step);
+    if (absent) {
+      c.kwargs["absent"] = py_num(*absent);
+      j.n("absent", *absent);
+    }
     c.inputs = {std::move(x)};
     c.kwargs["out"] = py_str(dt_name(out));
     c.ref_params = j.str();
@@ -2399,6 +2416,8 @@ void add_search(Table& t) {
       DType::kUInt32);
   fi8("nc_find_index8_fp16_32x40", in_uniform("a", h, {32, 40}, -1000, 1000), 1, 4, DType::kUInt32);
   fi8("nc_find_index8_fp32_to_u16_16x8", in_normal("a", f, {16, 8}), 0, 1, DType::kUInt16);
+  fi8("nc_find_index8_absent_fp32_7x64", in_normal("a", f, {7, 64}), 0, 8, DType::kUInt32, 1000.0);
+  fi8("nc_find_index8_absent_fp32_to_u16_16x8", in_normal("a", f, {16, 8}), 0, 1, DType::kUInt16, 1000.0);
 
   // nc_match_replace8: the first occurrence of each value replaced by imm, its index to dst_idx.
   // With vals that repeat ("dup"), each occurrence pairs with its own dst_idx column, in the order
@@ -2440,7 +2459,8 @@ std::string py_list(const std::vector<int64_t>& v) {
 void add_select(Table& t) {
   const DType f = DType::kFloat32, bf = DType::kBFloat16, h = DType::kFloat16;
   // nc_stream_shuffle: in each 32-partition quadrant, dst[i] = src[mask[i]]; 255 keeps dst[i].
-  auto sh = [&](const std::string& name, DType d, const Shape& s, std::vector<int64_t> mask, bool inplace) {
+  auto sh = [&](const std::string& name, DType d, const Shape& s, std::vector<int64_t> mask, bool inplace,
+                std::optional<int64_t> src_rows = std::nullopt) {
     OpCase c = make(name, "nisa.nc_stream_shuffle", "stream_shuffle", "stream_shuffle");
     auto draw = [&](const std::string& n) {
       return d == DType::kInt32 ? in_ints(n, d, s, -2147483648.0, 2147483647.0) : in_normal(n, d, s, 10.0);
@@ -2448,7 +2468,13 @@ void add_select(Table& t) {
     c.inputs = {draw("a")};
     if (!inplace) c.inputs.push_back(draw("b"));
     c.kwargs = {{"shuffle_mask", py_list(mask)}};
-    c.ref_params = Json().ints("mask", mask).b("inplace", inplace).str();
+    Json j;
+    j.ints("mask", mask).b("inplace", inplace);
+    if (src_rows) {
+      c.kwargs["src_rows"] = std::to_string(*src_rows);
+      j.n("src_rows", static_cast<double>(*src_rows));
+    }
+    c.ref_params = j.str();
     c.outs = {d};
     c.tol = tol_exact();
     t.add(c);
@@ -2464,6 +2490,8 @@ void add_select(Table& t) {
   sh("nc_stream_shuffle_broadcast_i32_64x16", DType::kInt32, {64, 16}, std::vector<int64_t>(32, 3), false);
   sh("nc_stream_shuffle_scatter_fp16_32x1", h, {32, 1}, scatter, false);
   sh("nc_stream_shuffle_3d_inplace_fp32_96x4x8", f, {96, 4, 8}, flip, true);
+  // One source partition broadcast to a quadrant (the docs' second example).
+  sh("nc_stream_shuffle_one_partition_to_32_fp32_32x64", f, {32, 64}, std::vector<int64_t>(32, 0), false, 1);
 
   // range_select (NeuronCore-v3+): idx = range_start + free index, kept where comp_op0(idx, bound0)
   // and comp_op1(idx, bound1), else float32 min; reduce_res = the row maximum of the float32
@@ -2531,8 +2559,9 @@ void add_select(Table& t) {
     t.add(c);
   };
   auto pred = [&](DType d, const Shape& s) { return in_ints("pred", d, s, 0, 1); };
-  sr("select_reduce_scalar_fp32_128x512", pred(DType::kUInt8, kBig), in_normal("a", f, kBig), -5.0, std::nullopt, false,
-     f, f);
+  // Any non-zero predicate selects on_true (the docs' NumPy: np.where(predicate, on_true, on_false)).
+  sr("select_reduce_scalar_fp32_128x512", in_ints("pred", DType::kUInt8, kBig, 0, 3), in_normal("a", f, kBig), -5.0,
+     std::nullopt, false, f, f);
   sr("select_reduce_tile_reverse_bf16_7x64", pred(DType::kInt8, {7, 64}), in_normal("a", bf, {7, 64}), std::nullopt,
      in_normal("f", bf, {7, 1}, 2.0), true, bf, f);
   sr("select_reduce_no_reduce_fp16_i16_128x64", pred(DType::kInt16, {128, 64}), in_normal("a", h, {128, 64}, 100.0),
@@ -2593,8 +2622,8 @@ void add_gather(Table& t) {
   pr("tensor_partition_reduce_add_3d_fp32_128x4x16", "add", in_normal("a", f, {128, 4, 16}), f);
   pr("tensor_partition_reduce_maximum_fp32_7x512", "maximum", with(in_normal("a", f, {7, 512}), {1e30, -1e30}), f);
   pr("tensor_partition_reduce_maximum_bf16_128x64", "maximum", in_normal("a", bf, {128, 64}), bf);
-  pr("tensor_partition_reduce_bitwise_or_i32_32x64", "bitwise_or",
-     with(in_ints("a", i32, {32, 64}, 0, 65535), {-2147483648.0, 1 << 20}), i32);
+  pr("tensor_partition_reduce_bitwise_or_i32_3x64", "bitwise_or",
+     with(in_ints("a", i32, {3, 64}, 0, 1048575), {-2147483648.0, 1 << 24}), i32);
   pr("tensor_partition_reduce_bitwise_and_i32_5x8", "bitwise_and",
      with(in_ints("a", i32, {5, 8}, -2147483648.0, 2147483647.0), {-1, -1, -1}), i32);
 
@@ -2666,6 +2695,7 @@ void add_gather(Table& t) {
   dt("dma_transpose_hbm_axes_fp16_7x3", in_normal("a", h, {7, 3}, 100.0), false, true);
   dt("dma_transpose_sbuf_i32_128x100", in_ints("a", i32, {128, 100}, -2147483648.0, 2147483647.0), true, false);
   dt("dma_transpose_3d_fp32_4x8x16", in_normal("a", f, {4, 8, 16}), false, false);
+  dt("dma_transpose_3d_sbuf_fp16_16x4x32", in_normal("a", h, {16, 4, 32}, 100.0), true, false);
   dt("dma_transpose_4d_bf16_2x3x4x32", in_normal("a", bf, {2, 3, 4, 32}), false, true);
 
   // sequence_bounds: per element, where its run of equal ids starts and one past where it ends;
@@ -3101,7 +3131,19 @@ TEST(OpsRefTable, CoversTheOpsAndDialects) {
                         "bn_aggr",
                         "dma_copy",
                         "dma_store",
-                        "nl_load_store"})
+                        "nl_load_store",
+                        "max8",
+                        "find_index8",
+                        "match_replace8",
+                        "stream_shuffle",
+                        "range_select",
+                        "select_reduce",
+                        "copy_predicated",
+                        "partition_reduce",
+                        "gather_flattened",
+                        "local_gather",
+                        "dma_transpose",
+                        "sequence_bounds"})
     EXPECT_TRUE(entries.count(e)) << "no case runs " << e;
 }
 
