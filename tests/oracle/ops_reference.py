@@ -34,9 +34,14 @@ and Appendix A):
   logical ops on NaN): NumPy's on float32 values.
 - Activation functions are evaluated exactly (float64) and rounded; the harness's tolerance covers
   the simulator's float32 libm. Limits at infinity are the mathematical ones (gelu(-inf) = 0).
-- Accumulations (tensor_reduce add/multiply, nl.sum/mean/prod, nc_matmul, bn_stats/bn_aggr,
-  activation_reduce) are exact, with a bound of (n + 2) * 2^-24 * (sum of the magnitudes of the
+- Accumulations (tensor_reduce add/multiply, tensor_partition_reduce add, nl.sum/mean/prod,
+  nc_matmul, bn_stats/bn_aggr, activation_reduce) are exact, with a bound of (n + 2) * 2^-24 * (sum of the magnitudes of the
   terms): the worst case of a float32 accumulation in any order.
+- Selections, searches and gathers (max8, nc_find_index8, nc_match_replace8, nc_stream_shuffle,
+  range_select, select_reduce, tensor_copy_predicated, nl.gather_flattened, local_gather,
+  dma_transpose, sequence_bounds) follow the docs' definitions (nki-spec §4.4, §4.5, Appendix A and
+  the NumPy equivalents of the AWS docs); where values repeat, the rule each reference uses is in its
+  docstring.
 """
 import json
 import math
@@ -534,12 +539,200 @@ def ref_softmax(p, ins, dts, outs):
         return [(store(e / np.sum(e, axis=1, keepdims=True), outs[0]), None)]
 
 
+# ---- search, selection, gathers --------------------------------------------------------------------
+
+def _rows(x):
+    """x as [P, elements per partition]."""
+    return x.reshape(x.shape[0], -1)
+
+
+def ref_max8(p, ins, dts, outs):
+    """The 8 largest values of each partition, descending (read as float32; repeats repeat)."""
+    x = _rows(f32(ins[0]))
+    return [(store(-np.sort(-x, axis=1)[:, :8], outs[0]), None)]
+
+
+def _search_vals(p, x, distinct=True):
+    """The eight columns (start, step) the kernels copy into the vals tile."""
+    start, step = p["cols"]
+    v = x[:, start:start + 8 * step:step]
+    if v.shape[1] != 8:
+        raise ValueError(f"cols {p['cols']} do not name 8 columns of {x.shape}")
+    if distinct:
+        for row in range(v.shape[0]):
+            if len(set(v[row].tolist())) != 8:
+                raise ValueError(f"partition {row}: vals {v[row]} repeat (ambiguous): change the input")
+    return v
+
+
+def ref_find_index8(p, ins, dts, outs):
+    """The index of the first occurrence of each of the 8 vals in each partition; a value the
+    partition does not hold gets the all-ones sentinel of the output type. With "absent" the kernel
+    writes that number over the last of the vals."""
+    x = _rows(f32(ins[0]))
+    v = _search_vals(p, x).copy()
+    if p.get("absent") is not None:
+        v[:, 7] = store(p["absent"], dts[0])
+    bits, _ = INTS[outs[0]]
+    idx = np.empty(v.shape)
+    for row in range(x.shape[0]):
+        for j in range(8):
+            at = np.flatnonzero(x[row] == v[row, j])
+            idx[row, j] = at[0] if at.size else 2 ** bits - 1
+    return [(idx, None)]
+
+
+def ref_match_replace8(p, ins, dts, outs):
+    """Each val's first occurrence not already matched replaced by imm; its index per val. The vals
+    are matched from the last to the first (the docs' rule for repeated vals)."""
+    x = _rows(ins[0])
+    v = _search_vals(p, f32(x), distinct=not p.get("dup"))
+    res = cast(x, dts[0], outs[0]).copy()
+    imm = store(p["imm"], outs[0])
+    idx = np.empty(v.shape)
+    for row in range(x.shape[0]):
+        taken = np.zeros(x.shape[1], dtype=bool)
+        for j in range(7, -1, -1):
+            at = np.flatnonzero((f32(x[row]) == v[row, j]) & ~taken)[0]
+            taken[at] = True
+            idx[row, j] = at
+        res[row, taken] = imm
+    out = [(res.reshape(ins[0].shape), None)]
+    if len(outs) > 1:
+        out.append((store(idx, outs[1]) if outs[1] not in INTS else idx, None))
+    return out
+
+
+def ref_stream_shuffle(p, ins, dts, outs):
+    """Per 32-partition quadrant q: dst[32q + i] = src[32q + mask[i]], unless mask[i] is 255."""
+    dst = (ins[0] if p.get("inplace") else ins[1]).copy()
+    src = ins[0] if p.get("src_rows") is None else ins[0][:int(p["src_rows"])]
+    mask = p["mask"]
+    for q in range((dst.shape[0] + 31) // 32):
+        for i, m in enumerate(mask):
+            if m != 255 and 32 * q + i < dst.shape[0]:
+                dst[32 * q + i] = src[32 * q + m]
+    return [(cast(dst, dts[0], outs[0]), None)]
+
+
+FP32_MIN = -float(np.finfo(np.float32).max)
+CMP = {"equal": np.equal, "not_equal": np.not_equal, "greater": np.greater, "greater_equal": np.greater_equal,
+       "less": np.less, "less_equal": np.less_equal}
+
+
+def ref_range_select(p, ins, dts, outs):
+    """idx = range_start + free index (float32); on_true where op0(idx, bound0) & op1(idx, bound1),
+    else float32 min; reduce_res the row maximum of that float32 selection."""
+    x = _rows(f32(ins[0]))
+    b0, b1 = f32(ins[1]).reshape(-1, 1), f32(ins[2]).reshape(-1, 1)
+    idx = f32(p["range_start"] + np.arange(x.shape[1], dtype=np.float64))[None, :]
+    keep = CMP[p["op0"]](idx, b0) & CMP[p["op1"]](idx, b1)
+    sel = np.where(keep, x, FP32_MIN)
+    out = [(store(sel, outs[0]).reshape(ins[0].shape), None)]
+    if p.get("reduce"):
+        out.append((store(sel.max(axis=1, keepdims=True), outs[1]), None))
+    return out
+
+
+def ref_select_reduce(p, ins, dts, outs):
+    """on_true where the predicate is non-zero (zero with reverse), else on_false; the row maximum."""
+    pred, x = ins[0], f32(ins[1])
+    on_false = _per_partition(f32(ins[2]), x.ndim) if p.get("on_false") is None else f32(p["on_false"])
+    keep = (pred != 0) != bool(p.get("reverse"))
+    sel = np.where(keep, x, on_false)
+    out = [(store(sel, outs[0]), None)]
+    if p.get("reduce"):
+        out.append((store(_rows(sel).max(axis=1, keepdims=True), outs[1]), None))
+    return out
+
+
+def ref_copy_predicated(p, ins, dts, outs):
+    """dst = src where the predicate is non-zero (zero with reverse); elsewhere dst as it was."""
+    pred, dst = ins[0], ins[1]
+    src = ins[2] if p.get("value") is None else store(p["value"], outs[0])
+    keep = (pred != 0) != bool(p.get("reverse"))
+    return [(np.where(keep, src, dst), None)]
+
+
+def ref_partition_reduce(p, ins, dts, outs):
+    """The reduction over the partition axis: [P, ...] -> [1, ...]."""
+    x, op = ins[0], p["op"]
+    if op in ("bitwise_or", "bitwise_and"):
+        bits, _ = INTS[dts[0]]
+        u = np.asarray(x, dtype=np.int64) & ((1 << bits) - 1)
+        r = (np.bitwise_or if op == "bitwise_or" else np.bitwise_and).reduce(u, axis=0, keepdims=True)
+        return [(wrap_int(r, outs[0]), None)]
+    x = f32(x)
+    if op == "add":
+        return [(store(np.sum(x, axis=0, keepdims=True), outs[0]),
+                 bound_sum(x, 0, x.shape[0]).reshape((1,) + x.shape[1:]))]
+    if op == "maximum":
+        return [(store(np.max(x, axis=0, keepdims=True), outs[0]), None)]
+    raise ValueError(f"unknown partition reduction {op}")
+
+
+def ref_gather_flattened(p, ins, dts, outs):
+    """out[p, ...] = data[p].flatten()[indices[p].flatten()], in the indices' shape."""
+    data, idx = ins
+    got = np.take_along_axis(_rows(data), _rows(idx).astype(np.int64), axis=1)
+    return [(cast(got.reshape(idx.shape), dts[0], outs[0]), None)]
+
+
+def ref_local_gather(p, ins, dts, outs):
+    """Per 16-partition group: its indices flattened partition first (Fortran order), the first n
+    kept; each the element offset index * k of k contiguous elements gathered from every partition
+    of the group -> [P, n, k]."""
+    src, index = _rows(ins[0]), ins[1]
+    k = int(p["k"])
+    P = src.shape[0]
+    n = int(p["n"]) if p.get("n") is not None else 16 * index.shape[1]
+    out = np.empty((P, n, k))
+    for g in range(P // 16):
+        rows = slice(16 * g, 16 * (g + 1))
+        offsets = (index[rows].ravel(order="F")[:n] * k).astype(np.int64)
+        for j, at in enumerate(offsets):
+            out[rows, j, :] = src[rows, at:at + k]
+    return [(cast(out, dts[0], outs[0]), None)]
+
+
+DMA_TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
+
+
+def ref_dma_transpose(p, ins, dts, outs):
+    x = ins[0]
+    return [(cast(np.transpose(x, DMA_TRANSPOSE_AXES[x.ndim]), dts[0], outs[0]), None)]
+
+
+def ref_sequence_bounds(p, ins, dts, outs):
+    """[1, F] segment ids -> [1, 2, F]: each element's run of equal ids, its first index and one past
+    its last; padding (id 0) gets F and -1."""
+    ids = ins[0].reshape(-1)
+    n = ids.size
+    bounds = np.empty((2, n))
+    for i in range(n):
+        if ids[i] == 0:
+            bounds[:, i] = (n, -1)
+            continue
+        lo, hi = i, i + 1
+        while lo > 0 and ids[lo - 1] == ids[i]:
+            lo -= 1
+        while hi < n and ids[hi] == ids[i]:
+            hi += 1
+        bounds[:, i] = (lo, hi)
+    return [(bounds.reshape(1, 2, n), None)]
+
+
 REFS = {
     "where": ref_where, "softmax": ref_softmax,
     "binary": ref_binary, "tensor_scalar": ref_tensor_scalar, "stt": ref_stt, "activation": ref_activation,
     "reduce": ref_reduce, "matmul": ref_matmul, "transpose": ref_transpose, "copy": ref_copy,
     "iota": ref_iota, "affine_select": ref_affine_select, "memset": ref_memset, "scan": ref_scan,
     "bn_stats": ref_bn_stats, "bn_aggr": ref_bn_aggr,
+    "max8": ref_max8, "find_index8": ref_find_index8, "match_replace8": ref_match_replace8,
+    "stream_shuffle": ref_stream_shuffle, "range_select": ref_range_select, "select_reduce": ref_select_reduce,
+    "copy_predicated": ref_copy_predicated, "partition_reduce": ref_partition_reduce,
+    "gather_flattened": ref_gather_flattened, "local_gather": ref_local_gather, "dma_transpose": ref_dma_transpose,
+    "sequence_bounds": ref_sequence_bounds,
 }
 
 
