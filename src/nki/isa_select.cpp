@@ -129,10 +129,21 @@ Result<void> isa_find_index8(ExecContext& ctx, const Access& dst, const Access& 
   std::vector<int64_t> idx(static_cast<size_t>(p * 8));
   for (int64_t i = 0; i < p; ++i) {
     const float* row = x.data_as<float>() + i * n;
+    std::vector<bool> used(static_cast<size_t>(n), false);
+    // vals in order, each taking the first match not taken yet: a value repeated in vals (ties of
+    // max8) pairs with its successive occurrences in ascending order; once they are all taken it
+    // gets the first again.
     for (int64_t j = 0; j < 8; ++j) {
       const float want = v.data_as<float>()[i * 8 + j];
-      const float* hit = std::find(row, row + n, want);
-      idx[static_cast<size_t>(i * 8 + j)] = hit == row + n ? static_cast<int64_t>(missing) : hit - row;
+      int64_t first = -1, hit = -1;
+      for (int64_t k = 0; k < n && hit < 0; ++k) {
+        if (row[k] != want) continue;
+        if (first < 0) first = k;
+        if (!used[static_cast<size_t>(k)]) hit = k;
+      }
+      if (hit < 0) hit = first;
+      if (hit >= 0) used[static_cast<size_t>(hit)] = true;
+      idx[static_cast<size_t>(i * 8 + j)] = hit < 0 ? static_cast<int64_t>(missing) : hit;
     }
   }
   Tensor out = dst.view;
@@ -175,7 +186,10 @@ Result<void> isa_match_replace8(ExecContext& ctx, const Access& dst, const Acces
   for (int64_t i = 0; i < p; ++i) {
     float* row = x.data_as<float>() + i * n;
     std::vector<bool> used(static_cast<size_t>(n), false);
-    for (int64_t j = 0; j < 8; ++j) {
+    // vals from the last to the first, each taking the first unused match: a value repeated in vals
+    // pairs its highest slot with the earliest match (the instruction's documented tie-break, the
+    // opposite of nc_find_index8's).
+    for (int64_t j = 7; j >= 0; --j) {
       const float want = v.data_as<float>()[i * 8 + j];
       for (int64_t k = 0; k < n; ++k)
         if (!used[static_cast<size_t>(k)] && row[k] == want) {
@@ -221,7 +235,7 @@ Result<void> isa_stream_shuffle(ExecContext& ctx, const Access& dst, const Acces
   }
   ctx.trace.add(issue_instruction(ctx, Engine::kVector, kCode, loc, dst, {&src}));
   if (!ctx.compute) return {};
-  Tensor in = src.view.contiguous();  // a copy first: src and dst may overlap
+  Tensor in = src.view.copy();  // a copy first: src and dst may be the same tile
   for (int64_t i = 0; i < dst.partitions(); ++i) {
     const int64_t m = mask[static_cast<size_t>(i % 32)];
     if (m == 255) continue;
@@ -239,13 +253,14 @@ Result<void> isa_stream_shuffle(ExecContext& ctx, const Access& dst, const Acces
 
 namespace {
 
-// Writes sel into dst and, when asked, the row maxima of the written values into reduce_res.
+// Writes sel into dst and, when asked, the row maxima of sel (float32, before the downcast) into reduce_res.
 void finish_select(const Access& dst, Tensor& sel, const std::optional<Access>& reduce_res) {
   store_rows(dst, sel);
   if (!reduce_res) return;
-  // The maximum of the values as written (rounded to dst's type), as the engine's accumulator sees them.
-  Tensor written = rows_f32(dst);
-  Tensor mx = reduce(ReduceOp::kMax, written, std::vector<int>{1}, /*keepdims=*/true, DType::kFloat32);
+  // The maximum of the selected values in float32, before dst's downcast: the engine's accumulator
+  // sees the ALU's float32 results (with a bfloat16 dst, a float32.min fill is -inf in dst but
+  // float32.min in reduce_res, the documented way to keep range_select -> activation free of NaN).
+  Tensor mx = reduce(ReduceOp::kMax, sel, std::vector<int>{1}, /*keepdims=*/true, DType::kFloat32);
   Tensor out = reduce_res->view;
   out.assign(mx.reshape(reduce_res->shape()));
 }

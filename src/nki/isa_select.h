@@ -1,6 +1,7 @@
 // nki/isa_select.h — the Vector and GpSimd instructions that search, select and move data between
 // partitions: max8, nc_find_index8, nc_match_replace8, nc_stream_shuffle, range_select,
-// select_reduce, tensor_copy_predicated and tensor_partition_reduce (nki-spec §4.4, §4.5).
+// select_reduce, tensor_copy_predicated, tensor_partition_reduce, local_gather and sequence_bounds
+// (nki-spec §4.4, §4.5).
 //
 // Like the rest of the instruction core (nki/isa.h) each call validates its operands, appends
 // its InstructionRecord to the trace, and computes unless the context is timing-only. Values are
@@ -20,14 +21,16 @@ namespace nki_agent {
 Result<void> isa_max8(ExecContext& ctx, const Access& dst, const Access& src, const SourceLoc& loc);
 
 // dst[P, 8] (uint32 or uint16) = for each of the 8 values vals[p, :], the index of its first
-// occurrence in data[p] (flattened free axes). A value that does not occur gives the all-ones
-// index (the hardware leaves it undefined).
+// occurrence in data[p] (flattened free axes); a value repeated in vals (max8's ties) takes its
+// successive occurrences in ascending order, as nc_match_replace8's documentation describes this
+// instruction. A value that does not occur gives the all-ones index (the documented sentinel).
 Result<void> isa_find_index8(ExecContext& ctx, const Access& dst, const Access& data, const Access& vals,
                              const SourceLoc& loc);
 
-// dst = data with the first occurrence of each of the 8 values vals[p, :] (taken in order, so
-// repeated values replace successive occurrences) replaced by `imm`; their indices go to dst_idx
-// ([P, 8], integer) when given.
+// dst = data with the first occurrence of each of the 8 values vals[p, :] replaced by `imm`; their
+// indices go to dst_idx ([P, 8], integer) when given. The values are taken from the last to the
+// first, so a value repeated in vals replaces successive occurrences with its highest slot holding
+// the earliest (data [1, 2, 3, 4, 8 x 7], vals [3, 8 x 7] -> dst_idx [2, 10, 9, 8, 7, 6, 5, 4]).
 Result<void> isa_match_replace8(ExecContext& ctx, const Access& dst, const Access& data, const Access& vals, double imm,
                                 const std::optional<Access>& dst_idx, const SourceLoc& loc);
 
@@ -38,13 +41,13 @@ Result<void> isa_stream_shuffle(ExecContext& ctx, const Access& dst, const Acces
 
 // dst = on_true where cmp0(idx, bound0) and cmp1(idx, bound1), else on_false_value, with idx =
 // range_start + the element's free index and the bounds [P, 1] tiles; reduce_res[P, 1], when given,
-// gets the row maximum of dst.
+// gets the row maximum of the float32 selection (before dst's downcast).
 Result<void> isa_range_select(ExecContext& ctx, const Access& dst, const Access& on_true, BinaryOp cmp0, BinaryOp cmp1,
                               const Access& bound0, const Access& bound1, double range_start, double on_false_value,
                               const std::optional<Access>& reduce_res, const SourceLoc& loc);
 
 // dst = predicate != 0 (== 0 with reverse) ? on_true : on_false, on_false a number or a [P, 1]
-// tile; reduce_res[P, 1], when given, gets the row maximum of dst.
+// tile; reduce_res[P, 1], when given, gets the row maximum of the float32 selection.
 Result<void> isa_select_reduce(ExecContext& ctx, const Access& dst, const Access& predicate, const Access& on_true,
                                double on_false_value, const std::optional<Access>& on_false_tile, bool reverse,
                                const std::optional<Access>& reduce_res, const SourceLoc& loc);

@@ -568,16 +568,21 @@ def _search_vals(p, x, distinct=True):
 def ref_find_index8(p, ins, dts, outs):
     """The index of the first occurrence of each of the 8 vals in each partition; a value the
     partition does not hold gets the all-ones sentinel of the output type. With "absent" the kernel
-    writes that number over the last of the vals."""
+    writes that number over the last of the vals. With "dup" the vals repeat, and a repeated value
+    pairs with its successive occurrences in ascending order across the columns (nc_match_replace8's
+    docs describe find_index8 so: the opposite of its own reverse order)."""
     x = _rows(f32(ins[0]))
-    v = _search_vals(p, x).copy()
+    v = _search_vals(p, x, distinct=not p.get("dup")).copy()
     if p.get("absent") is not None:
         v[:, 7] = store(p["absent"], dts[0])
     bits, _ = INTS[outs[0]]
     idx = np.empty(v.shape)
     for row in range(x.shape[0]):
+        found = np.zeros(x.shape[1], dtype=bool)
         for j in range(8):
-            at = np.flatnonzero(x[row] == v[row, j])
+            at = np.flatnonzero((x[row] == v[row, j]) & ~found)
+            if at.size:
+                found[at[0]] = True
             idx[row, j] = at[0] if at.size else 2 ** bits - 1
     return [(idx, None)]
 

@@ -99,13 +99,17 @@ TEST_F(NkiSelect, Max8FindIndex8MatchReplace8) {
       std::vector<float> row(xv.begin() + p * F, xv.begin() + (p + 1) * F);
       std::vector<float> sorted = row;
       std::sort(sorted.begin(), sorted.end(), std::greater<float>());
-      std::vector<bool> taken(static_cast<size_t>(F), false);
+      std::vector<bool> found(static_cast<size_t>(F), false), taken(static_cast<size_t>(F), false);
       for (int64_t j = 0; j < 8; ++j) {
         EXPECT_EQ(top[static_cast<size_t>(p * 8 + j)], sorted[static_cast<size_t>(j)]) << p << "," << j;
-        // find_index8: the first occurrence, even when a value repeats.
-        const auto first = std::find(row.begin(), row.end(), sorted[static_cast<size_t>(j)]) - row.begin();
-        EXPECT_EQ(idx[static_cast<size_t>(p * 8 + j)], first) << p << "," << j;
-        // match_replace8: repeats take successive occurrences.
+        // find_index8: vals in order, each the first occurrence not found yet (repeats ascend).
+        int64_t k = 0;
+        while (found[static_cast<size_t>(k)] || row[static_cast<size_t>(k)] != sorted[static_cast<size_t>(j)]) ++k;
+        found[static_cast<size_t>(k)] = true;
+        EXPECT_EQ(idx[static_cast<size_t>(p * 8 + j)], k) << p << "," << j;
+      }
+      for (int64_t j = 7; j >= 0; --j) {
+        // match_replace8: vals from the last to the first, each the first occurrence not taken yet.
         int64_t k = 0;
         while (taken[static_cast<size_t>(k)] || row[static_cast<size_t>(k)] != sorted[static_cast<size_t>(j)]) ++k;
         taken[static_cast<size_t>(k)] = true;

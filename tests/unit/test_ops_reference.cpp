@@ -2392,14 +2392,16 @@ void add_search(Table& t) {
 
   // nc_find_index8: the index of the first occurrence of each value. The values are eight of the
   // data's own columns, distinct in each partition (the oracle checks), so that every one is
-  // present and no two ask for the same value; the data may repeat them earlier (bfloat16). With
+  // present and no two ask for the same value (but in the "repeated_vals" case); the data may repeat
+  // them earlier (bfloat16). With
   // `absent`, the last value is one the data does not hold: its index is the all-ones sentinel
   // (0xFFFFFFFF, 0xFFFF for uint16), as the docs say.
   auto fi8 = [&](const std::string& name, InputSpec x, int64_t start, int64_t step, DType out,
-                 std::optional<double> absent = std::nullopt) {
+                 std::optional<double> absent = std::nullopt, bool dup = false) {
     OpCase c = make(name, "nisa.nc_find_index8", "find_index8", "find_index8");
     Json j;
     set_cols(c, j, start, step);
+    if (dup) j.b("dup", true);
     if (absent) {
       c.kwargs["absent"] = py_num(*absent);
       j.n("absent", *absent);
@@ -2418,6 +2420,9 @@ void add_search(Table& t) {
   fi8("nc_find_index8_fp32_to_u16_16x8", in_normal("a", f, {16, 8}), 0, 1, DType::kUInt16);
   fi8("nc_find_index8_absent_fp32_7x64", in_normal("a", f, {7, 64}), 0, 8, DType::kUInt32, 1000.0);
   fi8("nc_find_index8_absent_fp32_to_u16_16x8", in_normal("a", f, {16, 8}), 0, 1, DType::kUInt16, 1000.0);
+  // Repeated vals (max8's ties): successive occurrences, ascending across the columns.
+  fi8("nc_find_index8_repeated_vals_fp32_32x64", InputSpec{"a", f, {32, 64}, Dist::kSmallInts, 0, 4, {}}, 0, 8,
+      DType::kUInt32, std::nullopt, true);
 
   // nc_match_replace8: the first occurrence of each value replaced by imm, its index to dst_idx.
   // With vals that repeat ("dup"), each occurrence pairs with its own dst_idx column, in the order
@@ -2727,17 +2732,6 @@ const std::vector<KnownFailure> kKnownFailures = {
      "int8 / uint8 arithmetic wraps (int64 math, two's complement); NKI computes non-int32 integer tiles in "
      "float32 and converts into dst, which by docs/dtypes.md's float-to-int rule saturates (127, 0). The "
      "hardware's conversion is undocumented: confirm before changing"},
-    {"^nc_stream_shuffle_.*_inplace_",
-     "in place (dst is src) the shuffle reads partitions it has already overwritten: a rotation by one "
-     "((i - 1) % 32) gives every partition the last one's data; the docs allow in-place shuffles and their "
-     "example expects the rotated source"},
-    {"^range_select_gt_le_start_bf16_",
-     "an all-filled row with a bfloat16 dst gets reduce_res -inf (the max of dst after the downcast); the "
-     "docs' numerical-stability note has dst -inf but the float32 reduce_res float32 min (-inf - fp32.min = -inf)"},
-    {"^nc_match_replace8_repeated_vals_",
-     "dst_idx for repeated vals pairs the matches in ascending column order; the docs take vals from the last to "
-     "the first, so the earliest match goes to the highest column (vals [3, 8 x 7] in [1, 2, 3, 4, 8 x 7]: "
-     "[2, 10, 9, 8, 7, 6, 5, 4], the simulator gives [2, 4, 5, 6, 7, 8, 9, 10])"},
 };
 
 std::vector<OpCase> build_cases() {
