@@ -35,8 +35,8 @@ struct Context {
 
 // Prints one JSON document on stdout (text that is not UTF-8 is replaced, never an error).
 void print_json(const nlohmann::json& j);
-// Prints a failure in the current mode and returns kExitUserError (kExitInternal for an internal
-// error, core/diagnostic.h is_internal).
+// Prints a failure in the current mode and returns kExitUserError (kExitInternal for nki-agent's
+// own failure, core/diagnostic.h is_infrastructure_failure).
 int report(const Context& ctx, const Diagnostic& d);
 // Prints a JSON result (with "ok": true added) in --json mode; does nothing otherwise.
 void emit_json(const Context& ctx, nlohmann::json result);

@@ -16,7 +16,7 @@ int report(const Context& ctx, const Diagnostic& d) {
   } else {
     std::fprintf(stderr, "%s\n", d.format().c_str());
   }
-  return is_internal(d) ? kExitInternal : kExitUserError;
+  return is_infrastructure_failure(d) ? kExitInternal : kExitUserError;
 }
 
 void emit_json(const Context& ctx, nlohmann::json result) {

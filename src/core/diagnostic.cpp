@@ -25,6 +25,11 @@ bool is_internal(const Diagnostic& d) {
   return d.code == kInternalErrorCode || d.code == "nkia_internal_python";
 }
 
+bool is_infrastructure_failure(const Diagnostic& d) {
+  return is_internal(d) || d.code.rfind("nkia_worker_", 0) == 0 || d.code == "nkia_sandbox_setup" ||
+         d.code == "nkia_sandbox_bad_limits";
+}
+
 Diagnostic Diagnostic::error(std::string code, std::string message, std::string hint) {
   Diagnostic d;
   d.code = std::move(code);

@@ -58,6 +58,11 @@ inline constexpr std::string_view kInternalErrorCode = "nkia_internal";
 // Whether `d` reports a bug in nki-agent (nkia_internal, or nkia_internal_python: the kernel host's
 // own Python failed) rather than a problem with what the user gave.
 bool is_internal(const Diagnostic& d);
+// Whether `d` is nki-agent's failure or its machine's rather than the kernel's or the user's: an
+// internal error, a kernel worker that cannot start, speak or survive (nkia_worker_*), or a sandbox
+// that cannot be set up. Commands exit with 3 for these, and verify reports them as its own error
+// instead of failing the kernel.
+bool is_infrastructure_failure(const Diagnostic& d);
 
 // The warnings of one run, as the user sees them: each distinct warning (code, file and line) once,
 // with how often it was raised, and at most kMaxWarnings of them.

@@ -22,14 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Failures of the machinery rather than of the kernel: they end the verification as a Result error.
-// A failure of nki-agent, not of the candidate: the worker, the sandbox, or the simulator itself
-// (nkia_internal: the CLI exits 3 for it).
-bool infrastructure_failure(const Diagnostic& d) {
-  return d.code.rfind("nkia_worker_", 0) == 0 || d.code == "nkia_sandbox_setup" ||
-         d.code == "nkia_sandbox_bad_limits" || is_internal(d);
-}
-
 std::string describe_set(const Task& task, const ShapeSet& set) {
   std::string s;
   for (size_t i = 0; i < task.args.size(); ++i) {
@@ -312,7 +304,7 @@ class Verifier {
     r.kernel_seconds = seconds_since(t0);
     if (outcome) return std::optional<KernelOutcome>(std::move(*outcome));
     const Diagnostic& d = outcome.error();
-    if (infrastructure_failure(d)) return fail(d);
+    if (is_infrastructure_failure(d)) return fail(d);  // nki-agent's failure: the verification's error
     r.check = name_of(VerifyCheck::kKernelError);
     r.kernel_error = d;
     r.message = fmt::format("the kernel failed {}: {}", where, headline(d));

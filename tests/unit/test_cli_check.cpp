@@ -289,6 +289,20 @@ TEST_F(CliCheck, UsageAndInputErrors) {
   EXPECT_EQ(json_of(unwritable.out)["diagnostics"][0]["code"], "nkia_unwritable");
 }
 
+// nki-agent's own failure is exit code 3, never a kernel error: here the worker program (NKIA_WORKER)
+// is one without a kernel handler, so the command cannot run the kernel at all.
+TEST_F(CliCheck, AWorkerThatCannotRunKernelsIsExitThree) {
+  const std::string env = std::string("NKIA_WORKER=") + NKIA_TEST_WORKER;
+  auto r = testing::run_cli("--json check " + dir_.file("k.py") + " -e k " + kShapes, testing::Stderr::kDrop, env);
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_EQ(json_of(r.out)["diagnostics"][0]["code"], "nkia_worker_unknown_handler");
+  auto missing = testing::run_cli("check " + dir_.file("k.py") + " -e k " + kShapes, testing::Stderr::kDrop,
+                                  "NKIA_WORKER=" + dir_.file("no-such-worker"));
+  EXPECT_EQ(missing.exit_code, 3);
+  // The same kernel with the real worker passes.
+  EXPECT_EQ(cli("check " + dir_.file("k.py") + " -e k " + kShapes).exit_code, 0);
+}
+
 // Inputs bind by name; a misspelt name is an error naming the parameters, never a silent switch
 // to positional binding; inputs named after no parameter bind by position, and the run says so.
 TEST_F(CliCheck, InputsBindByNameAndAMisspeltNameIsAnError) {
