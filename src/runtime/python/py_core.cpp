@@ -201,14 +201,14 @@ void register_launch(py::module_& m) {
     if (RunScope* run = current_run()) run->values_sealed = true;
   });
   m.def("values_sealed", [] { return current_run() != nullptr && current_run()->values_sealed; });
-  // The running target's name and [limits] (nl.tile_size): the run's target, trn1 outside a run.
-  m.def("target_limits", [] {
+  // The running target's limits (nl.tile_size, nisa.get_nc_version): the run's target, trn1 outside
+  // a run. `key` is a [limits] key or "core_version".
+  m.def("target_limit", [](std::string_view key) -> int64_t {
     const TargetSpec& t = current_run() ? *current_run()->target : target_trn1();
-    py::dict d;
-    d["name"] = t.name;
-    d["core_version"] = t.core_version;
-    for (const TargetLimit& l : kTargetLimits) d[l.key] = t.*l.field;
-    return d;
+    if (key == "core_version") return t.core_version;
+    for (const TargetLimit& l : kTargetLimits)
+      if (key == l.key) return t.*l.field;
+    throw py::key_error(std::string(key));
   });
   // An argument tensor made by the host without a name takes its parameter's, for diagnostics.
   m.def("name_argument", [](const std::shared_ptr<NkiTensor>& t, const std::string& name) {

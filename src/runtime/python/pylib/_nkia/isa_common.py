@@ -173,4 +173,4 @@ class nc_version:
 
 def get_nc_version():
     """The running target's generation (its core_version in data/targets/<t>.toml)."""
-    return core.target_limits()["core_version"]
+    return core.target_limit("core_version")

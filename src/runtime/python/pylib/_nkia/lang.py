@@ -38,15 +38,15 @@ class _TileLimits(type):
     _DERIVED = ("sbuf_fmax", "sbuf_size_bytes")
 
     def __getattr__(cls, name):
-        if name not in cls._FIELDS and name not in cls._DERIVED:
+        if name == "sbuf_fmax":  # float32 elements per partition
+            return core.target_limit("sbuf_bytes_per_partition") // 4
+        if name == "sbuf_size_bytes":  # the whole usable SBUF
+            return core.target_limit("sbuf_bytes_per_partition") * core.target_limit("partitions")
+        key = cls._FIELDS.get(name)
+        if key is None:
             raise AttributeError(f"nl.tile_size has no constant '{name}'; it has "
                                  f"{', '.join(sorted([*cls._FIELDS, *cls._DERIVED]))}")
-        limits = core.target_limits()
-        if name == "sbuf_fmax":  # float32 elements per partition
-            return limits["sbuf_bytes_per_partition"] // 4
-        if name == "sbuf_size_bytes":  # the whole usable SBUF
-            return limits["sbuf_bytes_per_partition"] * limits["partitions"]
-        return limits[cls._FIELDS[name]]
+        return core.target_limit(key)
 
     def __dir__(cls):
         return sorted([*cls._FIELDS, *cls._DERIVED])

@@ -266,7 +266,7 @@ def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, 
         raise lang.NkiError("nkia_bad_operand", "local_gather with mask= is not simulated",
                             "gather the whole tile and mask the operations that use the result")
     k = int(num_elem_per_idx)
-    group = core.target_limits()["gpsimd_partition_group"]  # partitions per GpSimd core
+    group = core.target_limit("gpsimd_partition_group")  # partitions per GpSimd core
     per_group = group * (index.shape[1] if len(index.shape) == 2 else _free_elements(index))
     n = per_group if num_valid_indices is None else int(num_valid_indices)
     return _NewTile((src_buffer.shape[0], builtins.max(n, 1), k), src_buffer.dtype)
