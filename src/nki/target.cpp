@@ -90,7 +90,7 @@ std::vector<std::string> target_names() {
 const TargetSpec& target_trn1() {
   static const TargetSpec* const kTrn1 = [] {
     auto t = target_by_name("trn1");
-    if (!t) {  // the build's own data is broken: nothing can be checked (test_target reports it)
+    if (!t) {  // the build's own data is broken: nothing can be checked (test_nki_target reports it)
       std::fprintf(stderr, "nki-agent: data/targets/trn1.toml: %s\n", t.error().message.c_str());
       std::abort();
     }
