@@ -1,6 +1,7 @@
-// Reading hardware descriptions: TOML (toml++) into HardwareSpec, with every field checked for
+// Reading hardware descriptions: a target's TOML into HardwareSpec, with every field checked for
 // presence, type and range, and unknown keys refused (a typo must not silently fall back to a
-// default). toml++ reports syntax errors by exception; they stop here and become Diagnostics.
+// default), through the target reader of nki/target_toml.h; [target] and [limits] are the
+// target's own (nki/target.h), the rest is timing data.
 #include "cost/hardware.h"
 
 #include <fmt/format.h>
