@@ -259,9 +259,10 @@ def sequence_bounds(segment_ids, dtype=None, **kwargs):
 
 @_returns_tile(current.local_gather, masked=False)
 def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, mask=None, **kwargs):
-    """Per GpSimd partition group (16 partitions), gathers num_elem_per_idx contiguous elements of every partition at each
-    of the group's indices (uint16 element offsets): a new [P, n, num_elem_per_idx] tile of
-    src_buffer's dtype, n = num_valid_indices (default: all the group's indices)."""
+    """Per GpSimd partition group (16 partitions), gathers num_elem_per_idx contiguous elements of
+    every partition at each of the group's indices (uint16 element offsets): a new
+    [P, n, num_elem_per_idx] tile of src_buffer's dtype, n = num_valid_indices (default: all the
+    group's indices)."""
     if mask is not None:
         raise lang.NkiError("nkia_bad_operand", "local_gather with mask= is not simulated",
                             "gather the whole tile and mask the operations that use the result")
