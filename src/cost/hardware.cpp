@@ -342,9 +342,7 @@ Result<HardwareSpec> load_hardware_file(const std::string& path) {
 
 Result<HardwareSpec> hardware_for_target(std::string_view target) {
   if (auto known = target_by_name(target); !known) return fail(known.error());
-  std::string_view text;
-  for (const auto& t : embedded_targets())
-    if (t.name == target) text = t.toml;
+  const std::string_view text = target_text(target);
   return parse_hardware(text, fmt::format("data/targets/{}.toml", target));
 }
 

@@ -66,6 +66,12 @@ const Registry& registry() {
 
 }  // namespace
 
+std::string_view target_text(std::string_view name) {
+  for (const EmbeddedTarget& t : embedded_targets())
+    if (t.name == name) return t.toml;
+  return {};
+}
+
 Result<TargetSpec> parse_target(std::string_view toml_text, std::string_view origin) {
   NKIA_TRY(root, parse_target_toml(toml_text, origin));
   return read_target(root, origin);

@@ -67,6 +67,8 @@ struct EmbeddedTarget {
   std::string_view toml;
 };
 const std::vector<EmbeddedTarget>& embedded_targets();
+// The compiled-in file of target `name` ("trn1"), the whole description; empty when there is none.
+std::string_view target_text(std::string_view name);
 
 // Reads the [target] and [limits] tables of a target description (the other tables are the cost
 // model's). Codes nkia_hardware_syntax and nkia_hardware_invalid, naming the field.

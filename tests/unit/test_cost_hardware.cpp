@@ -57,13 +57,6 @@ TEST(CostHardware, UnknownTargetIsADiagnostic) {
   EXPECT_NE(hw.error().hint.find("trn1"), std::string::npos);
 }
 
-std::string embedded_text(std::string_view target) {
-  for (const EmbeddedTarget& t : embedded_targets())
-    if (t.name == target) return std::string(t.toml);
-  ADD_FAILURE() << "no embedded " << target;
-  return {};
-}
-
 std::string with(std::string text, const std::string& from, const std::string& to) {
   size_t at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
@@ -80,7 +73,7 @@ void expect_invalid(const std::string& toml, const std::string& code, const std:
 }
 
 TEST(CostHardware, MalformedDescriptionsAreDiagnostics) {
-  const std::string good(embedded_text("trn1"));
+  const std::string good(target_text("trn1"));
   ASSERT_TRUE(parse_hardware(good, "trn1.toml"));
 
   // Not TOML at all: the line is reported.
@@ -116,7 +109,7 @@ std::pair<std::string, int> with_rule(const std::string& good, const std::string
 }
 
 TEST(CostHardware, RulesThatMatchNoOpcodeAreLoadErrors) {
-  const std::string good(embedded_text("trn1"));
+  const std::string good(target_text("trn1"));
   auto base = parse_hardware(good, "trn1.toml");
   ASSERT_TRUE(base) << base.error().format();
   const std::string index = fmt::format("rules[{}]", base->rules.size());
@@ -221,7 +214,7 @@ TEST(CostHardware, FilesLoadAndMissingFilesAreDiagnostics) {
   const std::string path = testing::TempDir() + "/custom_trn1.toml";
   {
     std::ofstream f(path);
-    f << with(std::string(embedded_text("trn1")), "name = \"trn1\"", "name = \"trn1-fast-dma\"");
+    f << with(std::string(target_text("trn1")), "name = \"trn1\"", "name = \"trn1-fast-dma\"");
   }
   auto hw = load_hardware_file(path);
   ASSERT_TRUE(hw) << hw.error().format();

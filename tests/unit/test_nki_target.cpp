@@ -16,13 +16,6 @@
 namespace nki_agent {
 namespace {
 
-std::string embedded_text(std::string_view target) {
-  for (const EmbeddedTarget& t : embedded_targets())
-    if (t.name == target) return std::string(t.toml);
-  ADD_FAILURE() << "no embedded " << target;
-  return {};
-}
-
 // `text` with the line starting with `key` replaced by `line` (removed when `line` is empty).
 std::string with_line(const std::string& text, const std::string& key, const std::string& line) {
   const size_t at = text.find("\n" + key);
@@ -83,7 +76,7 @@ TEST(NkiTarget, AnUnknownTargetListsTheCompiledInOnes) {
 }
 
 TEST(NkiTarget, LimitsAreReadFieldByFieldAndRefuseWhatIsWrong) {
-  const std::string trn1 = embedded_text("trn1");
+  const std::string trn1(target_text("trn1"));
   // Another target is another file: the same layout with its own name and numbers.
   std::string other = with_line(trn1, "name = ", "name = \"trn1-half\"");
   other = with_line(other, "sbuf_bytes_per_partition = ", "sbuf_bytes_per_partition = 90112");
@@ -134,9 +127,10 @@ std::string code_of(const Result<void>& r) {
 }
 
 TEST(NkiTarget, TheCheckerTakesItsLimitsFromTheTargetItRunsOn) {
-  auto half = parse_target(with_line(with_line(embedded_text("trn1"), "bn_stats_fmax = ", "bn_stats_fmax = 256"),
-                                     "max8_fmax = ", "max8_fmax = 1024"),
-                           "trn1-narrow.toml");
+  auto half =
+      parse_target(with_line(with_line(std::string(target_text("trn1")), "bn_stats_fmax = ", "bn_stats_fmax = 256"),
+                             "max8_fmax = ", "max8_fmax = 1024"),
+                   "trn1-narrow.toml");
   ASSERT_TRUE(half) << half.error().format();
   const TargetSpec* narrow_target = &*half;
   for (const TargetSpec* target : {&target_trn1(), narrow_target}) {
