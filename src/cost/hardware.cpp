@@ -182,13 +182,58 @@ Result<CostRule> read_rule(const toml::table* t, size_t index, std::string_view 
   return rule;
 }
 
+// The number a dotted key ("dma.buffer_overhead_ns") names in the file, or null.
+const toml::node* number_at(const toml::table& root, std::string_view key) {
+  const toml::node* n = root.at_path(key).node();
+  return n && (n->is_floating_point() || n->is_integer()) ? n : nullptr;
+}
+
+// [[calibrate]]: each entry names a number of this file, a range that holds its current value,
+// and a source; a key given twice is refused.
+Result<std::vector<FreeParameter>> read_free_parameters(const toml::table& root, std::string_view origin) {
+  std::vector<FreeParameter> out;
+  const toml::node* c = root.get("calibrate");
+  if (!c) return out;
+  const toml::array* arr = c->as_array();
+  if (!arr || !arr->is_array_of_tables())
+    return fail("nkia_hardware_invalid", fmt::format("{}: calibrate must be an array of tables ([[calibrate]])", origin),
+                "see data/targets/trn1.toml");
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const toml::table* t = (*arr)[i].as_table();
+    TableReader r(t, fmt::format("calibrate[{}]", i), origin);
+    NKIA_TRY_VOID(r.only({"key", "min", "max", "source"}));
+    FreeParameter p;
+    NKIA_TRY(key, r.string("key", std::nullopt));
+    NKIA_TRY(lo, r.number("min", std::nullopt, -1e12, 1e12));
+    NKIA_TRY(hi, r.number("max", std::nullopt, -1e12, 1e12));
+    NKIA_TRY(src, r.string("source", std::nullopt));
+    NKIA_TRY_VOID(r.finish());
+    const toml::node* n = number_at(root, key);
+    if (!n || key.rfind("calibrate", 0) == 0 || key.rfind("target", 0) == 0 || key.rfind("limits", 0) == 0)
+      return fail(r.invalid(fmt::format("{} = '{}' names no number of the cost model in this file", r.where("key"), key)));
+    const double v = n->value<double>().value_or(0);
+    if (!(lo < hi) || v < lo || v > hi)
+      return fail(r.invalid(fmt::format("{}: the range [{}, {}] must be non-empty and hold the value {}", r.where("min"),
+                                        lo, hi, v)));
+    for (const auto& q : out)
+      if (q.key == key) return fail(r.invalid(fmt::format("{}: '{}' is free twice", r.where("key"), key)));
+    p.key = key;
+    p.min = lo;
+    p.max = hi;
+    p.source = src;
+    p.line = t ? static_cast<int>(t->source().begin.line) : 0;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 Result<HardwareSpec> build_spec(const toml::table& root, std::string_view origin) {
   HardwareSpec hw;
   hw.origin = std::string(origin);
   {
     TableReader top(&root, "", origin);
-    const std::set<std::string> known = {"target",  "limits", "memory",      "sync",
-                                         "engines", "dma",    "concurrency", "rules"};
+    const std::set<std::string> known = {"target", "limits",      "memory", "sync",     "engines",
+                                         "dma",    "concurrency", "rules",  "calibrate"};
     for (const auto& [k, v] : root)
       if (!known.count(std::string(k.str())))
         return fail(top.invalid(fmt::format("unknown table or key '{}'", k.str())));
@@ -298,6 +343,8 @@ Result<HardwareSpec> build_spec(const toml::table& root, std::string_view origin
     NKIA_TRY(rule, read_rule((*arr)[i].as_table(), i, origin));
     hw.rules.push_back(std::move(rule));
   }
+  NKIA_TRY(free, read_free_parameters(root, origin));
+  hw.free_parameters = std::move(free);
   return hw;
 }
 

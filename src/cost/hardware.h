@@ -94,6 +94,15 @@ struct ConcurrencyGroup {
   std::string source;
 };
 
+// A parameter `nki-agent calibrate` may fit ([[calibrate]] in the target file): the dotted key of a
+// number in the same file, its physical range, and why it is free.
+struct FreeParameter {
+  std::string key;  // e.g. "dma.buffer_overhead_ns", "engines.scalar.clock_ghz"
+  double min = 0, max = 0;
+  std::string source;
+  int line = 0;
+};
+
 struct HardwareSpec {
   TargetSpec target;            // [target] and [limits]: the name, the core, SBUF and PSUM capacities
   std::string origin;           // "embedded data/targets/trn1.toml" or the file it was read from
@@ -103,6 +112,7 @@ struct HardwareSpec {
   DmaSpec dma;
   std::vector<ConcurrencyGroup> concurrency;
   std::vector<CostRule> rules;
+  std::vector<FreeParameter> free_parameters;  // [[calibrate]], in file order
 
   const EngineSpec& engine(Engine e) const { return engines[static_cast<size_t>(e)]; }
   // Dense BF16 TensorE peak: 2 flops per PE per cycle.
