@@ -251,9 +251,11 @@ Result<HardwareSpec> build_spec(const toml::table& root, std::string_view origin
   NKIA_TRY(sync_t, sub_table(root, "sync", origin, false));
   {
     TableReader r(sync_t, "sync", origin);
-    NKIA_TRY_VOID(r.only({"semaphore_latency_ns"}));
+    NKIA_TRY_VOID(r.only({"semaphore_latency_ns", "launch_overhead_ns"}));
     NKIA_TRY(sem, r.number("semaphore_latency_ns", 0.0, 0, 1e9));
     hw.semaphore_latency_ns = sem;
+    NKIA_TRY(launch, r.number("launch_overhead_ns", 0.0, 0, 1e9));
+    hw.launch_overhead_ns = launch;
     NKIA_TRY_VOID(r.finish());
   }
   NKIA_TRY(eng_t, sub_table(root, "engines", origin, true));
@@ -277,14 +279,18 @@ Result<HardwareSpec> build_spec(const toml::table& root, std::string_view origin
   {
     TableReader r(dma_t, "dma", origin);
     NKIA_TRY_VOID(r.only({"engines", "partitions_per_engine", "bytes_per_ns", "efficiency", "descriptor_overhead_ns",
-                          "min_descriptor_bytes", "trigger_latency_ns", "max_inflight_per_queue",
+                          "transfer_overhead_ns", "min_descriptor_bytes", "gather_pitch_ref_bytes",
+                          "gather_pitch_exponent", "trigger_latency_ns", "max_inflight_per_queue",
                           "transpose_efficiency", "compute_efficiency"}));
     NKIA_TRY(n, r.integer("engines", std::nullopt, 1, 256));
     NKIA_TRY(ppe, r.integer("partitions_per_engine", std::nullopt, 1, 1024));
     NKIA_TRY(bw, r.number("bytes_per_ns", std::nullopt, 0.001, 1e6));
     NKIA_TRY(eff, r.number("efficiency", 1.0, 0.001, 1.0));
     NKIA_TRY(desc, r.number("descriptor_overhead_ns", 0.0, 0, 1e9));
+    NKIA_TRY(xfer, r.number("transfer_overhead_ns", 0.0, 0, 1e9));
     NKIA_TRY(mind, r.integer("min_descriptor_bytes", 1, 1, 1 << 20));
+    NKIA_TRY(gref, r.number("gather_pitch_ref_bytes", 0.0, 0, 1e9));
+    NKIA_TRY(gexp, r.number("gather_pitch_exponent", 0.0, 0, 4));
     NKIA_TRY(lat, r.number("trigger_latency_ns", 0.0, 0, 1e9));
     NKIA_TRY(inflight, r.integer("max_inflight_per_queue", 0, 0, 1 << 20));
     NKIA_TRY(teff, r.number("transpose_efficiency", 1.0, 0.001, 1.0));
@@ -294,6 +300,9 @@ Result<HardwareSpec> build_spec(const toml::table& root, std::string_view origin
     hw.dma.bytes_per_ns = bw;
     hw.dma.efficiency = eff;
     hw.dma.descriptor_overhead_ns = desc;
+    hw.dma.transfer_overhead_ns = xfer;
+    hw.dma.gather_pitch_ref_bytes = gref;
+    hw.dma.gather_pitch_exponent = gexp;
     hw.dma.min_descriptor_bytes = mind;
     hw.dma.trigger_latency_ns = lat;
     hw.dma.max_inflight_per_queue = static_cast<int>(inflight);

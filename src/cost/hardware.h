@@ -75,9 +75,17 @@ struct DmaSpec {
   int engines = 16;
   int partitions_per_engine = 8;
   double bytes_per_ns = 17;  // per engine, peak
-  double efficiency = 1.0;   // sustained fraction of the peak
+  double efficiency = 1.0;   // sustained fraction of the peak on contiguous HBM access
+  // Each engine's share of a transfer costs transfer_overhead_ns, plus descriptor_overhead_ns per
+  // DMA buffer (a contiguous run; the HBM side's runs merge across partitions when they touch, the
+  // on-chip side has one per partition at least), plus its bytes at the engine's rate.
   double descriptor_overhead_ns = 0;
+  double transfer_overhead_ns = 0;
   int64_t min_descriptor_bytes = 64;
+  // HBM runs that do not touch (a gather or scatter at a pitch) move at
+  // min(1, (gather_pitch_ref_bytes / pitch) ^ gather_pitch_exponent) of the rate; 0: no penalty.
+  double gather_pitch_ref_bytes = 0;
+  double gather_pitch_exponent = 0;
   double trigger_latency_ns = 1300;
   int max_inflight_per_queue = 4;  // 0: unlimited
   double transpose_efficiency = 1.0;
@@ -108,6 +116,7 @@ struct HardwareSpec {
   std::string origin;           // "embedded data/targets/trn1.toml" or the file it was read from
   double hbm_bytes_per_ns = 0;  // per NeuronCore: MBU and the roofline's memory bound
   double semaphore_latency_ns = 0;
+  double launch_overhead_ns = 0;  // a kernel launch's fixed cost, added to every schedule's end
   std::array<EngineSpec, kNumComputeEngines> engines{};  // indexed by Engine (kTensor..kGpSimd)
   DmaSpec dma;
   std::vector<ConcurrencyGroup> concurrency;

@@ -67,6 +67,19 @@ int64_t contiguous_run(const OperandRecord& o, size_t first) {
   return run;
 }
 
+// The stride, in elements, between consecutive contiguous runs of dims [0, ndim): the stride of
+// the innermost dim the run stops at (0 when the whole operand is one run).
+int64_t run_pitch(const OperandRecord& o) {
+  int64_t run = 1;
+  for (size_t d = o.shape.size(); d-- > 0;) {
+    const int64_t n = o.shape[d], s = d < o.strides.size() ? o.strides[d] : 0;
+    if (n == 1) continue;
+    if (s != run) return s < 0 ? -s : s;
+    run *= n;
+  }
+  return 0;
+}
+
 int64_t numel_of(const OperandRecord& o) {
   int64_t n = 1;
   for (int64_t d : o.shape) n *= d;
@@ -304,12 +317,12 @@ class Lowerer {
     const int64_t numel = std::max<int64_t>(1, numel_of(dst));
     const int64_t elem = std::max(dtype_size(src.dtype), dtype_size(dst.dtype));
     op.dma_bytes = std::max(src.bytes, dst.bytes);
-    // One descriptor per run contiguous on both sides; on chip a run never crosses partitions.
-    const int64_t run_src = src_hbm ? contiguous_run(src, 0) : contiguous_run(src, 1);
-    const int64_t run_dst = dst_hbm ? contiguous_run(dst, 0) : contiguous_run(dst, 1);
-    const int64_t run = std::max<int64_t>(1, std::min(run_src, run_dst));
+    // DMA buffers are contiguous runs of each side: an HBM run goes on across partitions when the
+    // rows touch (a [128, 512] tile of a [*, 512] tensor is one run), an on-chip run never does.
+    const int64_t run_src = std::max<int64_t>(1, contiguous_run(src, src_hbm ? 0 : 1));
+    const int64_t run_dst = std::max<int64_t>(1, contiguous_run(dst, dst_hbm ? 0 : 1));
+    const int64_t run = std::min(run_src, run_dst);
     op.dma_descriptors = (numel + run - 1) / run;
-    const int64_t desc_bytes = run * elem;
     int64_t engines = d.engines, first = 0, parts = 0;
     if (chip && !chip->shape.empty()) {
       parts = std::max<int64_t>(1, chip->shape[0]);
@@ -321,16 +334,30 @@ class Lowerer {
     op.dma_partitions = parts;
     op.dma_first_engine = static_cast<uint16_t>(first);
     op.dma_engines = static_cast<uint16_t>(engines);
-    // The busiest engine's share: descriptors are dealt out by partition.
-    const int64_t per_engine_desc = (op.dma_descriptors + engines - 1) / engines;
+    // The busiest engine's share: its elements, and the buffers of each side they span (at least one).
+    const int64_t per_engine = (numel + engines - 1) / engines;
+    auto buffers = [&](int64_t side_run) { return std::max<int64_t>(1, (per_engine + side_run - 1) / side_run); };
+    const int64_t per_engine_buffers = buffers(run_src) + buffers(run_dst);
     double bw = d.engine_bytes_per_ns();
     if (r.opcode() == Opcode::kDmaTranspose) bw *= d.transpose_efficiency;
     // dma_copy:add (dst_rmw_op) reads dst too
     const bool accumulates = r.opcode() == Opcode::kDmaCopy && r.op.sub[0] == AluOp(BinaryOp::kAdd);
     if (accumulates) bw *= d.compute_efficiency;
-    const double desc_ns =
-        d.descriptor_overhead_ns + static_cast<double>(std::max(desc_bytes, d.min_descriptor_bytes)) / bw;
-    op.duration_ns = static_cast<double>(per_engine_desc) * desc_ns;
+    // HBM runs at a pitch (a gather or a scatter) move slower the farther apart they are.
+    if (d.gather_pitch_exponent > 0 && d.gather_pitch_ref_bytes > 0)
+      for (const OperandRecord* side : {&src, &dst})
+        if (buffer_is_hbm(side->buffer)) {
+          const int64_t side_run = side == &src ? run_src : run_dst;
+          if (side_run >= per_engine) continue;
+          const int64_t pitch = run_pitch(*side) * dtype_size(side->dtype);
+          if (pitch > d.gather_pitch_ref_bytes)
+            bw *= std::pow(d.gather_pitch_ref_bytes / static_cast<double>(pitch), d.gather_pitch_exponent);
+        }
+    // Runs shorter than a burst cost a burst.
+    const int64_t runs = (per_engine + run - 1) / run;
+    const int64_t moved = std::max(per_engine * elem, runs * d.min_descriptor_bytes);
+    op.duration_ns = d.transfer_overhead_ns + static_cast<double>(per_engine_buffers) * d.descriptor_overhead_ns +
+                     static_cast<double>(moved) / bw;
     if (src_hbm) op.hbm_read_bytes = src.bytes;
     if (dst_hbm) op.hbm_write_bytes = dst.bytes;
     if (dst_hbm && accumulates) op.hbm_read_bytes += dst.bytes;

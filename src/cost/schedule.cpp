@@ -33,6 +33,44 @@ class Timeline {
     return t;
   }
 
+  // Work of length d that may be split over the free gaps from t on (a DMA engine serves its queues
+  // round-robin, so a transfer interleaves with the others rather than waiting for a gap that
+  // holds it whole): marks the pieces busy, calls piece(s, e) for each, and returns [first, end).
+  template <typename Piece>
+  std::pair<double, double> fill(double t, double d, Piece&& piece) {
+    constexpr double kMinGap = 1e-3;  // ns: gaps shorter than this are not worth a piece
+    double first = -1, left = d;
+    auto it = busy_.upper_bound(t);
+    if (it != busy_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->second > t) t = prev->second;
+    }
+    while (left > 0) {
+      const double gap_end = it == busy_.end() ? kInf : it->first;
+      const double take = std::min(left, gap_end - t);
+      if (take >= kMinGap || (it == busy_.end() && take > 0)) {
+        if (first < 0) first = t;
+        piece(t, t + take);
+        left -= take;
+        const double s = t, e = t + take;
+        insert(s, e);
+        it = busy_.upper_bound(e);
+        t = e;
+        if (left <= 0) break;
+        if (it != busy_.begin()) {
+          auto prev = std::prev(it);
+          if (prev->second > t) t = prev->second;
+        }
+        continue;
+      }
+      if (it == busy_.end()) break;
+      t = std::max(t, it->second);
+      ++it;
+    }
+    if (first < 0) first = t;
+    return {first, t};
+  }
+
   void insert(double s, double e) {
     if (e <= s) return;
     auto it = busy_.upper_bound(s);
@@ -128,7 +166,7 @@ class Scheduler {
   // When the dependencies of op i allow it to start, and the latest of them.
   void readiness(uint32_t i, bool is_dma, OpTiming& t) {
     const CostOp& op = prog_.ops[i];
-    t.ready = 0;
+    t.ready = hw_.launch_overhead_ns;  // nothing runs before the launch is done
     for (uint32_t k = deps_.pred_begin[i]; k < deps_.pred_begin[i + 1]; ++k) {
       const uint32_t p = deps_.preds[k].op;
       const CostOp& pop = prog_.ops[p];
@@ -272,17 +310,19 @@ class Scheduler {
     for (uint16_t k = 0; k < op.dma_engines; ++k) {
       const size_t e = static_cast<size_t>(op.dma_first_engine) + k;
       if (e >= dma_engines_.size()) break;
-      const double s = dma_engines_[e].find_slot(data, op.duration_ns);
-      if (s > data && dma_last_op_[e] != kNone && std::abs(dma_last_end_[e] - s) < 1e-6) blocker = dma_last_op_[e];
-      dma_engines_[e].insert(s, s + op.duration_ns);
+      const uint32_t before = dma_last_op_[e];
+      const double before_end = dma_last_end_[e];
+      const auto [s, end] = dma_engines_[e].fill(data, op.duration_ns, [&](double ps, double pe) {
+        if (opt_.keep_dma_slices) s_.dma_slices.push_back({i, static_cast<uint16_t>(e), ps, pe});
+      });
+      if (s > data && before != kNone && std::abs(before_end - s) < 1e-6) blocker = before;
       first = std::min(first, s);
-      last = std::max(last, s + op.duration_ns);
+      last = std::max(last, end);
       s_.dma_engine_busy_ns[e] += op.duration_ns;
-      if (s + op.duration_ns >= dma_last_end_[e]) {
-        dma_last_end_[e] = s + op.duration_ns;
+      if (end >= dma_last_end_[e]) {
+        dma_last_end_[e] = end;
         dma_last_op_[e] = i;
       }
-      if (opt_.keep_dma_slices) s_.dma_slices.push_back({i, static_cast<uint16_t>(e), s, s + op.duration_ns});
     }
     if (std::isinf(first)) first = data;
     if (first > data + 1e-9) {

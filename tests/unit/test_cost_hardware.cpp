@@ -89,7 +89,7 @@ TEST(CostHardware, MalformedDescriptionsAreDiagnostics) {
   expect_invalid(with(good, "clock_ghz = 2.8 ", "clokc_ghz = 2.8 "), "nkia_hardware_invalid", "clokc_ghz");
   expect_invalid(with(good, "psum_banks = 8 ", "psum_banks = 80 "), "nkia_hardware_invalid", "do not fit");
   expect_invalid(with(good, "bytes_per_ns = 17.0 ", "bytes_per_ns = 0 "), "nkia_hardware_invalid", "dma.bytes_per_ns");
-  expect_invalid(with(good, "efficiency = 0.40 ", "efficiency = 1.5 "), "nkia_hardware_invalid", "dma.efficiency");
+  expect_invalid(with(good, "efficiency = 1.0 ", "efficiency = 1.5 "), "nkia_hardware_invalid", "dma.efficiency");
   expect_invalid(with(good, "engine = \"tensor\"\nopcode = \"nc_matmul\"", "engine = \"tpu\"\nopcode = \"nc_matmul\""),
                  "nkia_hardware_invalid", "tpu");
   expect_invalid(with(good, "model = \"matmul\"", "model = \"magic\""), "nkia_hardware_invalid", "magic");
@@ -160,8 +160,6 @@ TEST(CostHardware, RulesThatMatchNoOpcodeAreLoadErrors) {
 // that its entry goes.
 const std::map<std::pair<Opcode, Engine>, const char*>& catch_all_priced() {
   static const std::map<std::pair<Opcode, Engine>, const char*> kList = {
-      {{Opcode::kActivation, Engine::kScalar},
-       "every activation function costs the same (spec §4.3: max(MIN_II, N)); the scalar engine's one rule is it"},
       {{Opcode::kMemset, Engine::kScalar}, "spec §4.3 gives no memset cost on ACT: priced as an activation"},
       {{Opcode::kTensorCopy, Engine::kScalar}, "spec §4.3 gives no copy cost on ACT: priced as an activation"},
       {{Opcode::kTensorCopy, Engine::kVector}, "trn1: a single-input DVE instruction, max(MIN_II, N) (spec §4.4)"},

@@ -109,7 +109,7 @@ TEST(CostProfile, MetricsAddUp) {
   EXPECT_NEAR(p.arithmetic_intensity, p.model_flops / double(p.hbm_read_bytes + p.hbm_write_bytes), 1e-9);
   EXPECT_DOUBLE_EQ(p.roofline_ns, std::max(p.compute_bound_ns, p.memory_bound_ns));
   EXPECT_GE(p.total_ns, p.roofline_ns);
-  EXPECT_DOUBLE_EQ(p.engines[size_t(Engine::kTensor)].active_ns, 8 * 512 / 2.8);
+  EXPECT_NEAR(p.engines[size_t(Engine::kTensor)].active_ns, 8 * 512 / 2.8, 1e-6);
   // The critical path and idle time account for the whole kernel.
   double critical = p.critical_latency_ns + p.critical_idle_ns;
   for (const EngineStats& e : p.engines) critical += e.critical_ns;
