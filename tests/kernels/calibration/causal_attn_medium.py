@@ -1,7 +1,8 @@
 # Causal multi-head attention softmax(q kᵀ / √D + causal mask) v for float32 q, k, v [B, H, S, D]:
 # loops over B and H and the S/128 query tiles of 128 rows; each query tile sees all S keys in
-# 128-column blocks. Per key block: kᵀ arrives transposed through the DMA
-# (`nl.load_transpose2d`, D on the partitions), qkᵀ on the Tensor engine, scale 1/√D, and
+# 128-column blocks. Per key block: the q and k tiles [128, D] are loaded as they lie in HBM, k
+# is transposed on the Tensor engine (`nl.transpose`, copied to SBUF) and `nl.matmul(q, kᵀ)`
+# (transpose_x=False) transposes q there for the stationary side; scale 1/√D, and
 # `nisa.affine_select` keeps key <= query (an index-tile predicate) and writes the most negative
 # float32 elsewhere, into the query tile's [128, S] score row. Then the row softmax (nl.max, nl.exp,
 # nl.sum, nl.divide) and p v accumulated over the key blocks in one PSUM tile
@@ -40,11 +41,12 @@ def causal_attn_medium(q, k, v):
     for b in nl.affine_range(B):
         for h in nl.affine_range(H):
             for i in nl.affine_range(S // TILE):
-                qT = nl.load_transpose2d(q[b, h, i * TILE:(i + 1) * TILE, :])       # [D, 128]
+                qt = nl.load(q[b, h, i * TILE:(i + 1) * TILE, :])  # [128, D]
                 scores = nl.ndarray((TILE, S), dtype=nl.float32, buffer=nl.sbuf)
                 for j in nl.affine_range(S // TILE):
-                    kT = nl.load_transpose2d(k[b, h, j * TILE:(j + 1) * TILE, :])   # [D, 128]
-                    s = nl.multiply(nl.matmul(qT, kT, transpose_x=True), scale)
+                    kt = nl.load(k[b, h, j * TILE:(j + 1) * TILE, :])  # [128, D]
+                    kT = nl.copy(nl.transpose(kt))  # [D, 128]
+                    s = nl.multiply(nl.matmul(qt, kT, transpose_x=False), scale)
                     # key j*128 + i_k is visible from query i*128 + i_q when it is not later
                     scores[:, j * TILE:(j + 1) * TILE] = nisa.affine_select(
                         i * TILE + i_q >= j * TILE + i_k, s, nl.fp32.min)
@@ -55,7 +57,7 @@ def causal_attn_medium(q, k, v):
 
                 acc = nl.zeros((TILE, D), nl.float32, buffer=nl.psum)
                 for j in nl.affine_range(S // TILE):
-                    vt = nl.load(v[b, h, j * TILE:(j + 1) * TILE, :])               # [128, D]
+                    vt = nl.load(v[b, h, j * TILE:(j + 1) * TILE, :])  # [128, D]
                     acc += nl.matmul(p[:, j * TILE:(j + 1) * TILE], vt, transpose_x=False)
                 nl.store(out[b, h, i * TILE:(i + 1) * TILE, :], value=nl.copy(acc))
     return out

@@ -1,8 +1,10 @@
 # Grouped-query attention softmax(q kᵀ / √D) v (no mask) for float32 q [B, H, S, D] and k, v
 # [B, Hkv, Sk, D]: query head h reads kv head h // (H / Hkv) (h // 4 at the measured shape). Loops
 # over B and H and the S/128 query tiles of 128 rows; each query tile sees all Sk keys in
-# 128-key blocks: kᵀ arrives transposed through the DMA (`nl.load_transpose2d`, D on the
-# partitions), qkᵀ on the Tensor engine and the scale 1/√D fill the tile's [128, Sk] score row;
+# 128-key blocks: the q and k tiles [128, D] are loaded as they lie in HBM, k is transposed on the
+# Tensor engine (`nl.transpose`, copied to SBUF) and `nl.matmul(q, kᵀ)` (transpose_x=False)
+# transposes q there for the stationary side; qkᵀ and the scale 1/√D fill the tile's [128, Sk]
+# score row;
 # the row softmax (nl.max, nl.exp, nl.sum, nl.divide), then p v accumulated over the key blocks in
 # one PSUM tile (`acc += nl.matmul(p_block, v_block)`, p transposed on the Tensor engine).
 # Re-creates the "gqa_large" row of "Matmul and attention" in trn1-measurements.md (measured at
@@ -42,11 +44,12 @@ def gqa_large(q, k, v):
         for h in nl.affine_range(H):
             kvh = h // group
             for i in nl.affine_range(S // TILE):
-                qT = nl.load_transpose2d(q[b, h, i * TILE:(i + 1) * TILE, :])         # [D, 128]
+                qt = nl.load(q[b, h, i * TILE:(i + 1) * TILE, :])  # [128, D]
                 scores = nl.ndarray((TILE, Sk), dtype=nl.float32, buffer=nl.sbuf)
                 for j in nl.affine_range(Sk // TILE):
-                    kT = nl.load_transpose2d(k[b, kvh, j * TILE:(j + 1) * TILE, :])   # [D, 128]
-                    scores[:, j * TILE:(j + 1) * TILE] = nl.multiply(nl.matmul(qT, kT, transpose_x=True), scale)
+                    kt = nl.load(k[b, kvh, j * TILE:(j + 1) * TILE, :])  # [128, D]
+                    kT = nl.copy(nl.transpose(kt))  # [D, 128]
+                    scores[:, j * TILE:(j + 1) * TILE] = nl.multiply(nl.matmul(qt, kT, transpose_x=False), scale)
 
                 row_max = nl.max(scores, axis=1, keepdims=True)
                 e = nl.exp(nl.subtract(scores, row_max))
@@ -54,7 +57,7 @@ def gqa_large(q, k, v):
 
                 acc = nl.zeros((TILE, D), nl.float32, buffer=nl.psum)
                 for j in nl.affine_range(Sk // TILE):
-                    vt = nl.load(v[b, kvh, j * TILE:(j + 1) * TILE, :])               # [128, D]
+                    vt = nl.load(v[b, kvh, j * TILE:(j + 1) * TILE, :])  # [128, D]
                     acc += nl.matmul(p[:, j * TILE:(j + 1) * TILE], vt, transpose_x=False)
                 nl.store(out[b, h, i * TILE:(i + 1) * TILE, :], value=nl.copy(acc))
     return out

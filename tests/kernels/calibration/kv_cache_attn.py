@@ -1,8 +1,9 @@
 # Single-token decode attention softmax(q kᵀ / √D) v for float32 q [B, 1, H, D] against a KV cache
 # k, v [B, S, H, D] (the head-strided layout: cache row s of head h is k[b, s, h, :], H * D apart
-# in HBM). Loops over B and H; per (b, h) the S/128 cache tiles of 128 rows: kᵀ arrives transposed
-# through the DMA (`nl.load_transpose2d` of k[b, rows, h, :]), the one query row on the stationary
-# side gives 128 scores per tile, scaled by 1/√D, into a [1, S] score row; the softmax along it
+# in HBM). Loops over B and H; per (b, h) the S/128 cache tiles of 128 rows k[b, rows, h, :], each
+# loaded as it lies and transposed on the Tensor engine (`nl.transpose`, copied to SBUF);
+# `nl.matmul(q, kᵀ)` (transpose_x=False: the [1, D] query row transposed there for the stationary
+# side) gives 128 scores per tile, scaled by 1/√D, into a [1, S] score row; the softmax along it
 # (nl.max, nl.exp, nl.sum, nl.divide), then p v accumulated over the cache tiles in one [1, D]
 # PSUM tile (`acc += nl.matmul(p_block, v_block)`, p transposed on the Tensor engine; v[b, rows,
 # h, :] read with the same strides). Re-creates the "kv_cache_attn" row of "Matmul and attention"
@@ -37,11 +38,12 @@ def kv_cache_attn(q, k, v):
 
     for b in nl.affine_range(B):
         for h in nl.affine_range(H):
-            qT = nl.load_transpose2d(q[b, :, h, :])                                   # [D, 1]
+            qt = nl.load(q[b, :, h, :])  # [1, D]
             scores = nl.ndarray((1, S), dtype=nl.float32, buffer=nl.sbuf)
             for j in nl.affine_range(S // TILE):
-                kT = nl.load_transpose2d(k[b, j * TILE:(j + 1) * TILE, h, :])         # [D, 128]
-                scores[:, j * TILE:(j + 1) * TILE] = nl.multiply(nl.matmul(qT, kT, transpose_x=True), scale)
+                kt = nl.load(k[b, j * TILE:(j + 1) * TILE, h, :])  # [128, D]
+                kT = nl.copy(nl.transpose(kt))  # [D, 128]
+                scores[:, j * TILE:(j + 1) * TILE] = nl.multiply(nl.matmul(qt, kT, transpose_x=False), scale)
 
             row_max = nl.max(scores, axis=1, keepdims=True)
             e = nl.exp(nl.subtract(scores, row_max))
@@ -49,7 +51,7 @@ def kv_cache_attn(q, k, v):
 
             acc = nl.zeros((1, D), nl.float32, buffer=nl.psum)
             for j in nl.affine_range(S // TILE):
-                vt = nl.load(v[b, j * TILE:(j + 1) * TILE, h, :])                     # [128, D]
+                vt = nl.load(v[b, j * TILE:(j + 1) * TILE, h, :])  # [128, D]
                 acc += nl.matmul(p[:, j * TILE:(j + 1) * TILE], vt, transpose_x=False)
             nl.store(out[b, :, h, :], value=nl.copy(acc))
     return out
