@@ -1,6 +1,9 @@
 // The kernel suite: every tests/kernels/*.py is an NKI kernel of our own with a header that says
 // how to call it and what it must compute (tests/kernels/README.md); every tests/kernels/fail/*.py
-// is a kernel with a realistic mistake and the Diagnostic it must get. One test per file.
+// is a kernel with a realistic mistake and the Diagnostic it must get; every
+// tests/kernels/calibration/*.py re-creates a kernel measured on a device (the cost model's
+// calibration points, tests/kernels/calibration/README.md) and runs like the first kind, without the
+// dialect twins. One test per file.
 //
 // A passing kernel runs in-process (python_run) on seeded inputs (our Rng, one stream per input
 // name); the NumPy oracle (tests/oracle/kernel_reference.py) evaluates the header's reference in
@@ -43,8 +46,9 @@ struct InputSpec {
 
 struct KernelSpec {
   std::string path;       // absolute
-  std::string test_name;  // add_legacy, fail_partition_limit
+  std::string test_name;  // add_legacy, fail_partition_limit, calibration_stream_relu
   bool must_fail = false;
+  bool calibration = false;  // tests/kernels/calibration/: one dialect, no twin
   std::string entry;
   std::vector<InputSpec> inputs;
   std::map<std::string, std::string> args;
@@ -182,11 +186,12 @@ void parse_directive(KernelSpec& k, const std::string& key, const std::string& v
   }
 }
 
-KernelSpec parse_kernel_file(const fs::path& path, bool must_fail) {
+KernelSpec parse_kernel_file(const fs::path& path, bool must_fail, bool calibration) {
   KernelSpec k;
   k.path = path.string();
   k.must_fail = must_fail;
-  k.test_name = (must_fail ? "fail_" : "") + path.stem().string();
+  k.calibration = calibration;
+  k.test_name = std::string(must_fail ? "fail_" : calibration ? "calibration_" : "") + path.stem().string();
   for (char& c : k.test_name)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   std::ifstream in(path);
@@ -236,14 +241,18 @@ KernelSpec parse_kernel_file(const fs::path& path, bool must_fail) {
 std::vector<KernelSpec> discover() {
   std::vector<KernelSpec> out;
   const fs::path root = fs::path(NKIA_SOURCE_DIR) / "tests" / "kernels";
-  for (bool must_fail : {false, true}) {
-    const fs::path dir = must_fail ? root / "fail" : root;
+  struct Folder {
+    fs::path dir;
+    bool must_fail, calibration;
+  };
+  for (const Folder& folder :
+       {Folder{root, false, false}, Folder{root / "fail", true, false}, Folder{root / "calibration", false, true}}) {
     std::vector<fs::path> files;
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec))
+    for (const auto& e : fs::directory_iterator(folder.dir, ec))
       if (e.is_regular_file() && e.path().extension() == ".py") files.push_back(e.path());
     std::sort(files.begin(), files.end());
-    for (const auto& f : files) out.push_back(parse_kernel_file(f, must_fail));
+    for (const auto& f : files) out.push_back(parse_kernel_file(f, folder.must_fail, folder.calibration));
   }
   return out;
 }
@@ -480,16 +489,22 @@ bool is_kernel_code(const std::string& code) {
   return e != nullptr && error_origin_is_kernel(e->origin);
 }
 
-// The suite itself: every kernel in both dialects, a must-fail kernel for every kernel code the core
-// raises today, and a bf16 case.
+// The suite itself: every kernel in both dialects (the calibration kernels excepted: each
+// re-creates one measured kernel as it was written), a must-fail kernel for every kernel code the
+// core raises today, and a bf16 case.
 TEST(KernelSuiteFiles, CoverTheDialectsAndTheErrorCodes) {
   const auto& kernels = all_kernels();
   std::set<std::string> names, codes;
   bool bf16 = false;
+  size_t calibration = 0;
   for (const auto& k : kernels) {
     EXPECT_TRUE(k.header_error.empty()) << k.path << ": " << k.header_error;
     if (k.must_fail) {
       if (k.known_failure.empty()) codes.insert(k.expect_code);
+      continue;
+    }
+    if (k.calibration) {
+      ++calibration;
       continue;
     }
     names.insert(k.test_name);
@@ -510,6 +525,7 @@ TEST(KernelSuiteFiles, CoverTheDialectsAndTheErrorCodes) {
                            "rmsnorm", "attention_causal", "maxpool", "cumsum"})
     EXPECT_TRUE(names.count(std::string(base) + "_legacy")) << base;
   EXPECT_TRUE(bf16) << "no kernel has bfloat16 inputs";
+  EXPECT_GT(calibration, 0u) << "no kernel in tests/kernels/calibration/";
 
   const auto raised = codes_raised_by_the_core();
   // The scan must see the core: a moved source tree would otherwise make this test pass vacuously.
@@ -530,6 +546,60 @@ TEST(KernelSuiteFiles, CoverTheDialectsAndTheErrorCodes) {
       EXPECT_NE(find_error(k.expect_code), nullptr)
           << k.path << ": expect-error names " << k.expect_code << ", which is not in the error table";
     }
+}
+
+// The calibration kernels and the measurements file agree: data/calibration/trn1.toml has one
+// [[point]] per tests/kernels/calibration/*.py, naming the file (relative to the measurements
+// file), its header's entry, measured shapes and a positive latency; every point names such a file.
+// The file is read line by line (`key = value` in [[point]] tables), the way it is written.
+TEST(KernelSuiteFiles, CalibrationKernelsAreMeasured) {
+  const fs::path file = fs::path(NKIA_SOURCE_DIR) / "data" / "calibration" / "trn1.toml";
+  std::ifstream in(file);
+  ASSERT_TRUE(in) << "cannot read " << file;
+  struct Point {
+    std::map<std::string, std::string> values;
+  };
+  std::vector<Point> points;
+  static const std::regex kv(R"re(^([a-z_]+)\s*=\s*(.*?)\s*(#.*)?$)re");
+  for (std::string line; std::getline(in, line);) {
+    line = trim(line);
+    if (line == "[[point]]") {
+      points.emplace_back();
+      continue;
+    }
+    std::smatch m;
+    if (!points.empty() && std::regex_match(line, m, kv)) points.back().values[m[1]] = m[2];
+  }
+  auto unquote = [](const std::string& v) {
+    return v.size() >= 2 && v.front() == '"' && v.back() == '"' ? v.substr(1, v.size() - 2) : std::string();
+  };
+  std::map<std::string, const KernelSpec*> kernels;  // canonical path -> kernel
+  for (const auto& k : all_kernels())
+    if (k.calibration) kernels[fs::weakly_canonical(k.path).string()] = &k;
+  ASSERT_FALSE(kernels.empty());
+  std::set<std::string> names, measured;
+  for (const Point& p : points) {
+    auto get = [&](const char* key) {
+      auto it = p.values.find(key);
+      return it == p.values.end() ? std::string() : it->second;
+    };
+    const std::string name = unquote(get("name"));
+    SCOPED_TRACE("point " + name);
+    EXPECT_FALSE(name.empty()) << "a point without a name";
+    EXPECT_TRUE(names.insert(name).second) << "two points named " << name;
+    const std::string kernel = unquote(get("kernel"));
+    const fs::path path = fs::weakly_canonical(file.parent_path() / kernel);
+    auto k = kernels.find(path.string());
+    ASSERT_NE(k, kernels.end()) << "kernel '" << kernel << "' is no file of tests/kernels/calibration/";
+    measured.insert(path.string());
+    EXPECT_EQ(unquote(get("entry")), k->second->entry) << "the entry differs from the header's";
+    EXPECT_TRUE(std::regex_match(get("shapes"), std::regex(R"re(^\[\s*"[^"]+"(\s*,\s*"[^"]+")*\s*\]$)re")))
+        << "shapes: " << get("shapes");
+    const std::string us = get("measured_us");
+    EXPECT_GT(std::strtod(us.c_str(), nullptr), 0.0) << "measured_us: " << us;
+    EXPECT_FALSE(unquote(get("source")).empty()) << "a point without a source";
+  }
+  for (const auto& [path, k] : kernels) EXPECT_TRUE(measured.count(path)) << path << " has no point in " << file;
 }
 
 }  // namespace
