@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import statistics
+import concurrent.futures
 import subprocess
 import sys
 
@@ -113,10 +114,12 @@ def spearman(xs, ys):
     return sxy / (sxx * syy) ** 0.5 if sxx > 0 and syy > 0 else float("nan")
 
 
-def profile_point(binary, base, target, point):
+def profile_point(binary, base, target, point, hardware=None):
     """The predicted latency of one point in µs, or (None, why)."""
     cmd = [binary, "profile", os.path.normpath(os.path.join(base, point["kernel"])), "--entry", point["entry"],
            "--target", target, "--json"]
+    if hardware:
+        cmd += ["--hardware", hardware]
     for s in point.get("shapes", []):
         cmd += ["--shapes", s]
     for a in point.get("args", []):
@@ -141,6 +144,7 @@ def main():
     ap.add_argument("measurements", nargs="?", default="data/calibration/trn1.toml")
     ap.add_argument("--binary", default="build/nki-agent", help="the nki-agent to profile with")
     ap.add_argument("--target", help="profile on this target instead of the file's")
+    ap.add_argument("--hardware", help="a hardware description file instead of the target's own")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless median |error| <= 15%%, every point within ±35%% and Spearman >= 0.9")
     o = ap.parse_args()
@@ -157,8 +161,9 @@ def main():
     print("| name | measured µs | predicted µs | error |")
     print("|---|---:|---:|---:|")
     measured, predicted, errors, failed = [], [], [], []
-    for p in points:
-        pred, why = profile_point(o.binary, base, target, p)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda p: profile_point(o.binary, base, target, p, o.hardware), points))
+    for p, (pred, why) in zip(points, results):
         meas = float(p["measured_us"])
         if pred is None:
             failed.append(p["name"])

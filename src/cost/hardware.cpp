@@ -19,13 +19,15 @@ namespace {
 
 Result<EngineSpec> read_engine(const toml::table* t, std::string path, std::string_view origin, bool is_pe) {
   TableReader r(t, std::move(path), origin);
-  NKIA_TRY_VOID(r.only({"clock_ghz", "dependency_overhead_cycles", "strided_factor", "strided_threshold_bytes",
+  NKIA_TRY_VOID(r.only({"clock_ghz", "dependency_overhead_cycles", "access_overhead_cycles", "strided_factor", "strided_threshold_bytes",
                         "pe_rows", "pe_cols", "throttle_idle_ns", "throttle_ramp_ns", "throttle_start_utilization"}));
   EngineSpec e;
   NKIA_TRY(clock, r.number("clock_ghz", std::nullopt, 0.01, 100));
   e.clock_ghz = clock;
   NKIA_TRY(dep, r.number("dependency_overhead_cycles", 0.0, 0, 1e6));
   e.dependency_overhead_cycles = dep;
+  NKIA_TRY(access, r.number("access_overhead_cycles", 0.0, 0, 1e6));
+  e.access_overhead_cycles = access;
   NKIA_TRY(sf, r.number("strided_factor", 1.0, 1, 100));
   e.strided_factor = sf;
   NKIA_TRY(st, r.integer("strided_threshold_bytes", 16, 1, 1 << 20));

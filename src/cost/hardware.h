@@ -27,6 +27,9 @@ struct EngineSpec {
   // Extra cycles when an instruction reads the output of the instruction just before it on the same
   // engine (the pipeline drains: nki-spec §6.3).
   double dependency_overhead_cycles = 0;
+  // Cycles every instruction spends setting up each SBUF/PSUM operand it reads or writes (nki-spec
+  // §6.3: ~60 per access, partly hidden by pipelining), on top of its rule's cost.
+  double access_overhead_cycles = 0;
   // Cost multiplier when an operand's minor stride exceeds strided_threshold_bytes (NCv2).
   double strided_factor = 1.0;
   int64_t strided_threshold_bytes = 16;

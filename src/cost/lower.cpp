@@ -297,10 +297,12 @@ class Lowerer {
       const double p = src.shape.empty() ? 1.0 : static_cast<double>(src.shape[0]);
       const double f = static_cast<double>(per_partition(src));
       cycles = std::max(p, std::min(64.0, f));
+      if (src.dtype == DType::kFloat32) cycles *= rule->fp32_factor;  // a transpose is a matmul: fp32 takes 4 passes
     } else {
       cycles = std::max(rule->min_cycles, rule->fixed + rule->per_element * static_cast<double>(n)) + rule->extra;
       if (strided) cycles *= eng.strided_factor;
     }
+    cycles += eng.access_overhead_cycles * static_cast<double>(ops.size());
     op.rule = idx;
     op.cycles = cycles;
     op.duration_ns = cycles / eng.clock_ghz;
