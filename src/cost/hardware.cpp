@@ -190,8 +190,8 @@ const toml::node* number_at(const toml::table& root, std::string_view key) {
   return n && (n->is_floating_point() || n->is_integer()) ? n : nullptr;
 }
 
-// [[calibrate]]: each entry names a number of this file, a range that holds its current value,
-// and a source; a key given twice is refused.
+// [[calibrate]]: each entry names a number of this file, a non-empty range (a fit starts from the
+// value clamped into it) and a source; a key given twice is refused.
 Result<std::vector<FreeParameter>> read_free_parameters(const toml::table& root, std::string_view origin) {
   std::vector<FreeParameter> out;
   const toml::node* c = root.get("calibrate");
@@ -213,10 +213,8 @@ Result<std::vector<FreeParameter>> read_free_parameters(const toml::table& root,
     const toml::node* n = number_at(root, key);
     if (!n || key.rfind("calibrate", 0) == 0 || key.rfind("target", 0) == 0 || key.rfind("limits", 0) == 0)
       return fail(r.invalid(fmt::format("{} = '{}' names no number of the cost model in this file", r.where("key"), key)));
-    const double v = n->value<double>().value_or(0);
-    if (!(lo < hi) || v < lo || v > hi)
-      return fail(r.invalid(fmt::format("{}: the range [{}, {}] must be non-empty and hold the value {}", r.where("min"),
-                                        lo, hi, v)));
+    if (!(lo < hi))
+      return fail(r.invalid(fmt::format("{}: the range [{}, {}] is empty", r.where("min"), lo, hi)));
     for (const auto& q : out)
       if (q.key == key) return fail(r.invalid(fmt::format("{}: '{}' is free twice", r.where("key"), key)));
     p.key = key;

@@ -302,7 +302,8 @@ class Lowerer {
       cycles = std::max(rule->min_cycles, rule->fixed + rule->per_element * static_cast<double>(n)) + rule->extra;
       if (strided) cycles *= eng.strided_factor;
     }
-    cycles += eng.access_overhead_cycles * static_cast<double>(ops.size());
+    op.access_cycles = eng.access_overhead_cycles * static_cast<double>(ops.size());
+    cycles += op.access_cycles;
     op.rule = idx;
     op.cycles = cycles;
     op.duration_ns = cycles / eng.clock_ghz;

@@ -64,6 +64,7 @@ struct CostOp {
   uint8_t exclusive = 0;    // bit g: it uses the memory of HardwareSpec::concurrency[g]
   uint32_t rule = kNoRule;  // the cost rule that priced it (compute engines)
   double cycles = 0;        // engine cycles (compute)
+  double access_cycles = 0;  // of which operand setup (EngineSpec::access_overhead_cycles per operand)
   double duration_ns = 0;   // compute: busy time on its engine; DMA: each DMA engine's busy time
   // DMA transfer.
   uint16_t dma_first_engine = 0, dma_engines = 0;

@@ -205,7 +205,10 @@ class Scheduler {
     };
     bump(engine_free_[e], StartReason::kEngine, engine_last_[e]);
     double dur = op.duration_ns;
-    if (depends_on(i, engine_last_[e])) dur += eng.dependency_overhead_cycles / eng.clock_ghz;
+    // The drain after a RAW on the previous op overlaps this op's operand setup (the measured
+    // dependent issue interval, nki-spec §6.3, holds both).
+    if (depends_on(i, engine_last_[e]))
+      dur += std::max(0.0, eng.dependency_overhead_cycles - op.access_cycles) / eng.clock_ghz;
     // PSUM banks for a fresh PSUM allocation: the ones that free first.
     const int32_t a = deps_.opens[i];
     if (a >= 0 && deps_.allocations[static_cast<size_t>(a)].buffer == Buffer::kPsum) {
