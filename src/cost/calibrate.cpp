@@ -251,8 +251,9 @@ class Fitter {
   }
 
   // Every included point's predicted latency (µs) at `u`, or a Diagnostic.
-  Result<std::vector<double>> predict(const std::vector<double>& u) const {
-    NKIA_TRY(text, set_target_numbers(base_, values_at(u), origin_));
+  Result<std::vector<double>> predict(const std::vector<double>& u) const { return predict_values(values_at(u)); }
+  Result<std::vector<double>> predict_values(const std::vector<std::pair<std::string, double>>& values) const {
+    NKIA_TRY(text, set_target_numbers(base_, values, origin_));
     NKIA_TRY(hw, parse_hardware(text, origin_));
     std::vector<double> out;
     for (const Trace* t : traces_) {
@@ -468,7 +469,17 @@ Result<std::string> set_target_numbers(std::string_view text, const std::vector<
   });
   for (const auto& [at, token] : edits) {
     std::string& line = lines[at.line];
-    line.replace(at.col, token_end(line, at.col) - at.col, token);
+    const size_t end = token_end(line, at.col);
+    // Keep a comment after the value in its column where the spaces before it allow.
+    size_t spaces = 0;
+    while (end + spaces < line.size() && line[end + spaces] == ' ') ++spaces;
+    const bool comment_follows = spaces > 0 && end + spaces < line.size() && line[end + spaces] == '#';
+    const long delta = static_cast<long>(token.size()) - static_cast<long>(end - at.col);
+    if (comment_follows && delta > 0)
+      line.erase(end, std::min(static_cast<size_t>(delta), spaces - 1));
+    else if (comment_follows && delta < 0)
+      line.insert(end, static_cast<size_t>(-delta), ' ');
+    line.replace(at.col, end - at.col, token);
   }
   return join_lines(lines);
 }
@@ -560,15 +571,23 @@ Result<CalibrationResult> calibrate(const Measurements& m, const std::vector<Res
   }
   r.evaluations = fitter.evaluations();
 
-  NKIA_TRY(after, fitter.predict(best));
-  const auto values = fitter.values_at(best);
+  // The fitted values as written: 6 significant digits, within their ranges; the predictions
+  // after are those of the text written.
+  auto values = fitter.values_at(best);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double v = values[i].second;
+    const double rounded = v == 0 ? 0 : std::stod(fmt::format("{:.6g}", v));
+    values[i].second = std::clamp(rounded, axes[i].lo, axes[i].hi);
+  }
+  NKIA_TRY(after, fitter.predict_values(values));
   NKIA_TRY(text, set_target_numbers(base_text, values, base_origin));
   r.fitted_text = std::move(text);
   for (size_t i = 0; i < r.parameters.size(); ++i) {
     ParameterFit& pf = r.parameters[i];
     pf.after = values[i].second;
-    pf.at_min = best[i] <= 1e-9;
-    pf.at_max = best[i] >= 1 - 1e-9;
+    const double span = axes[i].hi - axes[i].lo;
+    pf.at_min = pf.after <= axes[i].lo + 1e-6 * span;
+    pf.at_max = pf.after >= axes[i].hi - 1e-6 * span;
   }
   std::vector<double> before;
   for (size_t k = 0; k < included_index.size(); ++k) {
