@@ -50,16 +50,6 @@ Result<Trace> trace_point(KernelService& service, const CalibrationPoint& p, con
   return std::move(outcome->trace);
 }
 
-Result<std::string> read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f)
-    return fail("nkia_hardware_unreadable", fmt::format("cannot read the hardware description {}", path),
-                "give the path of a .toml file like data/targets/trn1.toml");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 int run_calibrate(const Context& ctx, const CalibrateCliOptions& o) {
   auto m = load_measurements_file(o.measurements);
   if (!m) return report(ctx, m.error());
@@ -69,14 +59,20 @@ int run_calibrate(const Context& ctx, const CalibrateCliOptions& o) {
     base_text = std::string(target_text(o.k.target));
     base_origin = fmt::format("data/targets/{}.toml", o.k.target);
   } else {
-    auto text = read_text(o.hardware);
-    if (!text) return report(ctx, text.error());
-    base_text = std::move(*text);
+    // The file's Diagnostics are load_hardware_file's; the fit rewrites its text.
+    if (auto hw = load_hardware_file(o.hardware); !hw) return report(ctx, hw.error());
+    std::ifstream f(o.hardware, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    base_text = ss.str();
     base_origin = o.hardware;
   }
-  // The base must load before any kernel runs.
-  if (auto hw = parse_hardware(base_text, base_origin); !hw) return report(ctx, hw.error());
+  // The base must be fit for calibration before any kernel runs.
+  if (auto hw = calibration_base(*m, base_text, base_origin); !hw) return report(ctx, hw.error());
 
+  // The kernels run under the measured target's limits (a --hardware file's may be another name's).
+  KernelFlags run = o.k;
+  if (target_by_name(m->target)) run.target = m->target;
   KernelServiceOptions so;
   so.workers = 1;
   auto service = KernelService::create(so);
@@ -84,7 +80,7 @@ int run_calibrate(const Context& ctx, const CalibrateCliOptions& o) {
   std::vector<Result<Trace>> traces;
   for (const CalibrationPoint& p : m->points) {
     if (!ctx.json) fmt::print(stderr, "tracing {} ({}:{})\n", p.name, p.kernel, p.entry);
-    traces.push_back(trace_point(**service, p, o.k));
+    traces.push_back(trace_point(**service, p, run));
     if (!traces.back() && is_infrastructure_failure(traces.back().error())) return report(ctx, traces.back().error());
   }
   CalibrateOptions co;

@@ -12,10 +12,13 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <set>
 #include <sstream>
+#include <thread>
 
+#include "core/thread_pool.h"
 #include "cost/cost.h"
 #include "nki/target_toml.h"
 #include "tensor/tensor_spec.h"
@@ -235,14 +238,18 @@ FitStats stats_of(const std::vector<double>& predicted, const std::vector<double
 class Fitter {
  public:
   Fitter(std::string_view base_text, std::string_view origin, std::vector<std::string> keys, std::vector<Axis> axes,
-         std::vector<const Trace*> traces, std::vector<double> measured_us, int max_evaluations)
+         std::vector<const Trace*> traces, std::vector<double> measured_us, int max_evaluations, unsigned threads)
       : base_(base_text),
         origin_(origin),
         keys_(std::move(keys)),
         axes_(std::move(axes)),
         traces_(std::move(traces)),
         measured_(std::move(measured_us)),
-        max_evaluations_(max_evaluations) {}
+        max_evaluations_(max_evaluations) {
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    threads = std::min<unsigned>(threads, static_cast<unsigned>(traces_.size()));
+    if (threads > 1) pool_ = std::make_unique<ThreadPool>(threads);
+  }
 
   std::vector<std::pair<std::string, double>> values_at(const std::vector<double>& u) const {
     std::vector<std::pair<std::string, double>> out;
@@ -255,10 +262,20 @@ class Fitter {
   Result<std::vector<double>> predict_values(const std::vector<std::pair<std::string, double>>& values) const {
     NKIA_TRY(text, set_target_numbers(base_, values, origin_));
     NKIA_TRY(hw, parse_hardware(text, origin_));
+    std::vector<std::optional<Result<double>>> each(traces_.size());
+    auto cost = [&](int64_t i) {
+      auto rep = profile_trace(*traces_[static_cast<size_t>(i)], hw);
+      each[static_cast<size_t>(i)] =
+          rep ? Result<double>(rep->profile.total_ns / 1e3) : Result<double>(fail(rep.error()));
+    };
+    if (pool_)
+      pool_->parallel_for(static_cast<int64_t>(traces_.size()), cost);
+    else
+      for (size_t i = 0; i < traces_.size(); ++i) cost(static_cast<int64_t>(i));
     std::vector<double> out;
-    for (const Trace* t : traces_) {
-      NKIA_TRY(rep, profile_trace(*t, hw));
-      out.push_back(rep.profile.total_ns / 1e3);
+    for (auto& e : each) {
+      if (!*e) return fail(e->error());
+      out.push_back(**e);
     }
     return out;
   }
@@ -371,6 +388,7 @@ class Fitter {
   int max_evaluations_;
   int evaluations_ = 0;
   std::map<std::vector<double>, double> cache_;
+  std::unique_ptr<ThreadPool> pool_;  // the points are costed in parallel; null: one thread
 };
 
 std::string percent(double e) {
@@ -499,10 +517,7 @@ double spearman_correlation(const std::vector<double>& a, const std::vector<doub
   return sab / std::sqrt(saa * sbb);
 }
 
-Result<CalibrationResult> calibrate(const Measurements& m, const std::vector<Result<Trace>>& traces,
-                                    std::string_view base_text, std::string_view base_origin,
-                                    const CalibrateOptions& options) {
-  NKIA_ASSERT(traces.size() == m.points.size());
+Result<HardwareSpec> calibration_base(const Measurements& m, std::string_view base_text, std::string_view base_origin) {
   NKIA_TRY(hw, parse_hardware(base_text, base_origin));
   if (m.target != hw.target.name)
     return fail("nkia_bad_argument",
@@ -513,6 +528,14 @@ Result<CalibrationResult> calibrate(const Measurements& m, const std::vector<Res
     return fail("nkia_calibrate_no_parameters",
                 fmt::format("{} declares no free parameters: nothing to fit", base_origin),
                 "add [[calibrate]] tables (key, min, max, source) to the target file and give it with --hardware");
+  return hw;
+}
+
+Result<CalibrationResult> calibrate(const Measurements& m, const std::vector<Result<Trace>>& traces,
+                                    std::string_view base_text, std::string_view base_origin,
+                                    const CalibrateOptions& options) {
+  NKIA_ASSERT(traces.size() == m.points.size());
+  NKIA_TRY(hw, calibration_base(m, base_text, base_origin));
   NKIA_TRY(root, parse_target_toml(base_text, base_origin));
 
   CalibrationResult r;
@@ -562,7 +585,8 @@ Result<CalibrationResult> calibrate(const Measurements& m, const std::vector<Res
     return fail("nkia_calibrate_no_points", fmt::format("no point of {} could be profiled: nothing to fit", m.path),
                 "fix the points' kernels (each one's error is listed) and run calibrate again");
 
-  Fitter fitter(base_text, base_origin, keys, axes, included, measured, std::max(1, options.max_evaluations));
+  Fitter fitter(base_text, base_origin, keys, axes, included, measured, std::max(1, options.max_evaluations),
+                options.threads);
   std::vector<double> best = start;
   double best_f = fitter.objective(best);
   r.converged = fitter.nelder_mead(best, best_f, 0.25);

@@ -74,6 +74,7 @@ Result<std::string> set_target_numbers(std::string_view text, const std::vector<
 
 struct CalibrateOptions {
   int max_evaluations = kDefaultCalibrationEvaluations;  // target-file evaluations, each costing every point
+  unsigned threads = 0;  // threads costing the points of one evaluation; 0: one per core (the fit is the same)
 };
 
 struct PointFit {
@@ -107,10 +108,14 @@ struct CalibrationResult {
   std::string fitted_text;  // the base text with the fitted values, before provenance comments
 };
 
+// The base target description, checked for calibrating `m`: it parses, it is the measured target
+// and it declares free parameters. Codes: those of parse_hardware, nkia_bad_argument (the
+// measurements are for another target), nkia_calibrate_no_parameters (no [[calibrate]]).
+Result<HardwareSpec> calibration_base(const Measurements& m, std::string_view base_text, std::string_view base_origin);
+
 // Fits `base_text`'s free parameters to the points; `traces[i]` is point i's trace, or why it
-// could not be made. Codes: those of parse_hardware for the base text, nkia_calibrate_no_parameters
-// (the target declares no [[calibrate]]), nkia_calibrate_no_points (no point could be profiled),
-// nkia_bad_argument (the measurements are for another target than the base text's).
+// could not be made. Codes: those of calibration_base, nkia_calibrate_no_points (no point could be
+// profiled).
 Result<CalibrationResult> calibrate(const Measurements& m, const std::vector<Result<Trace>>& traces,
                                     std::string_view base_text, std::string_view base_origin,
                                     const CalibrateOptions& options = {});
