@@ -90,8 +90,10 @@ int run_calibrate(const Context& ctx, const CalibrateCliOptions& o) {
 
   if (!o.output.empty()) {
     const std::string when = fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", fmt::gmtime(std::chrono::system_clock::now()));
-    std::ofstream f(o.output, std::ios::binary | std::ios::trunc);
     const std::string text = fitted_target_file(*r, when);
+    // The file is the fitted text plus comments: it loads as the fit evaluated it.
+    NKIA_ASSERT(parse_hardware(text, o.output).has_value());
+    std::ofstream f(o.output, std::ios::binary | std::ios::trunc);
     if (!f || !(f << text) || !f.flush())
       return report(ctx, Diagnostic::error("nkia_unwritable", fmt::format("cannot write {}", o.output),
                                            "check that the folder exists and is writable"));

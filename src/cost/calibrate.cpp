@@ -545,8 +545,10 @@ Result<CalibrationResult> calibrate(const Measurements& m, const std::vector<Res
   std::vector<std::string> keys;
   std::vector<Axis> axes;
   std::vector<double> start;
+  std::vector<bool> integer;
   for (const FreeParameter& p : hw.free_parameters) {
     NKIA_TRY(at, number_token(root, p.key, base_origin));
+    integer.push_back(at.integer);
     Axis a{p.min, p.max, p.min > 0 && p.max / p.min > 10};
     ParameterFit pf;
     pf.parameter = p;
@@ -595,13 +597,14 @@ Result<CalibrationResult> calibrate(const Measurements& m, const std::vector<Res
   }
   r.evaluations = fitter.evaluations();
 
-  // The fitted values as written: 6 significant digits, within their ranges; the predictions
-  // after are those of the text written.
+  // The fitted values as written: 6 significant digits (an integer for a number written as one),
+  // within their ranges; the predictions after are those of the text written.
   auto values = fitter.values_at(best);
   for (size_t i = 0; i < values.size(); ++i) {
     const double v = values[i].second;
-    const double rounded = v == 0 ? 0 : std::stod(fmt::format("{:.6g}", v));
-    values[i].second = std::clamp(rounded, axes[i].lo, axes[i].hi);
+    double rounded = v == 0 ? 0 : std::stod(fmt::format("{:.6g}", v));
+    values[i].second = integer[i] ? std::clamp(std::round(rounded), std::ceil(axes[i].lo), std::floor(axes[i].hi))
+                                  : std::clamp(rounded, axes[i].lo, axes[i].hi);
   }
   NKIA_TRY(after, fitter.predict_values(values));
   NKIA_TRY(text, set_target_numbers(base_text, values, base_origin));

@@ -350,6 +350,28 @@ TEST_F(CostCalibrate, TheWrittenFileReloadsWithTheFittedPredictions) {
   }
 }
 
+TEST_F(CostCalibrate, ANumberWrittenAsAnIntegerIsFittedAsOne) {
+  // dependency_overhead_cycles is written "200" in trn1.toml: its fitted value is an integer too.
+  const std::string base = std::string(target_text("trn1")) +
+                           "\n[[calibrate]]\nkey = \"engines.scalar.dependency_overhead_cycles\"\nmin = 0.5\n"
+                           "max = 999.5\nsource = \"t\"\n\n[[calibrate]]\nkey = \"dma.efficiency\"\nmin = 0.2\n"
+                           "max = 1.0\nsource = \"t\"\n";
+  const Measurements m = measurements(
+      latencies({{"engines.scalar.dependency_overhead_cycles", 517}, {"dma.efficiency", 0.45}}), "integer.toml");
+  auto r = calibrate(m, *traces_, base, "integer-base.toml");
+  ASSERT_TRUE(r) << r.error().format();
+  const double cycles = param(*r, "engines.scalar.dependency_overhead_cycles").after;
+  EXPECT_EQ(cycles, std::round(cycles));
+  EXPECT_GE(cycles, 1);
+  EXPECT_LE(cycles, 999);
+  EXPECT_NE(r->fitted_text.find(fmt::format("dependency_overhead_cycles = {}", static_cast<int64_t>(cycles))),
+            std::string::npos);
+  auto hw = parse_hardware(fitted_target_file(*r, "now"), "fitted");
+  ASSERT_TRUE(hw) << hw.error().format();
+  EXPECT_DOUBLE_EQ(hw->engine(Engine::kScalar).dependency_overhead_cycles, cycles);
+  EXPECT_LT(r->after.log_rms, r->before.log_rms);
+}
+
 TEST_F(CostCalibrate, AFailingPointIsLeftOutOfTheFit) {
   std::vector<double> measured = latencies({{"dma.efficiency", 0.5}});
   std::string text = measurements_text(measured) +
