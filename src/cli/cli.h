@@ -59,6 +59,7 @@ void add_verify_command(CLI::App& app, Context& ctx);
 void add_tasks_command(CLI::App& app, Context& ctx);
 void add_agent_commands(CLI::App& app, Context& ctx);  // solve, bench
 void add_cache_command(CLI::App& app, Context& ctx);
+void add_calibrate_command(CLI::App& app, Context& ctx);
 
 // What run, check and profile share (cli/kernel_args.cpp).
 // The flags that say which kernel to call and how: the file, the entry, --arg, --grid, --target
@@ -84,6 +85,9 @@ void add_limit_options(CLI::App& sub, KernelFlags& f);
 // grid, the keyword arguments and the target. Codes: those of load_kernel_files, nkia_bad_grid,
 // nkia_bad_argument, nkia_unknown_target.
 Result<KernelCall> kernel_call_from_options(const KernelFlags& f);
+// The tensor inputs' name=dtype[shape] specs, and in `elements` their elements in all. Codes
+// nkia_bad_tensor_spec (via parse_tensor_spec) and nkia_bad_spec (a shape no HBM could hold).
+Result<std::vector<TensorSpec>> parse_input_shapes(const std::vector<std::string>& shapes, int64_t& elements);
 // "2,3" -> {2, 3}; empty -> {}. Code nkia_bad_grid.
 Result<std::vector<int64_t>> parse_grid(const std::string& text);
 // "name=value" -> (name, value). Code nkia_bad_argument.

@@ -45,21 +45,10 @@ Result<Prepared> build_call(const ProfileOptions& o) {
   Prepared p;
   p.call = std::move(*made);
   KernelCall& call = p.call;
-  std::vector<TensorSpec> specs;
   int64_t elements = 0;
-  for (const auto& text : o.shapes) {
-    auto spec = parse_tensor_spec(text);
-    if (!spec) return fail(spec.error());
-    int64_t n = 1;
-    for (int64_t d : spec->shape) {
-      if (d < 0 || (d > 0 && n > (int64_t{1} << 50) / d))
-        return fail("nkia_bad_spec", fmt::format("input '{}' is absurdly large: {}", spec->name, text),
-                    "profile with shapes a NeuronCore's HBM could hold");
-      n *= d;
-    }
-    elements += n;
-    specs.push_back(std::move(*spec));
-  }
+  auto parsed = parse_input_shapes(o.shapes, elements);
+  if (!parsed) return fail(parsed.error());
+  std::vector<TensorSpec> specs = std::move(*parsed);
   p.timing_only = o.timing_only || (!o.compute && elements > kComputeElementLimit);
   if (p.timing_only) {
     make_timing_only(call, std::move(specs));

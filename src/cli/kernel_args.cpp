@@ -1,5 +1,6 @@
-// What `nki-agent run`, `check` and `profile` share: the flags that name a kernel and its call, the
-// call they describe (--grid and name=value flags parsed), and writing a run's trace as JSON.
+// What `nki-agent run`, `check`, `profile` and `calibrate` share: the flags that name a kernel and its
+// call, the call they describe (--grid and name=value flags parsed), the inputs' shapes, and writing
+// a run's trace as JSON.
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include "cli/cli.h"
 #include "nki/target.h"
 #include "nki/trace.h"
+#include "tensor/tensor_spec.h"
 
 namespace nki_agent::cli {
 
@@ -51,6 +53,25 @@ Result<KernelCall> kernel_call_from_options(const KernelFlags& f) {
     call.kwargs[kv->first] = kv->second;
   }
   return call;
+}
+
+Result<std::vector<TensorSpec>> parse_input_shapes(const std::vector<std::string>& shapes, int64_t& elements) {
+  std::vector<TensorSpec> specs;
+  elements = 0;
+  for (const auto& text : shapes) {
+    auto spec = parse_tensor_spec(text);
+    if (!spec) return fail(spec.error());
+    int64_t n = 1;
+    for (int64_t d : spec->shape) {
+      if (d < 0 || (d > 0 && n > (int64_t{1} << 50) / d))
+        return fail("nkia_bad_spec", fmt::format("input '{}' is absurdly large: {}", spec->name, text),
+                    "profile with shapes a NeuronCore's HBM could hold");
+      n *= d;
+    }
+    elements += n;
+    specs.push_back(std::move(*spec));
+  }
+  return specs;
 }
 
 Result<std::vector<int64_t>> parse_grid(const std::string& text) {

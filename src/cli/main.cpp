@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   cli::add_run_command(app, ctx);
   cli::add_check_command(app, ctx);
   cli::add_profile_command(app, ctx);
+  cli::add_calibrate_command(app, ctx);
   cli::add_errors_command(app, ctx);
   cli::add_verify_command(app, ctx);
   cli::add_tasks_command(app, ctx);

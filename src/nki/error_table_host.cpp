@@ -49,6 +49,18 @@ constexpr ErrorInfo kPart[] = {
      .meaning = "A command that takes a number (such as `nki-agent info --value`) got text that is not a decimal or "
                 "hex float.",
      .hint = "Give a number such as 0.1, -3e5, 0x1.8p3, inf or nan."},
+    {.code = "nkia_calibrate_no_parameters",
+     .origin = kTool,
+     .title = "The target declares no free parameters to calibrate",
+     .meaning = "`nki-agent calibrate` fits the numbers a target file lists in [[calibrate]] tables; the target it "
+                "was given lists none.",
+     .hint = "Add [[calibrate]] tables (key, min, max, source) to a copy of the target file and give it with "
+             "--hardware."},
+    {.code = "nkia_calibrate_no_points",
+     .origin = kTool,
+     .title = "No calibration point could be profiled",
+     .meaning = "Every point of the measurements file failed to trace or to profile, so there is nothing to fit.",
+     .hint = "Fix the points' kernels, shapes or arguments; each point's own error is reported."},
     {.code = "nkia_docs_data",
      .origin = kAgent,
      .title = "The lookup documentation is malformed",
@@ -161,6 +173,18 @@ constexpr ErrorInfo kPart[] = {
      .title = "The LLM call timed out",
      .meaning = "The model did not finish answering within the configured time.",
      .hint = "Raise timeout_s, lower max_tokens, or check that the server is reachable."},
+    {.code = "nkia_measurements_invalid",
+     .origin = kTool,
+     .title = "A calibration measurements file is malformed",
+     .meaning = "The measurements file given to `nki-agent calibrate` is not TOML, has an unknown key, misses a "
+                "field, gives a non-positive latency, names a point twice, names a kernel that cannot be read, or "
+                "holds too many points.",
+     .hint = "Fix the point and field the message names; docs/cost-model.md describes the file."},
+    {.code = "nkia_measurements_unreadable",
+     .origin = kTool,
+     .title = "A calibration measurements file cannot be read",
+     .meaning = "The measurements file given to `nki-agent calibrate` does not exist or cannot be read.",
+     .hint = "Give the path of a measurements .toml file, like data/calibration/trn1.toml."},
     {.code = "nkia_not_utf8",
      .origin = kTool,
      .title = "A file is not valid UTF-8",
