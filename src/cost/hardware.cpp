@@ -19,8 +19,9 @@ namespace {
 
 Result<EngineSpec> read_engine(const toml::table* t, std::string path, std::string_view origin, bool is_pe) {
   TableReader r(t, std::move(path), origin);
-  NKIA_TRY_VOID(r.only({"clock_ghz", "dependency_overhead_cycles", "access_overhead_cycles", "strided_factor", "strided_threshold_bytes",
-                        "pe_rows", "pe_cols", "throttle_idle_ns", "throttle_ramp_ns", "throttle_start_utilization"}));
+  NKIA_TRY_VOID(r.only({"clock_ghz", "dependency_overhead_cycles", "access_overhead_cycles", "strided_factor",
+                        "strided_threshold_bytes", "pe_rows", "pe_cols", "throttle_idle_ns", "throttle_ramp_ns",
+                        "throttle_start_utilization"}));
   EngineSpec e;
   NKIA_TRY(clock, r.number("clock_ghz", std::nullopt, 0.01, 100));
   e.clock_ghz = clock;
@@ -198,7 +199,8 @@ Result<std::vector<FreeParameter>> read_free_parameters(const toml::table& root,
   if (!c) return out;
   const toml::array* arr = c->as_array();
   if (!arr || !arr->is_array_of_tables())
-    return fail("nkia_hardware_invalid", fmt::format("{}: calibrate must be an array of tables ([[calibrate]])", origin),
+    return fail("nkia_hardware_invalid",
+                fmt::format("{}: calibrate must be an array of tables ([[calibrate]])", origin),
                 "see data/targets/trn1.toml");
   for (size_t i = 0; i < arr->size(); ++i) {
     const toml::table* t = (*arr)[i].as_table();
@@ -212,9 +214,9 @@ Result<std::vector<FreeParameter>> read_free_parameters(const toml::table& root,
     NKIA_TRY_VOID(r.finish());
     const toml::node* n = number_at(root, key);
     if (!n || key.rfind("calibrate", 0) == 0 || key.rfind("target", 0) == 0 || key.rfind("limits", 0) == 0)
-      return fail(r.invalid(fmt::format("{} = '{}' names no number of the cost model in this file", r.where("key"), key)));
-    if (!(lo < hi))
-      return fail(r.invalid(fmt::format("{}: the range [{}, {}] is empty", r.where("min"), lo, hi)));
+      return fail(
+          r.invalid(fmt::format("{} = '{}' names no number of the cost model in this file", r.where("key"), key)));
+    if (!(lo < hi)) return fail(r.invalid(fmt::format("{}: the range [{}, {}] is empty", r.where("min"), lo, hi)));
     for (const auto& q : out)
       if (q.key == key) return fail(r.invalid(fmt::format("{}: '{}' is free twice", r.where("key"), key)));
     p.key = key;
@@ -278,10 +280,10 @@ Result<HardwareSpec> build_spec(const toml::table& root, std::string_view origin
   NKIA_TRY(dma_t, sub_table(root, "dma", origin, true));
   {
     TableReader r(dma_t, "dma", origin);
-    NKIA_TRY_VOID(r.only({"engines", "partitions_per_engine", "bytes_per_ns", "efficiency", "descriptor_overhead_ns",
-                          "transfer_overhead_ns", "min_descriptor_bytes", "gather_pitch_ref_bytes",
-                          "gather_pitch_exponent", "trigger_latency_ns", "max_inflight_per_queue",
-                          "transpose_efficiency", "compute_efficiency"}));
+    NKIA_TRY_VOID(
+        r.only({"engines", "partitions_per_engine", "bytes_per_ns", "efficiency", "descriptor_overhead_ns",
+                "transfer_overhead_ns", "min_descriptor_bytes", "gather_pitch_ref_bytes", "gather_pitch_exponent",
+                "trigger_latency_ns", "max_inflight_per_queue", "transpose_efficiency", "compute_efficiency"}));
     NKIA_TRY(n, r.integer("engines", std::nullopt, 1, 256));
     NKIA_TRY(ppe, r.integer("partitions_per_engine", std::nullopt, 1, 1024));
     NKIA_TRY(bw, r.number("bytes_per_ns", std::nullopt, 0.001, 1e6));

@@ -119,7 +119,7 @@ struct HardwareSpec {
   std::string origin;           // "embedded data/targets/trn1.toml" or the file it was read from
   double hbm_bytes_per_ns = 0;  // per NeuronCore: MBU and the roofline's memory bound
   double semaphore_latency_ns = 0;
-  double launch_overhead_ns = 0;  // a kernel launch's fixed cost, added to every schedule's end
+  double launch_overhead_ns = 0;                         // a kernel launch's fixed cost, added to every schedule's end
   std::array<EngineSpec, kNumComputeEngines> engines{};  // indexed by Engine (kTensor..kGpSimd)
   DmaSpec dma;
   std::vector<ConcurrencyGroup> concurrency;

@@ -61,11 +61,11 @@ struct CostOp {
   bool transpose = false;            // a PE transpose (nc_transpose on the TensorE)
   bool fp32_matmul = false;
   bool reads_psum = false, writes_psum = false;
-  uint8_t exclusive = 0;    // bit g: it uses the memory of HardwareSpec::concurrency[g]
-  uint32_t rule = kNoRule;  // the cost rule that priced it (compute engines)
-  double cycles = 0;        // engine cycles (compute)
+  uint8_t exclusive = 0;     // bit g: it uses the memory of HardwareSpec::concurrency[g]
+  uint32_t rule = kNoRule;   // the cost rule that priced it (compute engines)
+  double cycles = 0;         // engine cycles (compute)
   double access_cycles = 0;  // of which operand setup (EngineSpec::access_overhead_cycles per operand)
-  double duration_ns = 0;   // compute: busy time on its engine; DMA: each DMA engine's busy time
+  double duration_ns = 0;    // compute: busy time on its engine; DMA: each DMA engine's busy time
   // DMA transfer.
   uint16_t dma_first_engine = 0, dma_engines = 0;
   int64_t dma_bytes = 0;        // bytes moved
