@@ -4,7 +4,8 @@ the input of `nki-agent calibrate`), profiles every [[point]] with `nki-agent pr
 file's target, and prints a markdown table of measured and predicted latencies with each point's
 error (predicted / measured - 1), then the median |error|, the worst point and the Spearman rank
 correlation between predicted and measured. With --check it exits 1 unless the median |error| is at
-most 15%, every point is within ±35% and the rank correlation is at least 0.9 (the issue's bar);
+most 15%, every point is within ±35% and the rank correlation is at least 0.9, the
+streaming plateaus (stream_relu, stream_add) are within ±15% and sin is at least 3x relu;
 without it, 1 only when a point fails to profile.
 
 Python 3 standard library only. It never changes the measurements, the target or the kernels; a
@@ -28,6 +29,8 @@ except ImportError:  # Python < 3.11
 MEDIAN_LIMIT = 0.15
 ROW_LIMIT = 0.35
 SPEARMAN_LIMIT = 0.9
+PLATEAU_LIMIT = 0.15
+SIN_RATIO = 3.0
 
 
 def parse_value(text):
@@ -185,6 +188,19 @@ def main():
         print(f"- worst point: {worst[0]} {worst[1] * 100:+.1f}% (limit ±{ROW_LIMIT * 100:.0f}%)")
         print(f"- Spearman rank correlation: {rho:.3f} (limit {SPEARMAN_LIMIT})")
         ok = ok and median <= MEDIAN_LIMIT and abs(worst[1]) <= ROW_LIMIT and rho >= SPEARMAN_LIMIT
+        # The streaming plateaus within ±15% of their measurements, and sin at least 3x the unary one.
+        by_name = {p["name"]: (float(p["measured_us"]), pred) for p, (pred, _) in zip(points, results) if pred}
+        for name in ("stream_relu", "stream_add"):
+            if name in by_name:
+                meas, pred = by_name[name]
+                plateau_ok = abs(pred / meas - 1) <= PLATEAU_LIMIT
+                print(f"- {name} plateau: {pred:.1f} µs against {meas:.1f} µs "
+                      f"({'within' if plateau_ok else 'outside'} ±{PLATEAU_LIMIT * 100:.0f}%)")
+                ok = ok and plateau_ok
+        if "stream_sin" in by_name and "stream_relu" in by_name:
+            ratio = by_name["stream_sin"][1] / by_name["stream_relu"][1]
+            print(f"- sin / relu: {ratio:.2f}x (at least {SIN_RATIO}x)")
+            ok = ok and ratio >= SIN_RATIO
     if failed:
         print(f"- failed to profile: {', '.join(failed)}")
     if o.check:
