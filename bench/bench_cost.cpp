@@ -7,6 +7,9 @@
 //                        the trace's trip over the wire).
 //   BM_CostModel/<kernel> profile_trace on that trace: lowering, dependencies, scheduling, profile.
 //   BM_Perfetto/<kernel> writing the schedule as a Perfetto trace (in memory).
+// and for the 17 trn1 calibration points of data/calibration/trn1.toml (tests/kernels/calibration/):
+//   BM_CostModelCalibration/<point> profile_trace on the point's trace at its measured shapes, with
+//                        instructions per second and the predicted latency against the measured one.
 // Goal (issue 5): a timing-only profile of that matmul in <= 10 s.
 // Run: ./build/bench/bench_cost --benchmark_filter=CostModel
 #include <benchmark/benchmark.h>
@@ -15,9 +18,11 @@
 #include <map>
 #include <sstream>
 
+#include "cost/calibrate.h"
 #include "cost/cost.h"
 #include "cost/perfetto.h"
 #include "runtime/python/py_host.h"
+#include "tensor/tensor_spec.h"
 
 namespace nki_agent {
 namespace {
@@ -131,6 +136,76 @@ void BM_Perfetto(benchmark::State& state) {
   state.counters["mib"] = static_cast<double>(bytes) / (1 << 20);
 }
 BENCHMARK(BM_Perfetto)->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
+
+// The calibration points and their traces (timing-only, in process), made once.
+struct CalibrationTrace {
+  CalibrationPoint point;
+  Trace trace;
+  std::string error;
+};
+
+std::vector<CalibrationTrace>& calibration_traces() {
+  static std::vector<CalibrationTrace> traces = [] {
+    std::vector<CalibrationTrace> out;
+    auto m = load_measurements_file(std::string(NKIA_SOURCE_DIR) + "/data/calibration/trn1.toml");
+    if (!m || !python_host_init()) return out;
+    for (const CalibrationPoint& p : m->points) {
+      CalibrationTrace t{p, {}, {}};
+      auto files = load_kernel_files(p.kernel_path);
+      if (!files) {
+        t.error = files.error().format();
+        out.push_back(std::move(t));
+        continue;
+      }
+      KernelCall call;
+      call.src = std::move(*files);
+      call.entry = p.entry;
+      call.target = m->target;
+      for (const auto& a : p.args) call.kwargs[a.substr(0, a.find('='))] = a.substr(a.find('=') + 1);
+      std::vector<TensorSpec> specs;
+      for (const auto& text : p.shapes)
+        if (auto spec = parse_tensor_spec(text)) specs.push_back(*spec);
+      make_timing_only(call, std::move(specs));
+      auto run = python_run(call);
+      if (run)
+        t.trace = std::move(run->trace);
+      else
+        t.error = run.error().format();
+      out.push_back(std::move(t));
+    }
+    return out;
+  }();
+  return traces;
+}
+
+void BM_CostModelCalibration(benchmark::State& state) {
+  auto& all = calibration_traces();
+  if (static_cast<size_t>(state.range(0)) >= all.size()) {
+    state.SkipWithError("data/calibration/trn1.toml did not load");
+    return;
+  }
+  const CalibrationTrace& t = all[static_cast<size_t>(state.range(0))];
+  state.SetLabel(t.point.name);
+  if (!t.error.empty()) {
+    state.SkipWithError(t.error.c_str());
+    return;
+  }
+  auto hw = hardware_for_target("trn1");
+  double us = 0;
+  for (auto _ : state) {
+    auto r = profile_trace(t.trace, *hw);
+    if (!r) {
+      state.SkipWithError(r.error().format().c_str());
+      break;
+    }
+    us = r->profile.total_ns / 1e3;
+  }
+  state.counters["predicted_us"] = us;
+  state.counters["measured_us"] = t.point.measured_us;
+  state.counters["instructions"] = static_cast<double>(t.trace.size());
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(t.trace.size()));
+}
+BENCHMARK(BM_CostModelCalibration)->DenseRange(0, 16)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace nki_agent

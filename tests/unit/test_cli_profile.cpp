@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cost/calibrate.h"
+#include "cost/hardware.h"
 #include "support/cli_runner.h"
 
 namespace nki_agent {
@@ -98,10 +100,11 @@ TEST(CliProfile, CustomHardwareDescription) {
   std::ifstream in(std::string(NKIA_SOURCE_DIR) + "/data/targets/trn1.toml");
   std::stringstream ss;
   ss << in.rdbuf();
-  std::string toml = ss.str();
-  const std::string from = "bytes_per_ns = 17.0";
-  ASSERT_NE(toml.find(from), std::string::npos);
-  toml.replace(toml.find(from), from.size(), "bytes_per_ns = 34.0");
+  auto trn1 = hardware_for_target("trn1");
+  ASSERT_TRUE(trn1) << trn1.error().format();
+  auto fast_text = set_target_numbers(ss.str(), {{"dma.bytes_per_ns", 2 * trn1->dma.bytes_per_ns}}, "fast_dma.toml");
+  ASSERT_TRUE(fast_text) << fast_text.error().format();
+  const std::string toml = *fast_text;
   const std::string path = ::testing::TempDir() + "/fast_dma.toml";
   std::ofstream(path) << toml;
   auto fast = json_of(cli("--json profile " + kTiled + kSmall + " --hardware " + path).out);
