@@ -185,7 +185,7 @@ Result<CostRule> read_rule(const toml::table* t, size_t index, std::string_view 
   return rule;
 }
 
-// The number a dotted key ("dma.buffer_overhead_ns") names in the file, or null.
+// The number a dotted key ("dma.descriptor_overhead_ns") names in the file, or null.
 const toml::node* number_at(const toml::table& root, std::string_view key) {
   const toml::node* n = root.at_path(key).node();
   return n && (n->is_floating_point() || n->is_integer()) ? n : nullptr;

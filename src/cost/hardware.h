@@ -108,7 +108,7 @@ struct ConcurrencyGroup {
 // A parameter `nki-agent calibrate` may fit ([[calibrate]] in the target file): the dotted key of a
 // number in the same file, its physical range, and why it is free.
 struct FreeParameter {
-  std::string key;  // e.g. "dma.buffer_overhead_ns", "engines.scalar.clock_ghz"
+  std::string key;  // e.g. "dma.descriptor_overhead_ns", "engines.scalar.access_overhead_cycles"
   double min = 0, max = 0;
   std::string source;
   int line = 0;
@@ -119,7 +119,7 @@ struct HardwareSpec {
   std::string origin;           // "embedded data/targets/trn1.toml" or the file it was read from
   double hbm_bytes_per_ns = 0;  // per NeuronCore: MBU and the roofline's memory bound
   double semaphore_latency_ns = 0;
-  double launch_overhead_ns = 0;                         // a kernel launch's fixed cost, added to every schedule's end
+  double launch_overhead_ns = 0;                         // a launch's fixed cost: nothing starts before it
   std::array<EngineSpec, kNumComputeEngines> engines{};  // indexed by Engine (kTensor..kGpSimd)
   DmaSpec dma;
   std::vector<ConcurrencyGroup> concurrency;
