@@ -30,6 +30,7 @@ struct VerifyCliOptions {
   bool no_policy = false;
   bool all_cases = false;
   bool no_speed = false;
+  std::string hardware;  // a hardware description for the speed figures instead of the task target's
   int workers = 0;
   double timeout = kDefaultKernelSeconds;
   int64_t memory_mib = kDefaultKernelMemoryMiB;
@@ -53,7 +54,18 @@ int run_verify(const Context& ctx, const VerifyCliOptions& o) {
   vo.fail_fast = !o.all_cases;
   vo.reference.cache_dir = o.cache;
   vo.reference.use_cache = !o.no_cache;
-  if (!o.no_speed) vo.speed = cost_speed_model();
+  if (!o.no_speed && !o.hardware.empty()) {
+    auto hw = load_hardware_file(o.hardware);
+    if (!hw) return report(ctx, hw.error());
+    if (hw->target.name != task->target)
+      return report(ctx, Diagnostic::error("nkia_bad_argument",
+                                           fmt::format("--hardware {} describes {}, the task runs on {}", o.hardware,
+                                                       hw->target.name, task->target),
+                                           "give a description of the task's target (its [target] name)"));
+    vo.speed = cost_speed_model(std::move(*hw));
+  } else if (!o.no_speed) {
+    vo.speed = cost_speed_model();
+  }
 
   const int cases = (o.seeds > 0 ? o.seeds : task->seeds) * static_cast<int>(task->variants.size() + 1);
   KernelServiceOptions so;
@@ -98,6 +110,9 @@ void add_verify_command(CLI::App& app, Context& ctx) {
   sub->add_flag("--no-policy", o->no_policy, "Skip the static policy (debugging the verifier only)");
   sub->add_flag("--all-cases", o->all_cases, "Run every case even after a failure");
   sub->add_flag("--no-speed", o->no_speed, "Skip the simulated speed against the baseline");
+  sub->add_option("--hardware", o->hardware,
+                  "A hardware description (.toml, e.g. from `nki-agent calibrate`) for the speed figures instead "
+                  "of the task target's own");
   sub->add_option("--workers", o->workers, "Kernel workers (default: one per core, at most 8)")
       ->check(CLI::Range(1, 64));
   sub->add_option("--timeout", o->timeout, "Wall-clock and CPU limit of one kernel run, in seconds")

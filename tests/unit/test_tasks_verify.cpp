@@ -17,6 +17,9 @@
 #include <set>
 #include <sstream>
 
+#include "cost/calibrate.h"
+#include "cost/hardware.h"
+#include "nki/target.h"
 #include "runtime/kernel_service.h"
 #include "support/cli_runner.h"
 #include "support/shared_service.h"
@@ -588,6 +591,41 @@ TEST(TasksCli, VerifyExitCodesAndJson) {
   EXPECT_EQ(cli("verify --task /nonexistent " + add + "/baseline.py").exit_code, 1);
   EXPECT_EQ(cli("verify --task " + add + " /nonexistent/kernel.py").exit_code, 1);
   EXPECT_EQ(cli("verify --task " + add + " " + add + "/baseline.py --shapes nope").exit_code, 1);
+}
+
+// --hardware: the speed figures come from the given description (here trn1 with DMA engines twice
+// as fast), and a description of another target than the task's is refused.
+TEST(TasksCli, VerifyTakesAHardwareDescription) {
+  const std::string add = (kTasks / "add_fp32").string();
+  auto base = cli("--json verify --task " + add + " " + add + "/baseline.py --workers 2 --seeds 1");
+  ASSERT_EQ(base.exit_code, 0) << base.out;
+  auto trn1 = hardware_for_target("trn1");
+  ASSERT_TRUE(trn1) << trn1.error().format();
+  auto fast = set_target_numbers(target_text("trn1"), {{"dma.bytes_per_ns", 2 * trn1->dma.bytes_per_ns}}, "fast.toml");
+  ASSERT_TRUE(fast) << fast.error().format();
+  const std::string path = ::testing::TempDir() + "/verify_fast_dma.toml";
+  std::ofstream(path) << *fast;
+  auto quick = cli("--json verify --task " + add + " " + add + "/baseline.py --workers 2 --seeds 1 --hardware " + path);
+  ASSERT_EQ(quick.exit_code, 0) << quick.out;
+  auto jb = nlohmann::json::parse(base.out, nullptr, false);
+  auto jq = nlohmann::json::parse(quick.out, nullptr, false);
+  ASSERT_FALSE(jb.is_discarded() || jq.is_discarded());
+  EXPECT_LT(jq["verify"]["speed"]["candidate_seconds"].get<double>(),
+            jb["verify"]["speed"]["candidate_seconds"].get<double>());
+  EXPECT_EQ(jq["verify"]["speed"]["speedup"], 1.0);  // the baseline is timed on the same description
+
+  std::string other(target_text("trn2"));
+  const std::string trn2_path = ::testing::TempDir() + "/verify_trn2.toml";
+  std::ofstream(trn2_path) << other;
+  auto wrong =
+      cli("--json verify --task " + add + " " + add + "/baseline.py --workers 2 --seeds 1 --hardware " + trn2_path);
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.out;
+  EXPECT_NE(wrong.out.find("nkia_bad_argument"), std::string::npos) << wrong.out;
+  auto missing = cli("--json verify --task " + add + " " + add + "/baseline.py --seeds 1 --hardware /nonexistent.toml");
+  EXPECT_EQ(missing.exit_code, 1) << missing.out;
+  EXPECT_NE(missing.out.find("nkia_hardware_unreadable"), std::string::npos) << missing.out;
+  std::remove(path.c_str());
+  std::remove(trn2_path.c_str());
 }
 
 TEST(TasksCli, FailIsAResultOnStdout) {
