@@ -354,8 +354,10 @@ class Lowerer {
           if (side_run >= per_engine) continue;
           const int64_t pitch = run_pitch(*side) * dtype_size(side->dtype);
           if (pitch > d.gather_pitch_ref_bytes)
-            bw *= std::pow(d.gather_pitch_ref_bytes / static_cast<double>(pitch), d.gather_pitch_exponent);
+            op.dma_gather_factor *=
+                std::pow(d.gather_pitch_ref_bytes / static_cast<double>(pitch), d.gather_pitch_exponent);
         }
+    bw *= op.dma_gather_factor;
     // Runs shorter than a burst cost a burst.
     const int64_t runs = (per_engine + run - 1) / run;
     const int64_t moved = std::max(per_engine * elem, runs * d.min_descriptor_bytes);

@@ -68,9 +68,10 @@ struct CostOp {
   double duration_ns = 0;    // compute: busy time on its engine; DMA: each DMA engine's busy time
   // DMA transfer.
   uint16_t dma_first_engine = 0, dma_engines = 0;
-  int64_t dma_bytes = 0;        // bytes moved
-  int64_t dma_descriptors = 0;  // contiguous DMA buffers
-  int64_t dma_partitions = 0;   // on-chip partitions (0: HBM to HBM)
+  int64_t dma_bytes = 0;         // bytes moved
+  int64_t dma_descriptors = 0;   // contiguous DMA buffers
+  int64_t dma_partitions = 0;    // on-chip partitions (0: HBM to HBM)
+  double dma_gather_factor = 1;  // the share of the rate its HBM runs at a pitch allow (1: contiguous)
   // Facts for the profile.
   double flops = 0;                                               // 2*K*M*N per matmul (transposes included)
   int64_t moving_free = 0, stationary_free = 0, contraction = 0;  // matmul shape

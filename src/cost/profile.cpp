@@ -346,6 +346,27 @@ class Builder {
             return op.engine == Engine::kDma && op.dma_partitions > 0 && op.dma_bytes / op.dma_partitions < 2048;
           }));
     }
+    // Gathers and scatters: HBM runs far apart move slower than a contiguous stream.
+    {
+      double gather_ns = 0, dma_ns = 0;
+      for (const CostOp& op : prog_.ops) {
+        if (op.engine != Engine::kDma) continue;
+        const double ns = op.duration_ns * op.dma_engines;
+        dma_ns += ns;
+        if (op.dma_gather_factor < 0.9) gather_ns += ns;
+      }
+      if (dma_ns > 0 && gather_ns >= 0.1 * dma_ns)
+        add("strided_dma", gather_ns >= 0.5 * dma_ns ? Severity::kWarning : Severity::kNote,
+            fmt::format("{:.0f}% of the DMA engines' time goes to transfers whose HBM side is rows far apart (a "
+                        "gather or scatter at a pitch), which move at a fraction of a contiguous stream's rate",
+                        gather_ns / dma_ns * 100),
+            "make each transfer contiguous in HBM: tile along the minor dimension so that a tile's rows are "
+            "adjacent (a [128, F] tile of a [*, F] tensor), or load whole rows and slice on chip",
+            lines_where([&](uint32_t i) {
+              const CostOp& op = prog_.ops[i];
+              return op.engine == Engine::kDma && op.dma_gather_factor < 0.9;
+            }));
+    }
     // Engines idle waiting on DMA.
     for (int e = 0; e < kNumComputeEngines; ++e) {
       const EngineStats& st = p_.engines[static_cast<size_t>(e)];

@@ -379,6 +379,53 @@ TEST(CostScheduler, DmaEnginesFollowPartitions) {
   }
 }
 
+// DMA buffers: a [128, 512] fp32 tile of a [*, 512] tensor is one HBM run (16 KiB per engine, one
+// buffer) scattered into 8 partitions; the same tile of a [*, 4096] tensor is 8 runs of 2 KiB at a
+// 16 KiB pitch, a gather that moves at (ref / pitch)^exponent of the rate and says so in the profile.
+TEST(CostScheduler, DmaBuffersOnEachSideAndGathersAtAPitch) {
+  auto hw = hardware_for_target("trn1");
+  ASSERT_TRUE(hw) << hw.error().format();
+  const DmaSpec& d = hw->dma;
+  ASSERT_GT(d.gather_pitch_exponent, 0);
+  const double bytes_ns = 8 * 512 * 4 / d.engine_bytes_per_ns();
+
+  Trace contiguous;
+  contiguous.add(rec(Engine::kDma, "dma_copy", {sb("t", {128, 512}, true), hbm("x", {128, 512})}));
+  const CostReport c = run(contiguous, *hw);
+  EXPECT_DOUBLE_EQ(c.program.ops[0].dma_gather_factor, 1.0);
+  EXPECT_NEAR(c.program.ops[0].duration_ns, d.transfer_overhead_ns + (1 + 8) * d.descriptor_overhead_ns + bytes_ns,
+              1e-9);
+
+  Trace strided;
+  strided.add(rec(
+      Engine::kDma, "dma_copy",
+      {sb("t", {128, 512}, true), operand(Buffer::kSharedHbm, "x", DType::kFloat32, {128, 512}, false, 0, {4096, 1})}));
+  const CostReport g = run(strided, *hw);
+  const double factor = std::pow(d.gather_pitch_ref_bytes / (4096.0 * 4), d.gather_pitch_exponent);
+  EXPECT_NEAR(g.program.ops[0].dma_gather_factor, factor, 1e-12);
+  EXPECT_NEAR(g.program.ops[0].duration_ns,
+              d.transfer_overhead_ns + (8 + 8) * d.descriptor_overhead_ns + bytes_ns / factor, 1e-9);
+  auto has = [](const Profile& p, const char* code) {
+    for (const Insight& in : p.insights)
+      if (in.code == code) return true;
+    return false;
+  };
+  EXPECT_TRUE(has(g.profile, "strided_dma"));
+  EXPECT_FALSE(has(c.profile, "strided_dma"));
+}
+
+// Nothing starts before the launch's fixed cost: one instruction ends at launch + its own cost.
+TEST(CostScheduler, TheLaunchComesFirst) {
+  auto hw = hardware_for_target("trn1");
+  ASSERT_TRUE(hw) << hw.error().format();
+  ASSERT_GT(hw->launch_overhead_ns, 0);
+  Trace t;
+  t.add(rec(Engine::kScalar, "activation:exp", {sb("o", {128, 512}, true), sb("i", {128, 512})}));
+  const CostReport r = run(t, *hw);
+  EXPECT_DOUBLE_EQ(start_of(r, 0), hw->launch_overhead_ns);
+  EXPECT_NEAR(r.profile.total_ns, hw->launch_overhead_ns + r.program.ops[0].duration_ns, 1e-9);
+}
+
 // A DMA that accumulates into HBM (dma_copy:add, dst_rmw_op) moves its bytes at compute_efficiency
 // of a copy's bandwidth (half on trn1 and trn2, spec §6.5) and reads its destination too.
 TEST(CostScheduler, DmaAccumulationRunsAtItsOwnBandwidthAndReadsItsDestination) {
