@@ -548,28 +548,23 @@ TEST(KernelSuiteFiles, CoverTheDialectsAndTheErrorCodes) {
     }
 }
 
-// The calibration kernels and the measurements file agree: data/calibration/trn1.toml has one
-// [[point]] per tests/kernels/calibration/*.py, naming the file (relative to the measurements
-// file), its header's entry, measured shapes and a positive latency; every point names such a file.
-// The file is read line by line (`key = value` in [[point]] tables), the way it is written.
+// The calibration kernels and the measurements files agree: every tests/kernels/calibration/*.py has
+// a [[point]] in one of data/calibration/*.toml (trn1.toml, the fit's input, or a file of published
+// points kept out of the fit), and every point names such a file (relative to its measurements
+// file), its header's entry, measured shapes, a positive latency and a source; names are unique
+// within a file. Each file is read line by line (`key = value` in [[point]] tables), the way it is
+// written.
 TEST(KernelSuiteFiles, CalibrationKernelsAreMeasured) {
-  const fs::path file = fs::path(NKIA_SOURCE_DIR) / "data" / "calibration" / "trn1.toml";
-  std::ifstream in(file);
-  ASSERT_TRUE(in) << "cannot read " << file;
+  const fs::path dir = fs::path(NKIA_SOURCE_DIR) / "data" / "calibration";
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ".toml") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  ASSERT_FALSE(files.empty()) << "no measurements file in " << dir;
   struct Point {
     std::map<std::string, std::string> values;
   };
-  std::vector<Point> points;
   static const std::regex kv(R"re(^([a-z_]+)\s*=\s*(.*?)\s*(#.*)?$)re");
-  for (std::string line; std::getline(in, line);) {
-    line = trim(line);
-    if (line == "[[point]]") {
-      points.emplace_back();
-      continue;
-    }
-    std::smatch m;
-    if (!points.empty() && std::regex_match(line, m, kv)) points.back().values[m[1]] = m[2];
-  }
   auto unquote = [](const std::string& v) {
     return v.size() >= 2 && v.front() == '"' && v.back() == '"' ? v.substr(1, v.size() - 2) : std::string();
   };
@@ -577,29 +572,47 @@ TEST(KernelSuiteFiles, CalibrationKernelsAreMeasured) {
   for (const auto& k : all_kernels())
     if (k.calibration) kernels[fs::weakly_canonical(k.path).string()] = &k;
   ASSERT_FALSE(kernels.empty());
-  std::set<std::string> names, measured;
-  for (const Point& p : points) {
-    auto get = [&](const char* key) {
-      auto it = p.values.find(key);
-      return it == p.values.end() ? std::string() : it->second;
-    };
-    const std::string name = unquote(get("name"));
-    SCOPED_TRACE("point " + name);
-    EXPECT_FALSE(name.empty()) << "a point without a name";
-    EXPECT_TRUE(names.insert(name).second) << "two points named " << name;
-    const std::string kernel = unquote(get("kernel"));
-    const fs::path path = fs::weakly_canonical(file.parent_path() / kernel);
-    auto k = kernels.find(path.string());
-    ASSERT_NE(k, kernels.end()) << "kernel '" << kernel << "' is no file of tests/kernels/calibration/";
-    measured.insert(path.string());
-    EXPECT_EQ(unquote(get("entry")), k->second->entry) << "the entry differs from the header's";
-    EXPECT_TRUE(std::regex_match(get("shapes"), std::regex(R"re(^\[\s*"[^"]+"(\s*,\s*"[^"]+")*\s*\]$)re")))
-        << "shapes: " << get("shapes");
-    const std::string us = get("measured_us");
-    EXPECT_GT(std::strtod(us.c_str(), nullptr), 0.0) << "measured_us: " << us;
-    EXPECT_FALSE(unquote(get("source")).empty()) << "a point without a source";
+  std::set<std::string> measured;
+  for (const fs::path& file : files) {
+    SCOPED_TRACE(file.string());
+    std::ifstream in(file);
+    ASSERT_TRUE(in) << "cannot read " << file;
+    std::vector<Point> points;
+    for (std::string line; std::getline(in, line);) {
+      line = trim(line);
+      if (line == "[[point]]") {
+        points.emplace_back();
+        continue;
+      }
+      std::smatch m;
+      if (!points.empty() && std::regex_match(line, m, kv)) points.back().values[m[1]] = m[2];
+    }
+    EXPECT_FALSE(points.empty()) << file << " has no [[point]]";
+    std::set<std::string> names;
+    for (const Point& p : points) {
+      auto get = [&](const char* key) {
+        auto it = p.values.find(key);
+        return it == p.values.end() ? std::string() : it->second;
+      };
+      const std::string name = unquote(get("name"));
+      SCOPED_TRACE("point " + name);
+      EXPECT_FALSE(name.empty()) << "a point without a name";
+      EXPECT_TRUE(names.insert(name).second) << "two points named " << name;
+      const std::string kernel = unquote(get("kernel"));
+      const fs::path path = fs::weakly_canonical(file.parent_path() / kernel);
+      auto k = kernels.find(path.string());
+      ASSERT_NE(k, kernels.end()) << "kernel '" << kernel << "' is no file of tests/kernels/calibration/";
+      measured.insert(path.string());
+      EXPECT_EQ(unquote(get("entry")), k->second->entry) << "the entry differs from the header's";
+      EXPECT_TRUE(std::regex_match(get("shapes"), std::regex(R"re(^\[\s*"[^"]+"(\s*,\s*"[^"]+")*\s*\]$)re")))
+          << "shapes: " << get("shapes");
+      const std::string us = get("measured_us");
+      EXPECT_GT(std::strtod(us.c_str(), nullptr), 0.0) << "measured_us: " << us;
+      EXPECT_FALSE(unquote(get("source")).empty()) << "a point without a source";
+    }
   }
-  for (const auto& [path, k] : kernels) EXPECT_TRUE(measured.count(path)) << path << " has no point in " << file;
+  for (const auto& [path, k] : kernels)
+    EXPECT_TRUE(measured.count(path)) << path << " has no point in any of data/calibration/*.toml";
 }
 
 }  // namespace
