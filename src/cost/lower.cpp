@@ -109,9 +109,18 @@ bool is_double_row(const InstructionRecord& r) {
   return is_matmul(r) && r.op.sub[0] == AluOp(OpMode::kDoubleRow);
 }
 
+// Where an operand is read from, as the cost rules see it: a tile broadcast along the partitions
+// (`broadcast_to`: partition stride 0 over more than one partition) is the result of a TensorE
+// ones-matmul, which lands in PSUM (nki-spec §2: broadcast_to "lowered to a PE ones-matmul").
+Buffer rule_buffer(const OperandRecord& o) {
+  if (o.buffer == Buffer::kSbuf && !o.shape.empty() && o.shape[0] > 1 && !o.strides.empty() && o.strides[0] == 0)
+    return Buffer::kPsum;
+  return o.buffer;
+}
+
 bool same_operand(const OperandRecord& a, const OperandRecord& b) {
-  return a.buffer == b.buffer && a.tensor == b.tensor && a.dtype == b.dtype && a.shape == b.shape &&
-         a.strides == b.strides && a.offset == b.offset && a.start_partition == b.start_partition;
+  return a.buffer == b.buffer && a.tensor == b.tensor && a.tensor_id == b.tensor_id && a.dtype == b.dtype &&
+         a.shape == b.shape && a.strides == b.strides && a.offset == b.offset && a.start_partition == b.start_partition;
 }
 
 class Lowerer {
@@ -124,11 +133,21 @@ class Lowerer {
       return fail("nkia_profile_empty", "the kernel executed no instruction: there is nothing to profile",
                   "check that the entry function issues NKI instructions (loads, compute, stores)");
     prog_.ops.reserve(records_.size());
+    // The last record that reads each tensor (traces that know tensor identities).
+    for (size_t i = 0; i < records_.size(); ++i)
+      for (const OperandRecord& o : records_[i].operands)
+        if (o.tensor_id != 0 && !o.is_write) last_read_[o.tensor_id] = i;
     for (size_t i = 0; i < records_.size(); ++i) {
       const InstructionRecord& r = records_[i];
       if (r.operands.empty()) continue;  // nothing to cost or order
       if (zeroes_accumulator(i)) {
         ++prog_.folded_psum_zeroing;
+        continue;
+      }
+      // `t[...] += x` reaches the trace as the update in place and a copy of t onto itself.
+      if (r.opcode() == Opcode::kTensorCopy && r.operands.size() >= 2 && r.operands[0].tensor_id != 0 &&
+          same_operand(r.operands[0], r.operands[1])) {
+        ++prog_.folded_copies;
         continue;
       }
       const OperandRecord* dst_override = nullptr;
@@ -184,6 +203,11 @@ class Lowerer {
     // The producer must not read its own temporary (then it was not fresh).
     for (size_t k = 1; k < p.operands.size(); ++k)
       if (same_operand(p.operands[k], tmp)) return false;
+    // With tensor identities the answer is exact: the copy must be the temporary's last reader.
+    if (tmp.tensor_id != 0) {
+      auto it = last_read_.find(tmp.tensor_id);
+      return it != last_read_.end() && it->second == i + 1;
+    }
     Footprint ft = footprint(tmp);
     // The destination is indistinguishable from the temporary (same space, same elements): later
     // reads of either find the folded producer, as they should.
@@ -222,7 +246,11 @@ class Lowerer {
       const int64_t parts = o.shape.empty() ? 1 : o.shape[0];
       f.p0 = static_cast<int32_t>(o.start_partition);
       f.p1 = static_cast<int32_t>(o.start_partition + std::max<int64_t>(parts, 0));
-      f.space = intern(fmt::format("{}:{}:{}:pitch{}", buffer_name(o.buffer), o.tensor, dtype_name(o.dtype), pitch));
+      // A tensor's identity when the trace has it; else (memory, name, dtype, partition pitch).
+      f.space =
+          o.tensor_id != 0
+              ? intern(fmt::format("{}:#{}", buffer_name(o.buffer), o.tensor_id))
+              : intern(fmt::format("{}:{}:{}:pitch{}", buffer_name(o.buffer), o.tensor, dtype_name(o.dtype), pitch));
       const int64_t base = o.offset - o.start_partition * pitch;
       pattern_of(o, 1, base, f);
     } else {
@@ -230,9 +258,10 @@ class Lowerer {
       int64_t maxs = 0;
       for (size_t d = 0; d < o.strides.size(); ++d)
         if (d < o.shape.size() && o.shape[d] > 1) maxs = std::max<int64_t>(maxs, std::llabs(o.strides[d]));
-      f.space =
-          intern(o.tensor.empty() ? fmt::format("{}::{}:stride{}", buffer_name(o.buffer), dtype_name(o.dtype), maxs)
-                                  : fmt::format("{}:{}", buffer_name(o.buffer), o.tensor));
+      f.space = o.tensor_id != 0 ? intern(fmt::format("{}:#{}", buffer_name(o.buffer), o.tensor_id))
+                : o.tensor.empty()
+                    ? intern(fmt::format("{}::{}:stride{}", buffer_name(o.buffer), dtype_name(o.dtype), maxs))
+                    : intern(fmt::format("{}:{}", buffer_name(o.buffer), o.tensor));
       f.p0 = 0;
       f.p1 = 1;
       pattern_of(o, 0, o.offset, f);
@@ -252,14 +281,14 @@ class Lowerer {
       }
       if (rule.all_sbuf) {
         bool all = true;
-        for (const OperandRecord* o : ops) all = all && o->buffer == Buffer::kSbuf;
+        for (const OperandRecord* o : ops) all = all && rule_buffer(*o) == Buffer::kSbuf;
         if (all != *rule.all_sbuf) continue;
       }
       if (rule.mixed_psum_sbuf_inputs) {
         bool psum = false, sbuf = false;
         for (size_t k2 = 1; k2 < ops.size(); ++k2) {
-          psum = psum || ops[k2]->buffer == Buffer::kPsum;
-          sbuf = sbuf || ops[k2]->buffer == Buffer::kSbuf;
+          psum = psum || rule_buffer(*ops[k2]) == Buffer::kPsum;
+          sbuf = sbuf || rule_buffer(*ops[k2]) == Buffer::kSbuf;
         }
         if ((psum && sbuf) != *rule.mixed_psum_sbuf_inputs) continue;
       }
@@ -445,6 +474,7 @@ class Lowerer {
   }
 
   const std::vector<InstructionRecord>& records_;
+  std::unordered_map<uint64_t, size_t> last_read_;  // tensor id -> the last record reading it
   const HardwareSpec& hw_;
   CostProgram prog_;
   std::unordered_map<std::string, uint32_t> spaces_;

@@ -2,7 +2,7 @@
 // instruction with its engine (or DMA queue), its cost on the target, the memory regions it reads
 // and writes, and the facts the profile counts (flops, bytes, descriptors).
 //
-// Three things happen besides costing:
+// Four things happen besides costing:
 //  - Assignment copies are folded. The NKI front ends lower `t[...] = nl.load(...)` (and any
 //    `t[...] = <op>`) to the op into a fresh temporary tile plus a tensor_copy into t; the NKI
 //    compiler writes the op straight into t. A tensor_copy that reads exactly the destination of
@@ -10,9 +10,9 @@
 //    producer takes its destination (and its dtype: engines and DMAs convert on the way out).
 //  - A memset that zeroes a PSUM tile right before matmuls accumulate into it is dropped: the
 //    compiler sets the first matmul's psum-zero flag instead.
-//  - Regions get a "space": the trace names tensors but gives no identity for unnamed tiles (most
-//    of them), so two tiles are told apart by (memory, name, dtype, partition pitch); see
-//    docs/cost-model.md, "What the trace lacks".
+//  - A copy of a tile onto itself (what `t[...] += x` leaves after the update in place) is dropped.
+//  - Regions get a "space": the tensor's identity (OperandRecord::tensor_id); traces recorded
+//    without one (older --from-trace files) fall back to (memory, name, dtype, partition pitch).
 #pragma once
 
 #include <map>

@@ -101,6 +101,7 @@ Result<Trace> trace_from_json(const nlohmann::json& doc) {
         return bad(i, "an operand's partitions or bytes are out of range");
       if (auto w = o.find("is_write"); w != o.end() && w->is_boolean()) orec.is_write = w->get<bool>();
       if (auto t = o.find("tensor"); t != o.end() && t->is_string()) orec.tensor = t->get<std::string>();
+      if (auto t = o.find("tensor_id"); t != o.end() && t->is_number_unsigned()) orec.tensor_id = t->get<uint64_t>();
       rec.operands.push_back(std::move(orec));
     }
     trace.add(std::move(rec));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -134,9 +135,21 @@ Tensor read_view(const Access& a) {
   return a.view;
 }
 
+namespace {
+
+// Tensor identities: a process-wide counter (kernels of several threads may trace at once).
+std::shared_ptr<NkiTensor> new_tensor() {
+  static std::atomic<uint64_t> next{1};
+  auto t = std::make_shared<NkiTensor>();
+  t->id = next.fetch_add(1, std::memory_order_relaxed);
+  return t;
+}
+
+}  // namespace
+
 std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buffer buffer, std::string name,
                                            Poison poison) {
-  auto t = std::make_shared<NkiTensor>();
+  auto t = new_tensor();
   t->data = Tensor::uninitialized(shape, dtype);
   t->lazy.poison_pending = poison != Poison::kNone;
   t->writes.all_written = false;
@@ -148,7 +161,7 @@ std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buff
 }
 
 std::shared_ptr<NkiTensor> argument_tensor(Tensor data, std::string name) {
-  auto t = std::make_shared<NkiTensor>();
+  auto t = new_tensor();
   t->data = std::move(data);
   t->name = std::move(name);
   t->buffer = Buffer::kSharedHbm;
@@ -157,7 +170,7 @@ std::shared_ptr<NkiTensor> argument_tensor(Tensor data, std::string name) {
 }
 
 std::shared_ptr<NkiTensor> constant_tensor(Tensor data) {
-  auto t = std::make_shared<NkiTensor>();
+  auto t = new_tensor();
   t->data = std::move(data);
   t->name = "constant";
   t->buffer = Buffer::kSharedHbm;

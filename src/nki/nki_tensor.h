@@ -92,6 +92,7 @@ struct NkiTensor {
   Tensor data;
   Buffer buffer = Buffer::kSharedHbm;
   std::string name;
+  uint64_t id = 0;               // unique among the process's tensors, never 0: the trace's tensor identity
   bool kernel_argument = false;  // an input (or old-style output) passed in by the caller
   bool immutable = false;        // an input of a kernel that returns its outputs: writes are refused
   bool written = false;          // stored to since the launch began (the front end's flag)

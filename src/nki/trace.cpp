@@ -10,6 +10,7 @@ namespace nki_agent {
 OperandRecord record_operand(const Access& a, bool is_write) {
   OperandRecord r;
   r.tensor = a.tensor->name;
+  r.tensor_id = a.tensor->id;
   r.buffer = a.buffer();
   r.dtype = a.dtype();
   r.shape = a.shape();
@@ -28,6 +29,7 @@ nlohmann::json Trace::to_json() const {
     nlohmann::json ops = nlohmann::json::array();
     for (const auto& o : r.operands)
       ops.push_back({{"tensor", o.tensor},
+                     {"tensor_id", o.tensor_id},
                      {"buffer", buffer_name(o.buffer)},
                      {"dtype", dtype_name(o.dtype)},
                      {"shape", o.shape},

@@ -19,7 +19,8 @@
 namespace nki_agent {
 
 struct OperandRecord {
-  std::string tensor;  // the tensor's name
+  std::string tensor;      // the tensor's name
+  uint64_t tensor_id = 0;  // the tensor's identity within the trace (NkiTensor::id); 0: unknown
   Buffer buffer = Buffer::kSbuf;
   DType dtype = DType::kFloat32;
   Shape shape;
@@ -64,7 +65,7 @@ class Trace {
   size_t size() const { return records_.size(); }
   int64_t dropped() const { return dropped_; }
   bool truncated() const { return dropped_ > 0; }
-  // One object per record: engine, opcode, operands (tensor, buffer, dtype, shape, strides, offset,
+  // One object per record: engine, opcode, operands (tensor, tensor_id, buffer, dtype, shape, strides, offset,
   // partitions, start_partition, bytes, is_write), elements, file, line.
   nlohmann::json to_json() const;
 

@@ -269,6 +269,7 @@ std::pair<nlohmann::json, std::string> encode_trace(const Trace& trace) {
     w.uv(r.operands.size());
     for (const OperandRecord& o : r.operands) {
       w.str(o.tensor);
+      w.uv(o.tensor_id);
       w.u8(static_cast<uint8_t>(o.buffer));
       w.u8(static_cast<uint8_t>(o.dtype));
       w.u8(o.is_write ? 1 : 0);
@@ -323,6 +324,7 @@ Result<Trace> decode_trace(const nlohmann::json& h, std::string_view blobs) {
     for (uint64_t k = 0; k < nops && in.error().empty(); ++k) {
       OperandRecord o;
       o.tensor = in.str();
+      o.tensor_id = in.uv();
       const uint8_t buffer = in.u8(), dtype = in.u8(), write = in.u8();
       if (buffer > static_cast<uint8_t>(Buffer::kPsum) || dtype >= kNumDTypes || write > 1)
         return fail(bad_wire(fmt::format("trace record {}: an operand with an unknown buffer, dtype or flag", i)));

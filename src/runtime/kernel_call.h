@@ -11,7 +11,7 @@
 // section holds the records as bytes and LEB128 varints (signed ones zigzag-coded), each string as
 // its index in the table:
 //   record:  engine u8, opcode, file, line, col, elements, operand count, operands...
-//   operand: tensor, buffer u8, dtype u8, is_write u8, ndim, shape[ndim], strides[ndim], offset,
+//   operand: tensor, tensor id, buffer u8, dtype u8, is_write u8, ndim, shape[ndim], strides[ndim], offset,
 //            partitions, start_partition, bytes
 // An outcome's warnings travel in the header as "warnings": an array of Diagnostic JSON objects, at
 // most kMaxWarnings, each with a code and severity warning or note.
