@@ -258,7 +258,10 @@ class Lowerer {
       int64_t maxs = 0;
       for (size_t d = 0; d < o.strides.size(); ++d)
         if (d < o.shape.size() && o.shape[d] > 1) maxs = std::max<int64_t>(maxs, std::llabs(o.strides[d]));
-      f.space = o.tensor_id != 0 ? intern(fmt::format("{}:#{}", buffer_name(o.buffer), o.tensor_id))
+      // Named HBM tensors (the kernel's arguments) by name, which holds across launches; the
+      // kernel's own by identity.
+      f.space = !o.tensor.empty()  ? intern(fmt::format("{}:{}", buffer_name(o.buffer), o.tensor))
+                : o.tensor_id != 0 ? intern(fmt::format("{}:#{}", buffer_name(o.buffer), o.tensor_id))
                 : o.tensor.empty()
                     ? intern(fmt::format("{}::{}:stride{}", buffer_name(o.buffer), dtype_name(o.dtype), maxs))
                     : intern(fmt::format("{}:{}", buffer_name(o.buffer), o.tensor));

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -53,8 +54,10 @@ class Writer {
   }
   void slice(int tid, std::string_view name_json, double start_ns, double end_ns, const std::string& args) {
     sep();
+    // Both ends on the same 1 ns grid, so that slices that touch do not overlap once printed.
+    const double ts = std::round(start_ns), te = std::max(ts, std::round(end_ns));
     out_ += fmt::format(R"({{"name":{},"ph":"X","pid":1,"tid":{},"ts":{:.3f},"dur":{:.3f},"args":{{{}}}}})", name_json,
-                        tid, start_ns / 1000.0, std::max(0.0, end_ns - start_ns) / 1000.0, args);
+                        tid, ts / 1000.0, (te - ts) / 1000.0, args);
   }
 
  private:

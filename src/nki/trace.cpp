@@ -52,8 +52,15 @@ nlohmann::json Trace::to_json() const {
 void Trace::append(Trace&& other) {
   const size_t room = kMaxTraceRecords - std::min(kMaxTraceRecords, records_.size());
   const size_t take = std::min(room, other.records_.size());
-  records_.insert(records_.end(), std::make_move_iterator(other.records_.begin()),
-                  std::make_move_iterator(other.records_.begin() + static_cast<std::ptrdiff_t>(take)));
+  const uint64_t base = next_id_ - 1;  // other's tensors are numbered after this trace's
+  for (size_t k = 0; k < take; ++k) {
+    for (OperandRecord& o : other.records_[k].operands)
+      if (o.tensor_id != 0) {
+        o.tensor_id += base;
+        next_id_ = std::max(next_id_, o.tensor_id + 1);
+      }
+    records_.push_back(std::move(other.records_[k]));
+  }
   dropped_ += other.dropped_ + static_cast<int64_t>(other.records_.size() - take);
   other.records_.clear();
   other.dropped_ = 0;

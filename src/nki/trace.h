@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -50,13 +51,23 @@ inline constexpr size_t kMaxTraceRecords = 2'000'000;
 
 class Trace {
  public:
+  // Tensor identities are renumbered 1, 2, ... in order of first appearance, so that a trace does
+  // not depend on what else the process ran.
   void add(InstructionRecord r) {
-    if (records_.size() < kMaxTraceRecords)
-      records_.push_back(std::move(r));
-    else
+    if (records_.size() >= kMaxTraceRecords) {
       ++dropped_;
+      return;
+    }
+    for (OperandRecord& o : r.operands)
+      if (o.tensor_id != 0) {
+        auto [it, fresh] = ids_.try_emplace(o.tensor_id, next_id_);
+        if (fresh) ++next_id_;
+        o.tensor_id = it->second;
+      }
+    records_.push_back(std::move(r));
   }
-  // Appends another trace's records (and its dropped count), within the cap.
+  // Appends another trace's records (and its dropped count), within the cap; its tensors stay
+  // distinct from this trace's (another launch allocates its own).
   void append(Trace&& other);
   // Counts instructions that were executed but not stored (the cap); set by the wire decoder too.
   void add_dropped(int64_t n) { dropped_ += n; }
@@ -72,6 +83,8 @@ class Trace {
  private:
   std::vector<InstructionRecord> records_;
   int64_t dropped_ = 0;
+  std::unordered_map<uint64_t, uint64_t> ids_;  // a tensor's identity -> its number in this trace
+  uint64_t next_id_ = 1;
 };
 
 // What a trace adds up to: instructions per engine, the bytes DMA queues wrote, and the elements

@@ -670,14 +670,15 @@ TEST(TraceWire, RejectsBadRecords) {
     EXPECT_NE(unknown.error().message.find("unknown opcode 'warp_shuffle'"), std::string::npos)
         << unknown.error().message;
   }
-  // An operand: tensor, buffer, dtype, is_write, rank, shape, rank, strides, offset, partitions,
-  // start partition, bytes.
+  // An operand: tensor, tensor id, buffer, dtype, is_write, rank, shape, rank, strides, offset,
+  // partitions, start partition, bytes.
   const std::string rec1 = std::string("\x01\x00\x01\x14\x00\x02\x01", 7);
-  const std::string op_ok("\x02\x02\x00\x01\x01\x04\x01\x02\x00\x04\x00\x10", 12);
+  const std::string op_ok("\x02\x07\x02\x00\x01\x01\x04\x01\x02\x00\x04\x00\x10", 13);
   auto op_good = decode_outcome(with(rec1 + op_ok, 1, table));
   ASSERT_TRUE(op_good) << op_good.error().format();
   const OperandRecord& o = op_good->trace.records()[0].operands[0];
   EXPECT_EQ(o.tensor, "t");
+  EXPECT_EQ(o.tensor_id, 7u);
   EXPECT_EQ(o.buffer, Buffer::kSbuf);
   EXPECT_EQ(o.shape, Shape{2});
   EXPECT_EQ(o.strides, Strides{1});
@@ -686,23 +687,23 @@ TEST(TraceWire, RejectsBadRecords) {
   EXPECT_TRUE(o.is_write);
   auto bad_op = [&](std::string op, const char* why) { expect_rejected(with(rec1 + op, 1, table), why); };
   std::string x = op_ok;
-  x[1] = '\x04';
+  x[2] = '\x04';
   bad_op(x, "buffer 4");
   x = op_ok;
-  x[2] = static_cast<char>(kNumDTypes);
+  x[3] = static_cast<char>(kNumDTypes);
   bad_op(x, "an unknown dtype");
   x = op_ok;
-  x[3] = '\x02';
+  x[4] = '\x02';
   bad_op(x, "is_write 2");
   x = op_ok;
-  x[5] = '\x03';
+  x[6] = '\x03';
   bad_op(x, "a negative dimension");
   EXPECT_NE(decode_outcome(with(rec1 + x, 1, table)).error().message.find("negative dimension"), std::string::npos);
   x = op_ok;
-  x[6] = '\x02';
+  x[7] = '\x02';
   bad_op(x, "strides of another rank");
-  bad_op(std::string("\x02\x02\x00\x01\xc1\x00", 6), "rank 65");
-  bad_op(op_ok.substr(0, 8), "an operand cut short");
+  bad_op(std::string("\x02\x07\x02\x00\x01\xc1\x00", 7), "rank 65");
+  bad_op(op_ok.substr(0, 9), "an operand cut short");
 }
 
 TEST(TraceCap, KeepsTheFirstRecordsAndCountsTheRest) {
