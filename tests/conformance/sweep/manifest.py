@@ -1,0 +1,255 @@
+"""The manifest of the coverage sweep (sweep.py, docs/conformance.md "Coverage sweep").
+
+Says, for the entry kernels of the public NKI repositories, at which pinned commit they are read
+and with which shapes, dtypes and arguments nki-agent checks them. None of their code is in this
+repository: sweep.py reads the files from local git mirrors at run time.
+
+Fields of a kernel (`K`):
+- repo, path, entry: where the kernel is (`repo` is the mirror folder's name, owner+name);
+- shapes: {parameter: "dtype[d0,d1,...]"} for the tensor inputs (None: not swept yet);
+- args: {parameter: python literal} for the non-tensor arguments;
+- grid: the SPMD launch grid, when the kernel's driver launches one;
+- target: the NeuronCore the kernel is written for (trn1 or trn2; trn3 kernels are checked on trn2,
+  the newest target nki-agent models);
+- src: where the shapes come from: "test" (the kernel's upstream test: the exact arrays that test
+  passes, read by running the test's driver on a recording stand-in of nki, once, by hand), "doc"
+  (the kernel's docstring, tutorial driver or `__main__` block), "asserts" (no test or doc gives
+  shapes: a plausible shape satisfying the kernel's asserts; marked `plausible`);
+- package_root: the leading folders dropped when laying the repository's package out
+  (nki-library's src/nkilib_src), so that `nkilib/...` is the package tree;
+- prepare: "strip_module_code" where the file runs device code at import time (the conformance
+  suite's preparation, run_conformance.py);
+- note: why a kernel is not swept, or what is special.
+
+SHARED is the reviewed table of rejections the real toolchain shares: {kernel id: {key}}, where
+key is the diagnostic code (or nkia_python_exception:<Exception>). A rejection is counted as
+shared only when it is listed here, with the reason in a comment; sweep.py never infers it.
+
+TRACED_FLOOR is the number of kernels that traced when the table in docs/conformance.md was
+measured; tests/unit/test_conformance_sweep.cpp fails when fewer trace.
+"""
+import dataclasses
+from typing import Optional
+
+SDK = "aws-neuron+aws-neuron-sdk"
+SAMPLES = "aws-neuron+nki-samples"
+NKILIB = "aws-neuron+nki-library"
+NXDI = "aws-neuron+neuronx-distributed-inference"
+
+# The pinned commits: each mirror's HEAD when the sweep was written (SDK, nki-library and NxDI are
+# the conformance suite's commits, tests/conformance/cases.py).
+COMMITS = {
+    SDK: "81ce03ae261e12925e53437a0f690478e6366155",
+    SAMPLES: "6905a68a122f937e68403727759f035ddd144f95",
+    NKILIB: "d2ad3a579498d1888aa8740af97fd325dd5f2740",
+    NXDI: "4bcdc54bf3b6ccdad490e5cd0680a3dc95270b8e",
+}
+# Public NKI code the sweep cannot read: no mirror of it exists on the machines the sweep runs on.
+NOT_MIRRORED = ["aws-neuron/nkipy"]
+
+NKILIB_ROOT = "src/nkilib_src"
+STRIP = "strip_module_code"
+T, DOC, ASSERTS = "test", "doc", "asserts"
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel:
+    repo: str
+    path: str
+    entry: str
+    shapes: Optional[dict]
+    args: dict = dataclasses.field(default_factory=dict)
+    grid: Optional[tuple] = None
+    target: str = "trn1"
+    src: str = T
+    package_root: str = ""
+    prepare: tuple = ()
+    timeout: float = 120.0
+    note: str = ""
+
+    @property
+    def id(self):
+        return f"{self.repo.split('+', 1)[-1]}:{self.path}::{self.entry}"
+
+    @property
+    def plausible(self):
+        return self.src == ASSERTS
+
+    @property
+    def source(self):
+        return self.src
+
+
+def K(repo, path, entry, shapes, **kw):
+    if repo == NKILIB and "package_root" not in kw:
+        kw["package_root"] = NKILIB_ROOT
+    if repo == NKILIB and "target" not in kw:
+        kw["target"] = "trn2"
+    return Kernel(repo, path, entry, shapes, **kw)
+
+
+def not_swept(repo, path, entry, why):
+    return Kernel(repo, path, entry, None, src="", note=why)
+
+
+KERNELS = [
+    # ---- aws-neuron-sdk: nki/test (legacy dialect, neuronxcc.nki). Shapes: the arrays each
+    # unittest passes (nki/test/test_*.py at the pinned commit).
+    K(SDK, "nki/test/test_nki_isa_activation.py", "nki_activation", {"a_tensor": "float32[128,1024]", "b_tensor": "float32[128,512]", "c_tensor": "float32[128,1]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_affine_select.py", "nki_affine_select", {"a_tensor": "float32[128,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_bn_stats.py", "nki_bn_stats_bn_aggr_1", {"a_tensor": "float32[128,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_copypredicated.py", "nki_copy_predicated", {"predicate": "bool[128,512]", "on_true_tensor": "float32[128,512]", "on_false_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_dma_copy_hwdge", {"in_tensor": "float32[128,512]"}, target="trn2", src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_dma_copy_swdge", {"in_tensor": "float32[64,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_indirect_load_oob_err", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_indirect_load_oob_error_negative", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_indirect_load_oob_skip", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_indirect_store_oob_err", {"in_tensor": "float32[64,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_indirect_store_oob_err_negative", {"in_tensor": "float32[64,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_indirect_store_oob_skip", {"in_tensor": "float32[64,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_indirect_store_rmw", {"in_tensor": "float32[64,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_dma_copy", {"a": "float32[256,1]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dropout.py", "nki_dropout", {"a_tensor": "float32[128,512]", "b_tensor": "float32[128,1]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dropout.py", "nki_dropout_scalar", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_iota.py", "nki_iota", {}, src=T),
+    K(SDK, "nki/test/test_nki_isa_local_gather.py", "nki_local_gather", {"src_buffer": "float32[128,512,4]", "index": "uint16[128,4]"}, args={"num_elem_per_idx": "4", "num_valid_indices": "64", "output_shape": "(128, 4, 16, 4)"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_max8.py", "nki_max8", {}, src=T),
+    K(SDK, "nki/test/test_nki_isa_memset.py", "nki_memset", {}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_find_index8.py", "nki_max_index8", {}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_match_replace8.py", "nki_nc_match_replace8", {}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_match_replace8.py", "nki_nc_match_replace_indices8", {"in_tensor": "float32[128,512]", "imm": "float32[]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_match_replace8.py", "nki_nc_match_replace_indices8_3d", {"data_tensor": "float32[128,4,4]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_match_replace8.py", "nki_nc_match_replace_indices8_3d_inplace", {"data_tensor": "float32[128,4,4]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_match_replace8.py", "nki_nc_match_replace_indices8_mask", {"in_tensor": "float32[128,512]", "imm": "float32[]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_matmul.py", "nki_nc_matmul", {"a_tensor": "float32[128,128]", "b_tensor": "float32[128,512]", "d_tensor": "float32[256,128]", "e_tensor": "float32[256,512]", "g_tensor": "float32[16,64,64]", "h_tensor": "float32[16,64,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_stream_shuffle.py", "nki_nc_stream_shuffle_broadcast_mask", {"in_tensor": "float32[128,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_stream_shuffle.py", "nki_nc_stream_shuffle_broadcast_partition", {"in_tensor": "float32[1,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_stream_shuffle.py", "nki_nc_stream_shuffle", {"in_tensor": "float32[32,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_transpose.py", "nki_nc_transpose", {"a_tensor": "float32[128,64]", "b_tensor": "float32[32,2]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_reciprocal.py", "reciprocal_kernel", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_reduce.py", "nki_reduce", {"a_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_select_reduce.py", "nki_select_reduce_basic", {"predicate_data": "uint8[128,64]", "on_true_data": "float32[128,64]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_select_reduce.py", "nki_select_reduce_reverse_pred", {"predicate_data": "uint8[128,64]", "on_true_data": "float32[128,64]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_select_reduce.py", "nki_select_reduce_with_reduction", {"predicate_data": "bool[128,512]", "on_true_data": "float32[128,512]", "on_false_data": "float32[128,1]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_sequence_bounds.py", "nki_sequence_bounds", {"segment_ids": "float32[1,32]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_tensor_copy.py", "nki_tensor_copy", {"in_tensor": "float32[8,8]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_tensor_scalar.py", "nki_tensor_scalar", {"a_tensor": "float32[128,512]", "c_tensor": "float32[128,512]", "e_tensor": "float32[64,1024]", "f_tensor": "float32[64,1]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_tensor_tensor.py", "nki_tensor_tensor", {"a_tensor": "float32[128,512]", "b_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_tensor_tensor_scan.py", "nki_tensor_tensor_scan", {"a_tensor": "float32[128,1024]", "b_tensor": "float32[128,1024]"}, src=T),
+    K(SDK, "nki/test/test_nki_mask.py", "nki_mask", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_memory_semantics.py", "simple_demo_kernel", {"a_ptr": "float32[4,128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_add.py", "add_tensors", {"a_tensor": "float32[128,512]", "b_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_add.py", "add_broadcast_both_dims", {"a_tensor": "float32[128,512]", "b_tensor": "float32[1,1]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_add.py", "add_broadcast_each_dims", {"a_tensor": "float32[128,1]", "b_tensor": "float32[1,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_add.py", "add_broadcast_free_dim", {"a_tensor": "float32[128,512]", "b_tensor": "float32[128,1]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_add.py", "add_broadcast_par_dim", {"a_tensor": "float32[128,512]", "b_tensor": "float32[1,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_add.py", "add_tensor_scalar", {"a_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_broadcast.py", "test_nl_broadcast", {"in_tensor": "int32[1,64]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_dslice.py", "example_kernel", {"in_tensor": "float32[128,4096]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_gather_flattened.py", "nki_gather_flattened", {}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_store.py", "example_load_store_b", {"in_tensor": "float32[4,128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_store.py", "example_kernel", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_store_indirect.py", "example_indirect_load_1", {"data_tensor": "float32[128,512]", "idx_tensor": "int32[64]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_store_indirect.py", "example_indirect_load_2", {"data_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_store_indirect.py", "example_indirect_save_1", {"in_tensor": "float32[64,512]", "idx_tensor": "int32[64]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_store_indirect.py", "example_indirect_save_2", {"in_tensor": "float32[64,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_transpose2d.py", "example_kernel_0", {"in_tensor": "float32[2048,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_transpose2d.py", "example_kernel_1", {"in_tensor": "float32[2048,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_mgrid.py", "example_kernel", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_mgrid.py", "example_kernel_1", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_simulate_kernel.py", "print_kernel", {"a_tensor": "float32[3,4]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_store.py", "example_kernel", {"in_tensor": "float32[128,512]"}, src=T),
+    not_swept(SDK, "nki/test/test_nki_isa_tensor_scalar_cumulative.py", "nki_tensor_scalar_cumulative_scalar",
+              "its test passes NKI operators (nl.add, nl.maximum) as arguments, which `check --arg` cannot express"),
+    not_swept(SDK, "nki/test/test_nki_isa_tensor_scalar_cumulative.py", "nki_tensor_scalar_cumulative_vector",
+              "its test passes NKI operators as arguments, which `check --arg` cannot express"),
+    not_swept(SDK, "nki/test/test_nki_isa_tensor_scalar_cumulative.py", "nki_tensor_scalar_cumulative_chain",
+              "its test passes NKI operators as arguments, which `check --arg` cannot express"),
+    not_swept(SDK, "nki/test/test_nki_isa_tensor_scalar_cumulative.py", "nki_tensor_scan",
+              "its test passes an NKI operator as an argument, which `check --arg` cannot express"),
+    not_swept(SDK, "nki/test/test_nki_isa_range_select.py", "nki_range_select_chaining",
+              "its test passes NumPy comparison ufuncs as arguments, which `check --arg` cannot express"),
+
+    # ---- aws-neuron-sdk: nki/examples and deep-dives (current dialect, `import nki`). Shapes: each
+    # example's __main__ block or tutorial driver (*_torch.py) or docstring.
+    K(SDK, "nki/examples/tensor_addition/tensor_addition_nki_kernels.py", "nki_tensor_add",
+      {"a_input": "float32[256,1024]", "b_input": "float32[256,1024]"}, src=DOC,
+      note="docstring: tiles of [128,512]; the tutorial's driver uses (256, 1024)"),
+    K(SDK, "nki/examples/getting_started_baremetal.py", "nki_tensor_add_kernel",
+      {"a_input": "float16[4,3]", "b_input": "float16[4,3]"}, src=DOC),
+    K(SDK, "nki/examples/getting_started_jax.py", "nki_tensor_add_kernel",
+      {"a_input": "float16[4,3]", "b_input": "float16[4,3]"}, src=DOC),
+    K(SDK, "nki/examples/getting_started_torch.py", "nki_tensor_add_kernel",
+      {"a_input": "float16[4,3]", "b_input": "float16[4,3]"}, src=DOC),
+    K(SDK, "nki/examples/index-case-1.py", "tensor_split_kernel_", {"in_tensor": "bfloat16[4,5]"}, src=DOC),
+    K(SDK, "nki/examples/index-case-3.py", "tensor_maxpool_kernel_", {"in_tensor": "bfloat16[2,6,6]"},
+      args={"sz_pool": "2"}, src=DOC),
+    K(SDK, "nki/examples/layout-pass.py", "tensor_exp_kernel_", {"in_tensor": "bfloat16[128,512]"}, src=DOC),
+    K(SDK, "nki/examples/layout-violation.py", "tensor_exp_kernel_", {"in_tensor": "bfloat16[256,512]"}, src=DOC,
+      note="the example of a layout violation: (256, 512) puts 256 rows on the 128 partitions"),
+    K(SDK, "nki/examples/average_pool2d/average_pool2d_nki_kernels.py", "tensor_avgpool_kernel",
+      {"in_tensor": "float16[2,6,6]"}, args={"pool_size": "2"}, src=DOC),
+    K(SDK, "nki/examples/matrix_multiplication/matrix_multiplication_nki_kernels.py", "nki_matmul_basic_",
+      {"lhsT": "bfloat16[128,64]", "rhs": "bfloat16[128,512]"}, src=DOC),
+    K(SDK, "nki/examples/matrix_multiplication/matrix_multiplication_nki_kernels.py", "nki_matmul_tiled_",
+      {"lhsT": "bfloat16[1024,4096]", "rhs": "bfloat16[1024,2048]"}, src=DOC),
+    K(SDK, "nki/examples/matrix_multiplication/matrix_multiplication_nki_kernels.py", "nki_matmul_hoist_load_",
+      {"lhsT": "bfloat16[1024,4096]", "rhs": "bfloat16[1024,2048]"}, src=DOC),
+    K(SDK, "nki/examples/matrix_multiplication/matrix_multiplication_nki_kernels.py", "nki_matmul_block_free_dimension_",
+      {"lhsT": "bfloat16[1024,4096]", "rhs": "bfloat16[1024,2048]"}, src=DOC),
+    K(SDK, "nki/examples/matrix_multiplication/matrix_multiplication_nki_kernels.py", "nki_matmul_fully_optimized_",
+      {"lhsT": "bfloat16[1024,4096]", "rhs": "bfloat16[1024,2048]"}, src=DOC),
+    K(SDK, "nki/examples/simulate/nki_simulate_example.py", "add_kernel",
+      {"a_ptr": "float32[128,512]", "b_ptr": "float32[128,512]"}, src=DOC, prepare=(STRIP,),
+      note="the file runs nki.simulate at module level"),
+    K(SDK, "nki/examples/transpose2d/transpose2d_nki_kernels.py", "tensor_transpose2D_kernel_",
+      {"in_tensor": "int8[5,12]"}, args={"shape2D": "(3, 4)"}, src=DOC),
+    K(SDK, "nki/examples/fused_mamba/mamba_nki_kernels.py", "mamba_v1",
+      {"delta": "float32[1,256,2048]", "u": "float32[1,256,2048]", "A": "float32[256,16]",
+       "B": "float32[1,16,2048]", "C": "float32[1,16,2048]"}, src=DOC),
+    K(SDK, "nki/examples/fused_mamba/mamba_nki_kernels.py", "mamba_v2",
+      {"delta": "float32[1,256,2048]", "u": "float32[1,256,2048]", "A": "float32[256,16]",
+       "B": "float32[1,16,2048]", "C": "float32[1,16,2048]"}, src=DOC),
+    K(SDK, "nki/examples/fused_mamba/mamba_nki_kernels.py", "mamba_v3",
+      {"delta": "float32[1,256,2048]", "u": "float32[1,256,2048]", "A": "float32[256,16]",
+       "B": "float32[1,16,2048]", "C": "float32[1,16,2048]"}, src=DOC),
+
+    # ---- nki-samples (legacy tutorials; the matmul tutorial is current). Shapes: the tutorial's
+    # test or driver.
+    K(SAMPLES, "src/nki_samples/tutorials/attention_fwd_performance/attention_kernels.py", "attn_fwd_v1",
+      {"q": "float32[128,128]", "k": "float32[128,128]", "v": "float32[128,128]"}, src=DOC),
+    K(SAMPLES, "src/nki_samples/tutorials/attention_fwd_performance/attention_kernels.py", "attn_fwd_v2",
+      {"q": "float32[128,128]", "k": "float32[128,128]", "v": "float32[128,128]"}, src=DOC),
+] + [
+    K(SAMPLES, "src/nki_samples/tutorials/attention_fwd_performance/attention_kernels.py", f"attn_fwd_{v}",
+      {"q": "float32[128,4096]", "k": "float32[128,4096]", "v": "float32[128,4096]"}, src=DOC, timeout=300.0)
+    for v in ("v3", "v4", "v5", "v6", "v7", "v8", "v8a", "v9", "v10", "v11")
+] + [
+    K(SAMPLES, "src/nki_samples/tutorials/average_pool2d/average_pool2d_nki_kernels.py", "tensor_avgpool_kernel",
+      {"in_tensor": "float16[2,6,6]"}, args={"pool_size": "2"}, src=DOC),
+    K(SAMPLES, "src/nki_samples/tutorials/transpose2d/transpose2d_nki_kernels.py", "tensor_transpose2D_kernel_",
+      {"in_tensor": "int8[5,12]"}, args={"shape2D": "(3, 4)"}, src=DOC),
+    K(SAMPLES, "src/nki_samples/tutorials/tensor_addition/tensor_addition_nki_kernels.py", "nki_tensor_add_kernel_",
+      {"a_input": "bfloat16[128,512]", "b_input": "bfloat16[128,512]"}, src=DOC),
+    K(SAMPLES, "src/nki_samples/tutorials/tensor_addition/spmd_tensor_addition_nki_kernels.py", "nki_tensor_add_kernel_",
+      {"a_input": "bfloat16[256,1024]", "b_input": "bfloat16[256,1024]"}, grid=(2, 2), src=DOC),
+    K(SAMPLES, "src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py", "nki_matmul_basic_",
+      {"lhsT": "bfloat16[128,64]", "rhs": "bfloat16[128,512]"}, src=DOC),
+] + [
+    K(SAMPLES, "src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py", name,
+      {"lhsT": "bfloat16[1024,4096]", "rhs": "bfloat16[1024,2048]"}, src=DOC)
+    for name in ("nki_matmul_tiled_", "nki_matmul_hoist_load_", "nki_matmul_block_free_dimension_",
+                 "nki_matmul_fully_optimized_")
+] + [
+    K(SAMPLES, "src/nki_samples/tutorials/fused_mamba/mamba_nki_kernels.py", name,
+      {"delta": "float32[1,256,2048]", "u": "float32[1,256,2048]", "A": "float32[256,16]",
+       "B": "float32[1,16,2048]", "C": "float32[1,16,2048]"}, src=DOC)
+    for name in ("mamba_v1", "mamba_v2", "mamba_v3")
+] + [
+]
+
+# Reviewed rejections the real toolchain shares (see the module docstring).
+SHARED = {
+}
+
+TRACED_FLOOR = 0
