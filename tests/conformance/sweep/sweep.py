@@ -210,6 +210,9 @@ def blocked_api(message):
     m = re.search(r"cannot import name '(\w+)' from '([\w.]+)'", message)
     if m:
         return f"{m.group(2)}.{m.group(1)}"
+    m = re.search(r"(\w+)\(\): incompatible function arguments", message)
+    if m:
+        return f"{m.group(1)}(): the arguments it is called with"
     m = re.search(r"([\w.]+)\(\) got an unexpected keyword argument '(\w+)'", message)
     if m:
         return f"{m.group(1)}({m.group(2)}=)"
@@ -237,7 +240,7 @@ def classify(kernel, reply, rc, hung):
     if key in manifest.SHARED.get(kernel.id, ()):
         return "shared", key, d
     if code in UNSUPPORTED_CODES or exc in UNSUPPORTED_EXCEPTIONS or \
-            (exc == "TypeError" and "unexpected keyword argument" in msg):
+            (exc == "TypeError" and ("unexpected keyword argument" in msg or "incompatible function arguments" in msg)):
         return "unsupported", blocked_api(msg) if exc else f"{code}: {msg.splitlines()[0][:100]}", d
     return "stricter", key, d
 
@@ -252,7 +255,7 @@ def diag_line(d, scratch):
     text = f"{path}:{loc.get('line', 0)}: [{d.get('code')}] {(d.get('message') or '').strip().splitlines()[0][:200]}"
     notes = d.get("notes") or []
     if notes:
-        text += f" | {notes[-1][:160]}"
+        text += " | " + notes[-1].replace(os.path.basename(scratch) + "/", "")[:160]
     return text
 
 
@@ -265,7 +268,7 @@ def check_kernel(kernel, git_dir, commit, files, nki_agent, keep):
         os.makedirs(scratch)
     try:
         main = lay_out(git_dir, commit, kernel, files, scratch)
-        cmd = [nki_agent, "--json", "check", main, "--entry", kernel.entry, "--target", kernel.target,
+        cmd = [nki_agent, "--json", "check", main, "--entry", kernel.call or kernel.entry, "--target", kernel.target,
                "--timeout", str(kernel.timeout)]
         for name, spec in kernel.shapes.items():
             cmd += ["--shapes", f"{name}={spec}"]
@@ -401,7 +404,7 @@ def main():
     n_internal = rows.get("all", collections.Counter())["internal"]
     if opts.json:
         with open(opts.json, "w", encoding="utf-8") as f:
-            json.dump({"commits": manifest.COMMITS, "not_mirrored": manifest.NOT_MIRRORED,
+            json.dump({"commits": manifest.COMMITS, "traced_floor": manifest.TRACED_FLOOR, "not_mirrored": manifest.NOT_MIRRORED,
                        "missing_mirrors": missing_mirrors, "unparsed": unparsed_all,
                        "summary": {k: dict(v) for k, v in rows.items()},
                        "blockers": [{"class": c, "cause": cause, "kernels": [r["id"] for r in rs]}
