@@ -19,6 +19,7 @@ Fields of a kernel (`K`):
   (nki-library's src/nkilib_src), so that `nkilib/...` is the package tree;
 - prepare: "strip_module_code" where the file runs device code at import time (the conformance
   suite's preparation, run_conformance.py);
+- trees: more folders of the repository to lay out at their paths (a test file's helpers);
 - call: the function nki-agent calls when the kernel's docs launch it through a host function of
   the same file (which picks the SPMD grid); the entry kernel otherwise;
 - note: why a kernel is not swept, or what is special.
@@ -67,6 +68,7 @@ class Kernel:
     package_root: str = ""
     prepare: tuple = ()
     timeout: float = 120.0
+    trees: tuple = ()  # more repository folders to write, e.g. a test's helpers ("test/utils")
     call: str = ""  # the documented host function that launches the kernel, when the docs call that
     note: str = ""
 
@@ -162,6 +164,21 @@ KERNELS = [
     K(SDK, "nki/test/test_nki_nl_mgrid.py", "example_kernel_1", {"in_tensor": "float32[128,512]"}, src=T),
     K(SDK, "nki/test/test_nki_simulate_kernel.py", "print_kernel", {"a_tensor": "float32[3,4]"}, src=T),
     K(SDK, "nki/test/test_nki_nl_load_store.py", "example_kernel", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_bn_stats.py", "nki_bn_stats_bn_aggr_2", {"b_tensor": "float32[128,1024]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_transpose.py", "nki_dma_transpose_2d_hbm2sb", {"a": "float16[16,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_transpose.py", "nki_dma_transpose_2d_sb2sb", {"a": "float16[16,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_transpose.py", "nki_dma_transpose_2d_hbm2sb_dge_xbar", {"a": "float16[16,128]"},
+      target="trn2", src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_transpose.py", "nki_dma_transpose_2d_sb2sb_dge_xbar", {"a": "float16[16,128]"},
+      target="trn2", src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_transpose.py", "nki_dma_gather_transpose_3d_hbm2sb",
+      {"src_tensor": "uint16[64,4,128]", "idx_tensor": "uint32[32,1]"}, target="trn2", src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_transpose.py", "nki_dma_gather_transpose_3d_sb2sb",
+      {"src_tensor": "uint16[64,4,128]", "idx_tensor": "uint32[32,1]"}, target="trn2", src=T,
+      note="test_dma_transpose_indirect passes these arrays to the hbm2sb twin; the sb2sb one takes the same"),
+    K(SDK, "nki/test/test_nki_isa_nc_matmul.py", "nki_nc_matmul_double_row_gen3",
+      {"a_input": "float8_e5m2[128,2,1]", "b_input": "float8_e5m2[128,2,512]"}, target="trn2", src=T),
+    K(SDK, "nki/test/test_nki_spmd_grid.py", "nki_spmd_kernel", {"a": "float32[4,2,1,1]"}, grid=(4, 2), src=T),
     not_swept(SDK, "nki/test/test_nki_isa_tensor_scalar_cumulative.py", "nki_tensor_scalar_cumulative_scalar",
               "its test passes NKI operators (nl.add, nl.maximum) as arguments, which `check --arg` cannot express"),
     not_swept(SDK, "nki/test/test_nki_isa_tensor_scalar_cumulative.py", "nki_tensor_scalar_cumulative_vector",
@@ -261,9 +278,59 @@ KERNELS = [
       args={"contiguous_layout": "True", "relayout_in_sbuf": "False"}, src=T),
     K(NKILIB, "src/nkilib_src/nkilib/core/subkernels/find_nonzero_indices.py", "find_nonzero_indices",
       {"input_tensor": "int32[4096,128]"}, args={"chunk_size": "4096"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/core/embeddings/rope_hf.py", "rope_hf",
+      {"q": "bfloat16[1,32,256,128]", "k": "bfloat16[1,8,256,128]", "q_out": "bfloat16[1,32,256,128]",
+       "k_out": "bfloat16[1,8,256,128]", "cos": "bfloat16[1,256,128]", "sin": "bfloat16[1,256,128]"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/experimental/conv/conv1d.py", "conv1d",
+      {"x_in": "float32[1,16,20]", "filters": "float32[3,16,32]"},
+      args={"stride": "1", "padding": "(0, 0)", "dilation": "1"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/experimental/conv/depthwise_conv1d.py", "depthwise_conv1d_implicit_gemm",
+      {"img_ref": "bfloat16[1,16,1,512]", "filter_ref": "bfloat16[16,1,1,64]"},
+      args={"stride": "(1, 1)", "padding": "((0, 0), (0, 0))", "feature_group_count": "16"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/experimental/loss/cross_entropy.py", "cross_entropy_forward",
+      {"logits_hbm": "bfloat16[1,32128]", "targets_hbm": "int32[1]"},
+      args={"positions_per_batch": "1", "chunk_size": "32128"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/experimental/loss/cross_entropy.py", "cross_entropy_backward",
+      {"logits_hbm": "bfloat16[1,32128]", "targets_hbm": "int32[1]", "lse_state_hbm": "bfloat16[1]"},
+      args={"positions_per_batch": "1", "chunk_size": "32128"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/core/subkernels/indexed_flatten.py", "indexed_flatten",
+      {"input_tensor": "int32[1,4096]", "row_offsets": "int32[1]"}, args={"f_len": "128", "output_len": "5120"},
+      src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/core/output_projection/output_projection_cte/output_projection_cte.py",
+      "output_projection_cte",
+      {"attention": "bfloat16[1,10,128,16]", "weight": "bfloat16[1280,5120]", "bias": "bfloat16[1,5120]"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/core/output_projection/output_projection_tkg.py", "output_projection_tkg",
+      {"attention": "bfloat16[128,64,8,1]", "weight": "bfloat16[1024,8192]", "bias": "bfloat16[1,8192]"}, src=T,
+      note="test_output_proj_tkg.py's (B 64, n_heads 8, S_tkg 1, d_head 128, H 8192) with the default "
+           "QuantizationType.NONE (the enum cannot be passed by --arg)"),
+    K(NKILIB, "src/nkilib_src/nkilib/core/attention/attention_cte.py", "attention_cte",
+      {"q": "float32[1,4096,64]", "k": "float32[1,64,9216]", "v": "float32[1,9216,64]"},
+      args={"scale": "0.5", "causal_mask": "False", "tp_q": "True", "tp_out": "False"}, src=T, timeout=300.0),
     K(NKILIB, "src/nkilib_src/nkilib/experimental/dynamic_shapes/dynamic_elementwise_add.py", "dynamic_elementwise_add",
       {"input_a": "bfloat16[256,1024]", "input_b": "bfloat16[256,1024]", "num_m_tiles": "int32[1,1]"}, src=ASSERTS,
       note="the test's input layout (M x H bf16, num_m_tiles = M // 128); M, H chosen as multiples of the tiles"),
+]
+
+KERNELS += [
+    # ---- neuronx-distributed-inference. Shapes: the kernel's unit test (test/unit/...) or, for the
+    # contrib models, the kernel's own test beside it.
+    K(NXDI, "src/neuronx_distributed_inference/modules/sliding_window/attention.py", "flash_fwd",
+      {"q": "bfloat16[1,1,96,16384]", "k": "bfloat16[1,1,96,16384]", "v": "bfloat16[1,1,16384,96]"},
+      args={"use_causal_mask": "True", "window_size": "(-2, -1)"}, grid=(1, 1), src=T, timeout=300.0,
+      note="test_attention.py's first case, launched flash_fwd[bs, heads]; its FlashConfig(seq_tile_size=2048) "
+           "cannot be passed by --arg, so the kernel's default config is used"),
+    K(NXDI, "src/neuronx_distributed_inference/utils/distributed.py", "split_along_dim0_kernel",
+      {"tensor": "int32[6]", "rank": "int32[1]"}, args={"num_partitions": "3"}, src=T,
+      note="test_distributed.py: torch.arange(6) (int64 there; NKI has no int64, int32 here), rank 0 "
+           "reshaped to (1,), 3 partitions"),
+    K(NXDI, "contrib/models/GLM-5.2/src/mla_attention_nki_kernel.py", "mla_attention_tkg",
+      {"q_pe": "bfloat16[2,64]", "q_nope": "bfloat16[2,512]", "kv_cache": "bfloat16[1,512,576]",
+       "v_absorb": "bfloat16[2,256,512]", "attn_mask": "bool[2,512]"}, target="trn2", src=T,
+      note="test_mla_attention_nki.py at the kernel's defaults (B 1, 2 heads, d_rope 64, d_c 512, d_v 256, S 512)"),
+    K(NXDI, "src/neuronx_distributed_inference/modules/kvcache/utils.py", "write_kv_cache_at_batch_kernel",
+      {"K": "float32[1,2,128,64]", "V": "float32[1,2,128,64]", "K_prior": "float32[4,2,256,64]",
+       "V_prior": "float32[4,2,256,64]", "batch_idx": "int32[1]"}, src=ASSERTS,
+      note="the docstring's layout (1, H, S, D) into (B, H, S_prior, D); sizes chosen"),
 ]
 
 # Reviewed rejections the real toolchain shares (see the module docstring).

@@ -145,36 +145,49 @@ def lay_out(git_dir, commit, kernel, files, scratch):
     """Writes the kernel file and the package it belongs to; returns the kernel's path there.
 
     With a package root (nki-library's src/nkilib_src), every .py file under it is written keeping
-    the tree, each folder with its upstream __init__.py (an empty one where upstream has none). A
-    file outside that root (a test driver) goes beside the package at the top. Without one, the
-    kernel's own folder is written flat, so that its sibling imports resolve."""
-    root = kernel.package_root
-    out_main = None
+    the tree below the root; the folders the manifest names in `trees` (a test's helpers) and the
+    kernel's own folder are written at their repository paths (below the root where they lie under
+    it), with the upstream __init__.py of every folder above them; a folder without one gets an
+    empty one, as Python makes it. Without a package root, the kernel's own folder is written flat,
+    so that its sibling imports resolve."""
+    root = kernel.package_root.rstrip("/")
+    prefix = root + "/" if root else ""
+    folder = os.path.dirname(kernel.path)
+    packaged = bool(root or kernel.trees)
+
+    def dest_of(path):
+        if not packaged:
+            return os.path.basename(path)
+        return path[len(prefix):] if prefix and path.startswith(prefix) else path
+
+    present = set(files)
+    wanted = {p for p in files if p.endswith(".py") and os.path.dirname(p) == folder}
     if root:
-        prefix = root.rstrip("/") + "/"
-        for path in files:
-            if path.startswith(prefix) and path.endswith(".py"):
-                rel = path[len(prefix):]
-                dest = os.path.join(scratch, rel)
-                os.makedirs(os.path.dirname(dest), exist_ok=True)
-                with open(dest, "w", encoding="utf-8") as f:
-                    f.write(show(git_dir, commit, path))
+        wanted |= {p for p in files if p.endswith(".py") and p.startswith(prefix)}
+    for tree in kernel.trees:
+        wanted |= {p for p in files if p.endswith(".py") and p.startswith(tree.rstrip("/") + "/")}
+    if packaged:
+        for p in list(wanted):
+            d = os.path.dirname(p)
+            while d and d != root:
+                if f"{d}/__init__.py" in present:
+                    wanted.add(f"{d}/__init__.py")
+                d = os.path.dirname(d)
+    for path in sorted(wanted):
+        dest = os.path.join(scratch, dest_of(path))
+        if path == kernel.path or os.path.exists(dest):
+            continue
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with open(dest, "w", encoding="utf-8") as f:
+            f.write(show(git_dir, commit, path))
+    out_main = os.path.join(scratch, dest_of(kernel.path))
+    os.makedirs(os.path.dirname(out_main), exist_ok=True)
+    if packaged:
         for dirpath, dirnames, _ in os.walk(scratch):
             for d in dirnames:
                 init = os.path.join(dirpath, d, "__init__.py")
                 if not os.path.exists(init):
                     open(init, "w").close()
-        if kernel.path.startswith(prefix):
-            out_main = os.path.join(scratch, kernel.path[len(prefix):])
-    if out_main is None:
-        folder = os.path.dirname(kernel.path)
-        for path in files:
-            if os.path.dirname(path) == folder and path.endswith(".py") and path != kernel.path:
-                dest = os.path.join(scratch, os.path.basename(path))
-                if not os.path.exists(dest):
-                    with open(dest, "w", encoding="utf-8") as f:
-                        f.write(show(git_dir, commit, path))
-        out_main = os.path.join(scratch, os.path.basename(kernel.path))
     src = show(git_dir, commit, kernel.path)
     if "strip_module_code" in kernel.prepare:
         sys.path.insert(0, os.path.dirname(HERE))
@@ -206,13 +219,19 @@ def blocked_api(message):
         return f"{m.group(1)}.{m.group(2)}"
     m = re.search(r"No module named '([\w.]+)'", message)
     if m:
-        return f"import {m.group(1)}"
+        return m.group(1)
     m = re.search(r"cannot import name '(\w+)' from '([\w.]+)'", message)
     if m:
         return f"{m.group(2)}.{m.group(1)}"
+    m = re.search(r"([\w.]+)\(\) is not available: nki-agent runs kernels without (\w+)", message)
+    if m:
+        return f"{m.group(1)} (the kernel imports {m.group(2)}, a package nki-agent stands in for)"
     m = re.search(r"(\w+)\(\): incompatible function arguments", message)
     if m:
         return f"{m.group(1)}(): the arguments it is called with"
+    m = re.search(r"([\w.]+)\(\) got multiple values for argument '(\w+)'", message)
+    if m:
+        return f"{m.group(1)}({m.group(2)}=) given twice"
     m = re.search(r"([\w.]+)\(\) got an unexpected keyword argument '(\w+)'", message)
     if m:
         return f"{m.group(1)}({m.group(2)}=)"
@@ -240,7 +259,9 @@ def classify(kernel, reply, rc, hung):
     if key in manifest.SHARED.get(kernel.id, ()):
         return "shared", key, d
     if code in UNSUPPORTED_CODES or exc in UNSUPPORTED_EXCEPTIONS or \
-            (exc == "TypeError" and ("unexpected keyword argument" in msg or "incompatible function arguments" in msg)):
+            (exc == "TypeError" and any(s in msg for s in ("unexpected keyword argument", "incompatible function arguments",
+                                                    "got multiple values for argument"))) or \
+            (exc == "RuntimeError" and "is not available: nki-agent runs kernels without" in msg):
         return "unsupported", blocked_api(msg) if exc else f"{code}: {msg.splitlines()[0][:100]}", d
     return "stricter", key, d
 
@@ -253,7 +274,7 @@ def diag_line(d, scratch):
     if path.startswith(scratch):
         path = os.path.relpath(path, scratch)
     text = f"{path}:{loc.get('line', 0)}: [{d.get('code')}] {(d.get('message') or '').strip().splitlines()[0][:200]}"
-    notes = d.get("notes") or []
+    notes = [n for n in d.get("notes") or [] if re.search(r"\.py:\d+ in ", n)]  # the kernel line, not printed text
     if notes:
         text += " | " + notes[-1].replace(os.path.basename(scratch) + "/", "")[:160]
     return text
