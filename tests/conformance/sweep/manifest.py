@@ -333,6 +333,55 @@ KERNELS += [
       note="the docstring's layout (1, H, S, D) into (B, H, S_prior, D); sizes chosen"),
 ]
 
+# The Qwen3.5 DeltaNet kernels (identical files in the 2B and 35B-A3B contrib models). Shapes: the
+# layouts their parameter comments give ("(S, 128) float32", ...), with S = 256 (two 128-token
+# chunks), N = 2 chunks and BH = 2 heads chosen.
+_F = "float32"
+_M = {"lower_mask": "float32[128,128]", "identity": "float32[128,128]", "lower_mask_diag": "float32[128,128]"}
+_QKV = {"query": "float32[256,128]", "key": "float32[256,128]", "value": "float32[256,128]"}
+_DELTANET = [
+    ("nki_deltanet.py", "_deltanet_recurrent_step_batched_kernel",
+     {"query": "float32[2,128]", "key": "float32[2,128]", "value": "float32[2,128]", "g_in": "float32[2,1]",
+      "beta_in": "float32[2,1]", "state_in": "float32[256,128]"}),
+    ("nki_deltanet.py", "deltanet_recurrent_step",
+     {"query": "float32[1,128]", "key": "float32[1,128]", "value": "float32[1,128]", "g_in": "float32[1,128]",
+      "beta_in": "float32[1,128]", "state_in": "float32[128,128]"}),
+    ("nki_deltanet.py", "deltanet_recurrent_fwd", dict(_QKV, g_in="float32[256,128]", beta_in="float32[256,128]")),
+    ("nki_deltanet.py", "deltanet_recurrent_fwd_state",
+     dict(_QKV, g_in="float32[256,128]", beta_in="float32[256,128]")),
+    ("nki_deltanet_chunked.py", "deltanet_chunk_step",
+     {n: "float32[128,128]" for n in ("query", "key", "value", "beta_broadcast", "g_cumsum", "g_last", "state_in",
+                                       "lower_mask", "identity", "lower_mask_diag")}),
+    ("nki_deltanet_fused.py", "deltanet_fused_chunked_fwd",
+     dict(_QKV, g_in="float32[256,1]", beta_in="float32[256,1]", initial_state="float32[128,128]", **_M)),
+    ("nki_deltanet_fused.py", "deltanet_autocp_affine_chunk",
+     dict({"query": "float32[128,128]", "key": "float32[128,128]", "value": "float32[128,128]",
+           "g_in": "float32[128,1]", "beta_in": "float32[128,1]"}, **_M)),
+    ("nki_deltanet_fused.py", "deltanet_autocp_affine_sequence",
+     dict(_QKV, g_in="float32[256,1]", beta_in="float32[256,1]", **_M)),
+    # one AutoCP segment: AUTOCP_CP_CHUNKS (4) chunks of CHUNK_SIZE (128) tokens
+    ("nki_deltanet_fused.py", "deltanet_autocp_state_summary_sequence",
+     {"key": "float32[512,128]", "value": "float32[512,128]", "g_in": "float32[512,1]", "beta_in": "float32[512,1]",
+      "lower_mask": "float32[128,128]", "identity": "float32[128,128]"}),
+    ("nki_deltanet_fused.py", "deltanet_autocp_state_prefix",
+     {"state_matrix": "float32[2,128,128]", "state_bias": "float32[2,128,128]", "initial_state": "float32[128,128]"}),
+    ("nki_deltanet_fused.py", "deltanet_autocp_apply_output",
+     {"output_base": "float32[2,128,128]", "output_state": "float32[2,128,128]", "chunk_states": "float32[2,128,128]"}),
+    ("nki_deltanet_fused.py", "deltanet_autocp_prefix_apply_output",
+     {"output_base": "float32[2,128,128]", "output_state": "float32[2,128,128]", "state_matrix": "float32[2,128,128]",
+      "state_bias": "float32[2,128,128]", "initial_state": "float32[128,128]"}),
+    ("nki_deltanet_fused.py", "deltanet_fused_chunked_fwd_multihead",
+     dict({"query": "float32[2,256,128]", "key": "float32[2,256,128]", "value": "float32[2,256,128]",
+           "g_in": "float32[2,256,1]", "beta_in": "float32[2,256,1]", "initial_state": "float32[2,128,128]"}, **_M)),
+    ("nki_deltanet_fused_legacy.py", "deltanet_fused_chunked_fwd",
+     dict(_QKV, g_in="float32[256,1]", beta_in="float32[256,1]", initial_state="float32[128,128]", **_M)),
+]
+KERNELS += [
+    K(NXDI, f"contrib/models/{model}/src/nki_kernels/{file}", entry, shapes, target="trn2", src=DOC,
+      note="the parameter comments' layout; S, N, BH chosen")
+    for model in ("Qwen3.5-2B", "Qwen3.5-35B-A3B") for file, entry, shapes in _DELTANET
+]
+
 # Reviewed rejections the real toolchain shares (see the module docstring).
 SHARED = {
     # The SDK's own example of a layout error: its page (nki/examples/layout-violation.py, the
