@@ -306,6 +306,8 @@ KERNELS = [
     K(NKILIB, "src/nkilib_src/nkilib/core/attention/attention_cte.py", "attention_cte",
       {"q": "float32[1,4096,64]", "k": "float32[1,64,9216]", "v": "float32[1,9216,64]"},
       args={"scale": "0.5", "causal_mask": "False", "tp_q": "True", "tp_out": "False"}, src=T, timeout=300.0),
+    K(NKILIB, "src/nkilib_src/nkilib/experimental/benchmark/find_nonzero_indices_with_count.py",
+      "find_nonzero_indices_with_count", {"input_tensor": "float32[1,32]"}, src=T),
     K(NKILIB, "src/nkilib_src/nkilib/experimental/dynamic_shapes/dynamic_elementwise_add.py", "dynamic_elementwise_add",
       {"input_a": "bfloat16[256,1024]", "input_b": "bfloat16[256,1024]", "num_m_tiles": "int32[1,1]"}, src=ASSERTS,
       note="the test's input layout (M x H bf16, num_m_tiles = M // 128); M, H chosen as multiples of the tiles"),
@@ -427,11 +429,32 @@ _SUBKERNELS = [
 ]
 KERNELS += [not_swept(r, p, e, f"a sub-kernel that {c} calls; swept through it") for r, p, e, c in _SUBKERNELS]
 
+# nki-library kernels defined in test files: laid out with the test helpers (test/utils) beside the
+# package, at their repository paths, as the tests import them (`nkilib_src.nkilib...`, `test.utils...`).
+_NKILIB_TEST = dict(package_root="src", trees=("test/utils", "test/integration/nkilib/utils"))
+KERNELS += [
+    K(NKILIB, "test/unit/test_kernel_tracer.py", "kernel_with_assert_false", {"dummy_out": "float32[1]"}, src=T,
+      **_NKILIB_TEST),
+    K(NKILIB, "test/integration/nkilib/core/utils/test_tp_broadcast.py", "tp_broadcast_hbm",
+      {"src_hbm": "float32[5,7]"}, args={"src_offset": "0", "broadcast_count": "1", "src_select_index": "None"},
+      src=T, **_NKILIB_TEST),
+    K(NKILIB, "test/integration/nkilib/core/utils/test_cross_partition_copy.py", "kernel_cross_partition_copy",
+      {"input_data": "float32[128,8]", "output": "float32[128,8]"},
+      args={"src_start_partition": "0", "dst_start_partition": "0", "num_partitions_to_copy": "32",
+            "free_dim_size": "8", "total_partitions": "128"}, src=T, **_NKILIB_TEST),
+    K(NKILIB, "test/integration/nkilib/core/max/test_cascaded_max_utils.py", "folded_load_store_kernel",
+      {"input_tensor": "float32[8,256]"}, args={"fold_factor": "1", "batch_start": "0", "batch_end": "8"}, src=T,
+      **_NKILIB_TEST),
+]
+
 # Reviewed rejections the real toolchain shares (see the module docstring).
 SHARED = {
     # The SDK's own example of a layout error: its page (nki/examples/layout-violation.py, the
     # programming guide's "layout" section) shows the compiler rejecting 256 rows on 128 partitions.
     "aws-neuron-sdk:nki/examples/layout-violation.py::tensor_exp_kernel_": {"err_num_partition_exceed_arch_limit"},
+    # nki-library's own tracer test: the kernel is `assert False`, and the test requires tracing to
+    # fail with its message (test/unit/test_kernel_tracer.py, pytest.raises(match="This kernel should fail")).
+    "nki-library:test/unit/test_kernel_tracer.py::kernel_with_assert_false": {"nkia_python_exception:AssertionError"},
 }
 
 TRACED_FLOOR = 91  # docs/conformance.md "Coverage sweep", measured 2026-12-01

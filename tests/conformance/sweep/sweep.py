@@ -223,6 +223,9 @@ def blocked_api(message):
     m = re.search(r"cannot import name '(\w+)' from '([\w.]+)'", message)
     if m:
         return f"{m.group(2)}.{m.group(1)}"
+    m = re.search(r"Operation not permitted: '[^']*/(?:dist|site)-packages/([\w/]+?)(?:/__init__)?\.py'", message)
+    if m:
+        return f"import {m.group(1).replace('/', '.')} (the sandbox cannot read its file)"
     m = re.search(r"([\w.]+)\(\) is not available: nki-agent runs kernels without (\w+)", message)
     if m:
         return f"{m.group(1)} (the kernel imports {m.group(2)}, a package nki-agent stands in for)"
@@ -262,7 +265,8 @@ def classify(kernel, reply, rc, hung):
             (exc == "TypeError" and any(s in msg for s in ("unexpected keyword argument", "incompatible function arguments",
                                                     "got multiple values for argument"))) or \
             (exc == "RuntimeError" and "is not available: nki-agent runs kernels without" in msg):
-        return "unsupported", blocked_api(msg) if exc else f"{code}: {msg.splitlines()[0][:100]}", d
+        api = blocked_api(msg)
+        return "unsupported", api if (exc or api != msg.split("\n")[0][:120]) else f"{code}: {api[:100]}", d
     return "stricter", key, d
 
 
