@@ -447,6 +447,21 @@ KERNELS += [
       **_NKILIB_TEST),
 ]
 
+KERNELS += [
+    # ---- nki-samples contributed kernels (legacy). Shapes: each file's check_correct() / module driver.
+    K(SAMPLES, "contributed/interpolate_bilinear_fwd.py", "interpolate_bilinear_2x_fwd",
+      {"src_arr": "float32[2,64,128,128]"}, src=DOC, timeout=300.0),
+    K(SAMPLES, "contributed/interpolate_trilinear_fwd.py", "interpolate_trilinear_2x_fwd",
+      {"src_arr": "float32[2,64,23,23,23]"}, src=DOC, timeout=300.0),
+    K(SAMPLES, "contributed/maxpooling.py", "max_pooling_2d_stride_1", {"in_tensor": "float32[448,448]"},
+      args={"pool_size": "3"}, src=DOC),
+    K(SAMPLES, "contributed/pipelined_attention.py", "flash_fwd",
+      {"q": "bfloat16[1,128,16384]", "k": "bfloat16[1,128,16384]", "v": "bfloat16[1,16384,128]"},
+      args={"mixed_precision": "True", "softmax_scale": "0.125", "use_causal_mask": "False"}, grid=(1,),
+      prepare=(STRIP,), src=DOC, timeout=300.0,
+      note="the file launches flash_fwd[0] on these arrays at module level (stripped: it runs on the device)"),
+]
+
 # Reviewed rejections the real toolchain shares (see the module docstring).
 SHARED = {
     # The SDK's own example of a layout error: its page (nki/examples/layout-violation.py, the
