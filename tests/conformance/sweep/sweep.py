@@ -228,7 +228,7 @@ def blocked_api(message):
         return f"import {m.group(1).replace('/', '.')} (the sandbox cannot read its file)"
     m = re.search(r"([\w.]+)\(\) is not available: nki-agent runs kernels without (\w+)", message)
     if m:
-        return f"{m.group(1)} (the kernel imports {m.group(2)}, a package nki-agent stands in for)"
+        return f"import {m.group(2)} (a package nki-agent stands in for; calling into it fails)"
     m = re.search(r"(\w+)\(\): incompatible function arguments", message)
     if m:
         return f"{m.group(1)}(): the arguments it is called with"
