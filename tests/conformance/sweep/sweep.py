@@ -27,8 +27,9 @@ causes ranked by the number of kernels they block. --json writes everything. Exi
 an internal error occurred, or --strict-count N is given and fewer than N kernels traced.
 
 No upstream file is ever written into this repository: they live in the scratch folder (removed
-afterwards unless --keep) for the duration of the run. Needs NumPy only for the manifest's shared
-helpers: run it with Debian's /usr/bin/python3.
+afterwards unless --keep) for the duration of the run. It shares run_conformance.py's source
+preparation and child environment, which need NumPy: run it with Debian's /usr/bin/python3 (a
+`python3` without NumPy re-executes it there).
 """
 import argparse
 import ast
@@ -46,6 +47,9 @@ sys.dont_write_bytecode = True  # no __pycache__ beside the manifest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import manifest  # noqa: E402  (the manifest beside this file)
+
+sys.path.insert(0, os.path.dirname(HERE))
+from run_conformance import child_env, strip_module_code  # noqa: E402  (the conformance suite's own)
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 
@@ -190,8 +194,6 @@ def lay_out(git_dir, commit, kernel, files, scratch):
                     open(init, "w").close()
     src = show(git_dir, commit, kernel.path)
     if "strip_module_code" in kernel.prepare:
-        sys.path.insert(0, os.path.dirname(HERE))
-        from run_conformance import strip_module_code  # the conformance suite's own preparation
         src = strip_module_code(src)
     with open(out_main, "w", encoding="utf-8") as f:
         f.write(src)
@@ -200,44 +202,29 @@ def lay_out(git_dir, commit, kernel, files, scratch):
 
 # ---- one kernel -----------------------------------------------------------------------------
 
-def child_env():
-    """nki-agent's environment without a pyenv shim's Python first on PATH (the worker's embedded
-    CPython finds its prefix through PATH and would start without Debian's NumPy)."""
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if "/.pyenv/versions/" not in p)
-    env.pop("PYENV_VERSION", None)
-    return env
+# How the message of a missing-API failure names the API: (pattern, how the cause is written).
+BLOCKED_API_PATTERNS = [
+    (r"module '([\w.]+)' has no attribute '(\w+)'", "{0}.{1}"),
+    (r"'(\w+)' object has no attribute '(\w+)'", "{0}.{1}"),
+    (r"No module named '([\w.]+)'", "{0}"),
+    (r"cannot import name '(\w+)' from '([\w.]+)'", "{1}.{0}"),
+    (r"Operation not permitted: '[^']*/(?:dist|site)-packages/([\w/]+?)(?:/__init__)?\.py'",
+     "import {0} (the sandbox cannot read its file)"),
+    (r"([\w.]+)\(\) is not available: nki-agent runs kernels without (\w+)",
+     "import {1} (a package nki-agent stands in for; calling into it fails)"),
+    (r"(\w+)\(\): incompatible function arguments", "{0}(): the arguments it is called with"),
+    (r"([\w.]+)\(\) got multiple values for argument '(\w+)'", "{0}({1}=) given twice"),
+    (r"([\w.]+)\(\) got an unexpected keyword argument '(\w+)'", "{0}({1}=)"),
+]
 
 
 def blocked_api(message):
     """The API an AttributeError-like message names, e.g. 'nki.isa.dropout'."""
-    m = re.search(r"module '([\w.]+)' has no attribute '(\w+)'", message)
-    if m:
-        return f"{m.group(1)}.{m.group(2)}"
-    m = re.search(r"'(\w+)' object has no attribute '(\w+)'", message)
-    if m:
-        return f"{m.group(1)}.{m.group(2)}"
-    m = re.search(r"No module named '([\w.]+)'", message)
-    if m:
-        return m.group(1)
-    m = re.search(r"cannot import name '(\w+)' from '([\w.]+)'", message)
-    if m:
-        return f"{m.group(2)}.{m.group(1)}"
-    m = re.search(r"Operation not permitted: '[^']*/(?:dist|site)-packages/([\w/]+?)(?:/__init__)?\.py'", message)
-    if m:
-        return f"import {m.group(1).replace('/', '.')} (the sandbox cannot read its file)"
-    m = re.search(r"([\w.]+)\(\) is not available: nki-agent runs kernels without (\w+)", message)
-    if m:
-        return f"import {m.group(2)} (a package nki-agent stands in for; calling into it fails)"
-    m = re.search(r"(\w+)\(\): incompatible function arguments", message)
-    if m:
-        return f"{m.group(1)}(): the arguments it is called with"
-    m = re.search(r"([\w.]+)\(\) got multiple values for argument '(\w+)'", message)
-    if m:
-        return f"{m.group(1)}({m.group(2)}=) given twice"
-    m = re.search(r"([\w.]+)\(\) got an unexpected keyword argument '(\w+)'", message)
-    if m:
-        return f"{m.group(1)}({m.group(2)}=)"
+    for pattern, cause in BLOCKED_API_PATTERNS:
+        m = re.search(pattern, message)
+        if m:
+            groups = [g.replace("/", ".") for g in m.groups()]
+            return cause.format(*groups)
     return message.split("\n")[0][:120]
 
 
