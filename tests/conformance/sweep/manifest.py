@@ -429,6 +429,20 @@ _SUBKERNELS = [
 ]
 KERNELS += [not_swept(r, p, e, f"a sub-kernel that {c} calls; swept through it") for r, p, e, c in _SUBKERNELS]
 
+KERNELS += [
+    K(NKILIB, "src/nkilib_src/nkilib/core/qkv/qkv.py", "qkv",
+      {"input": "bfloat16[1,128,8192]", "fused_qkv_weights": "bfloat16[8192,384]"},
+      args={"d_head": "128", "num_q_heads": "1", "num_kv_heads": "1"}, src=T,
+      note="test_qkv_cte.py's (batch 1, seqlen 128, hidden 8192, 1 q head, 1 kv head, d_head 128, no "
+           "norm) at the kernel's defaults otherwise (no fused RoPE)"),
+    K(NKILIB, "src/nkilib_src/nkilib/experimental/mxfp_subkernels/mxfp_load_utils.py", "mxfp_load_performance_wrapper",
+      {"tensor": "bfloat16[128,1024]"}, target="trn2", src=T,
+      note="test_mxfp_load.py's (M 128, K 1024); the test runs on trn3 only, checked here on trn2"),
+    K(NKILIB, "src/nkilib_src/nkilib/experimental/collectives/topk_reduce.py", "topk_reduce",
+      {"input": "bfloat16[32,2882]"}, args={"T": "4", "K": "4"}, src=T,
+      note="test_topk_reduce.py's (src_ranks 8, T 4, K 4, H 2880): a (src_ranks * T, H + 2) buffer"),
+]
+
 # nki-library kernels defined in test files: laid out with the test helpers (test/utils) beside the
 # package, at their repository paths, as the tests import them (`nkilib_src.nkilib...`, `test.utils...`).
 _NKILIB_TEST = dict(package_root="src", trees=("test/utils", "test/integration/nkilib/utils"))
@@ -450,6 +464,9 @@ KERNELS += [
                  "kernel_test_reinterpret_cast_cross_size_indirect", "kernel_test_tensorview_from_tensorview",
                  "kernel_test_chained_ops_on_tensorview_input")
 ] + [
+    K(NKILIB, "test/integration/nkilib/experimental/collectives/test_collectives.py", "rank_id_kernel",
+      {"in_tensor": "float32[2,128,512]"}, src=T, **_NKILIB_TEST,
+      note="a collective test: it runs on 2 ranks; checked here as one"),
     K(NKILIB, "test/integration/nkilib/experimental/collectives/test_collectives.py", "dma_copy_rank_id_kernel",
       {"in_tensor": "float32[2,128,64]", "rank_id_lookup": "int32[1,2]"}, src=T, **_NKILIB_TEST,
       note="a collective test: it runs on 2 ranks; checked here as one"),

@@ -66,7 +66,7 @@ INTERNAL_CODES = {
 HANG_CODES = {"nkia_helper_timeout", "nkia_sandbox_timeout", "nkia_sandbox_cpu_limit", "nkia_timeout"}
 # Codes that say an API is missing.
 UNSUPPORTED_CODES = {"nkia_unsupported_operator", "nkia_module_unavailable", "nkia_unsupported_api",
-                     "nkia_not_implemented", "nkia_sandbox_refused"}
+                     "nkia_not_implemented", "nkia_sandbox_refused", "nkia_unknown_dtype"}
 UNSUPPORTED_EXCEPTIONS = ("AttributeError", "ImportError", "ModuleNotFoundError", "NotImplementedError")
 
 
@@ -212,6 +212,7 @@ BLOCKED_API_PATTERNS = [
      "import {0} (the sandbox cannot read its file)"),
     (r"([\w.]+)\(\) is not available: nki-agent runs kernels without (\w+)",
      "import {1} (a package nki-agent stands in for; calling into it fails)"),
+    (r"unknown dtype '(\w+)'", "dtype nl.{0}"),
     (r"(\w+)\(\): incompatible function arguments", "{0}(): the arguments it is called with"),
     (r"([\w.]+)\(\) got multiple values for argument '(\w+)'", "{0}({1}=) given twice"),
     (r"([\w.]+)\(\) got an unexpected keyword argument '(\w+)'", "{0}({1}=)"),
