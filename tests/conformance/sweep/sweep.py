@@ -68,6 +68,9 @@ HANG_CODES = {"nkia_helper_timeout", "nkia_sandbox_timeout", "nkia_sandbox_cpu_l
 UNSUPPORTED_CODES = {"nkia_unsupported_operator", "nkia_module_unavailable", "nkia_unsupported_api",
                      "nkia_not_implemented", "nkia_sandbox_refused", "nkia_unknown_dtype"}
 UNSUPPORTED_EXCEPTIONS = ("AttributeError", "ImportError", "ModuleNotFoundError", "NotImplementedError")
+# TypeError / RuntimeError messages that say an API is called in a way nki-agent does not provide.
+MISSING_API_MESSAGES = ("unexpected keyword argument", "incompatible function arguments",
+                        "got multiple values for argument", "is not available: nki-agent runs kernels without")
 
 
 # ---- discovery ------------------------------------------------------------------------------
@@ -219,14 +222,14 @@ BLOCKED_API_PATTERNS = [
 ]
 
 
-def blocked_api(message):
-    """The API an AttributeError-like message names, e.g. 'nki.isa.dropout'."""
+def blocked_api(code, message):
+    """The API an AttributeError-like message names, e.g. 'nki.isa.dropout'; else the code and the
+    message's first line."""
     for pattern, cause in BLOCKED_API_PATTERNS:
         m = re.search(pattern, message)
         if m:
-            groups = [g.replace("/", ".") for g in m.groups()]
-            return cause.format(*groups)
-    return message.split("\n")[0][:120]
+            return cause.format(*(g.replace("/", ".") for g in m.groups()))
+    return f"{code}: {message.splitlines()[0][:100] if message else ''}"
 
 
 def classify(kernel, reply, rc, hung):
@@ -250,11 +253,8 @@ def classify(kernel, reply, rc, hung):
     if key in manifest.SHARED.get(kernel.id, ()):
         return "shared", key, d
     if code in UNSUPPORTED_CODES or exc in UNSUPPORTED_EXCEPTIONS or \
-            (exc == "TypeError" and any(s in msg for s in ("unexpected keyword argument", "incompatible function arguments",
-                                                    "got multiple values for argument"))) or \
-            (exc == "RuntimeError" and "is not available: nki-agent runs kernels without" in msg):
-        api = blocked_api(msg)
-        return "unsupported", api if (exc or api != msg.split("\n")[0][:120]) else f"{code}: {api[:100]}", d
+            (exc in ("TypeError", "RuntimeError") and any(s in msg for s in MISSING_API_MESSAGES)):
+        return "unsupported", blocked_api(code, msg), d
     return "stricter", key, d
 
 
