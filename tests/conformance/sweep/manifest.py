@@ -1,8 +1,9 @@
 """The manifest of the coverage sweep (sweep.py, docs/conformance.md "Coverage sweep").
 
 Says, for the entry kernels of the public NKI repositories, at which pinned commit they are read
-and with which shapes, dtypes and arguments nki-agent checks them. None of their code is in this
-repository: sweep.py reads the files from local git mirrors at run time.
+and with which shapes, dtypes and arguments nki-agent checks them. It must never hold upstream
+code, only locations, shapes and reasons: sweep.py reads the files from local git mirrors at run
+time.
 
 Fields of a kernel (`K`):
 - repo, path, entry: where the kernel is (`repo` is the mirror folder's name, owner+name);
@@ -11,8 +12,9 @@ Fields of a kernel (`K`):
 - grid: the SPMD launch grid, when the kernel's driver launches one;
 - target: the NeuronCore the kernel is written for (trn1 or trn2; trn3 kernels are checked on trn2,
   the newest target nki-agent models);
-- src: where the shapes come from: "test" (the kernel's upstream test: the exact arrays that test
-  passes, read by running the test's driver on a recording stand-in of nki, once, by hand), "doc"
+- src: where the shapes come from: "test" (the kernel's upstream test: for the SDK's nki/test
+  files the exact arrays each unittest passes, read once by running the tests' drivers on a
+  recording stand-in of nki; elsewhere the test's first parameter set, read by hand), "doc"
   (the kernel's docstring, tutorial driver or `__main__` block), "asserts" (no test or doc gives
   shapes: a plausible shape satisfying the kernel's asserts; marked `plausible`);
 - package_root: the leading folders dropped when laying the repository's package out
