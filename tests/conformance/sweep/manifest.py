@@ -1,0 +1,558 @@
+"""The manifest of the coverage sweep (sweep.py, docs/conformance.md "Coverage sweep").
+
+Says, for the entry kernels of the public NKI repositories, at which pinned commit they are read
+and with which shapes, dtypes and arguments nki-agent checks them. It must never hold upstream
+code, only locations, shapes and reasons: sweep.py reads the files from local git mirrors at run
+time.
+
+Fields of a kernel (`K`):
+- repo, path, entry: where the kernel is (`repo` is the mirror folder's name, owner+name);
+- shapes: {parameter: "dtype[d0,d1,...]"} for the tensor inputs (None: not swept yet);
+- args: {parameter: python literal} for the non-tensor arguments;
+- grid: the SPMD launch grid, when the kernel's driver launches one;
+- target: the NeuronCore the kernel is written for (trn1 or trn2; trn3 kernels are checked on trn2,
+  the newest target nki-agent models);
+- src: where the shapes come from: "test" (the kernel's upstream test: for the SDK's nki/test
+  files the exact arrays each unittest passes, read once by running the tests' drivers on a
+  recording stand-in of nki; elsewhere the test's first parameter set, read by hand), "doc"
+  (the kernel's docstring, tutorial driver or `__main__` block), "asserts" (no test or doc gives
+  shapes: a plausible shape satisfying the kernel's asserts; marked `plausible`);
+- package_root: the leading folders dropped when laying the repository's package out
+  (nki-library's src/nkilib_src), so that `nkilib/...` is the package tree;
+- prepare: "strip_module_code" where the file runs device code at import time (the conformance
+  suite's preparation, run_conformance.py);
+- trees: more folders of the repository to lay out at their paths (a test file's helpers);
+- call: the function nki-agent calls when the kernel's docs launch it through a host function of
+  the same file (which picks the SPMD grid); the entry kernel otherwise;
+- note: why a kernel is not swept, or what is special.
+
+SHARED is the reviewed table of rejections the real toolchain shares: {kernel id: {key}}, where
+key is the diagnostic code (or nkia_python_exception:<Exception>). A rejection is counted as
+shared only when it is listed here, with the reason in a comment; sweep.py never infers it.
+
+TRACED_FLOOR is the number of kernels that traced when the table in docs/conformance.md was
+measured; tests/unit/test_conformance_sweep.cpp fails when fewer trace.
+"""
+import dataclasses
+from typing import Optional
+
+SDK = "aws-neuron+aws-neuron-sdk"
+SAMPLES = "aws-neuron+nki-samples"
+NKILIB = "aws-neuron+nki-library"
+NXDI = "aws-neuron+neuronx-distributed-inference"
+
+# The pinned commits: each mirror's HEAD when the sweep was written (SDK, nki-library and NxDI are
+# the conformance suite's commits, tests/conformance/cases.py).
+COMMITS = {
+    SDK: "81ce03ae261e12925e53437a0f690478e6366155",
+    SAMPLES: "6905a68a122f937e68403727759f035ddd144f95",
+    NKILIB: "d2ad3a579498d1888aa8740af97fd325dd5f2740",
+    NXDI: "4bcdc54bf3b6ccdad490e5cd0680a3dc95270b8e",
+}
+# Public NKI code the sweep cannot read: no mirror of it exists on the machines the sweep runs on.
+NOT_MIRRORED = ["aws-neuron/nkipy"]
+
+NKILIB_ROOT = "src/nkilib_src"
+STRIP = "strip_module_code"
+T, DOC, ASSERTS = "test", "doc", "asserts"
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel:
+    repo: str
+    path: str
+    entry: str
+    shapes: Optional[dict]
+    args: dict = dataclasses.field(default_factory=dict)
+    grid: Optional[tuple] = None
+    target: str = "trn1"
+    src: str = T
+    package_root: str = ""
+    prepare: tuple = ()
+    timeout: float = 120.0
+    trees: tuple = ()  # more repository folders to write, e.g. a test's helpers ("test/utils")
+    call: str = ""  # the documented host function that launches the kernel, when the docs call that
+    note: str = ""
+
+    @property
+    def id(self):
+        return f"{self.repo.split('+', 1)[-1]}:{self.path}::{self.entry}"
+
+    @property
+    def plausible(self):
+        return self.src == ASSERTS
+
+    @property
+    def source(self):
+        return self.src
+
+
+def K(repo, path, entry, shapes, **kw):
+    if repo == NKILIB and "package_root" not in kw:
+        kw["package_root"] = NKILIB_ROOT
+    if repo == NKILIB and "target" not in kw:
+        kw["target"] = "trn2"
+    return Kernel(repo, path, entry, shapes, **kw)
+
+
+def not_swept(repo, path, entry, why):
+    return Kernel(repo, path, entry, None, src="", note=why)
+
+
+KERNELS = [
+    # ---- aws-neuron-sdk: nki/test (legacy dialect, neuronxcc.nki). Shapes: the arrays each
+    # unittest passes (nki/test/test_*.py at the pinned commit).
+    K(SDK, "nki/test/test_nki_isa_activation.py", "nki_activation", {"a_tensor": "float32[128,1024]", "b_tensor": "float32[128,512]", "c_tensor": "float32[128,1]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_affine_select.py", "nki_affine_select", {"a_tensor": "float32[128,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_bn_stats.py", "nki_bn_stats_bn_aggr_1", {"a_tensor": "float32[128,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_copypredicated.py", "nki_copy_predicated", {"predicate": "bool[128,512]", "on_true_tensor": "float32[128,512]", "on_false_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_dma_copy_hwdge", {"in_tensor": "float32[128,512]"}, target="trn2", src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_dma_copy_swdge", {"in_tensor": "float32[64,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_indirect_load_oob_err", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_indirect_load_oob_error_negative", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_indirect_load_oob_skip", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_indirect_store_oob_err", {"in_tensor": "float32[64,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_indirect_store_oob_err_negative", {"in_tensor": "float32[64,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_indirect_store_oob_skip", {"in_tensor": "float32[64,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_indirect_store_rmw", {"in_tensor": "float32[64,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_copy.py", "nki_dma_copy", {"a": "float32[256,1]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dropout.py", "nki_dropout", {"a_tensor": "float32[128,512]", "b_tensor": "float32[128,1]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dropout.py", "nki_dropout_scalar", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_iota.py", "nki_iota", {}, src=T),
+    K(SDK, "nki/test/test_nki_isa_local_gather.py", "nki_local_gather", {"src_buffer": "float32[128,512,4]", "index": "uint16[128,4]"}, args={"num_elem_per_idx": "4", "num_valid_indices": "64", "output_shape": "(128, 4, 16, 4)"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_max8.py", "nki_max8", {}, src=T),
+    K(SDK, "nki/test/test_nki_isa_memset.py", "nki_memset", {}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_find_index8.py", "nki_max_index8", {}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_match_replace8.py", "nki_nc_match_replace8", {}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_match_replace8.py", "nki_nc_match_replace_indices8", {"in_tensor": "float32[128,512]"}, args={"imm": "0.0"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_match_replace8.py", "nki_nc_match_replace_indices8_3d", {"data_tensor": "float32[128,4,4]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_match_replace8.py", "nki_nc_match_replace_indices8_3d_inplace", {"data_tensor": "float32[128,4,4]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_match_replace8.py", "nki_nc_match_replace_indices8_mask", {"in_tensor": "float32[128,512]"}, args={"imm": "0.0"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_matmul.py", "nki_nc_matmul", {"a_tensor": "float32[128,128]", "b_tensor": "float32[128,512]", "d_tensor": "float32[256,128]", "e_tensor": "float32[256,512]", "g_tensor": "float32[16,64,64]", "h_tensor": "float32[16,64,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_stream_shuffle.py", "nki_nc_stream_shuffle_broadcast_mask", {"in_tensor": "float32[128,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_stream_shuffle.py", "nki_nc_stream_shuffle_broadcast_partition", {"in_tensor": "float32[1,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_stream_shuffle.py", "nki_nc_stream_shuffle", {"in_tensor": "float32[32,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_nc_transpose.py", "nki_nc_transpose", {"a_tensor": "float32[128,64]", "b_tensor": "float32[32,2]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_reciprocal.py", "reciprocal_kernel", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_reduce.py", "nki_reduce", {"a_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_select_reduce.py", "nki_select_reduce_basic", {"predicate_data": "uint8[128,64]", "on_true_data": "float32[128,64]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_select_reduce.py", "nki_select_reduce_reverse_pred", {"predicate_data": "uint8[128,64]", "on_true_data": "float32[128,64]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_select_reduce.py", "nki_select_reduce_with_reduction", {"predicate_data": "bool[128,512]", "on_true_data": "float32[128,512]", "on_false_data": "float32[128,1]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_sequence_bounds.py", "nki_sequence_bounds", {"segment_ids": "float32[1,32]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_tensor_copy.py", "nki_tensor_copy", {"in_tensor": "float32[8,8]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_tensor_scalar.py", "nki_tensor_scalar", {"a_tensor": "float32[128,512]", "c_tensor": "float32[128,512]", "e_tensor": "float32[64,1024]", "f_tensor": "float32[64,1]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_tensor_tensor.py", "nki_tensor_tensor", {"a_tensor": "float32[128,512]", "b_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_tensor_tensor_scan.py", "nki_tensor_tensor_scan", {"a_tensor": "float32[128,1024]", "b_tensor": "float32[128,1024]"}, src=T),
+    K(SDK, "nki/test/test_nki_mask.py", "nki_mask", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_memory_semantics.py", "simple_demo_kernel", {"a_ptr": "float32[4,128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_add.py", "add_tensors", {"a_tensor": "float32[128,512]", "b_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_add.py", "add_broadcast_both_dims", {"a_tensor": "float32[128,512]", "b_tensor": "float32[1,1]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_add.py", "add_broadcast_each_dims", {"a_tensor": "float32[128,1]", "b_tensor": "float32[1,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_add.py", "add_broadcast_free_dim", {"a_tensor": "float32[128,512]", "b_tensor": "float32[128,1]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_add.py", "add_broadcast_par_dim", {"a_tensor": "float32[128,512]", "b_tensor": "float32[1,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_add.py", "add_tensor_scalar", {"a_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_broadcast.py", "test_nl_broadcast", {"in_tensor": "int32[1,64]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_dslice.py", "example_kernel", {"in_tensor": "float32[128,4096]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_gather_flattened.py", "nki_gather_flattened", {}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_store.py", "example_load_store_b", {"in_tensor": "float32[4,128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_store.py", "example_kernel", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_store_indirect.py", "example_indirect_load_1", {"data_tensor": "float32[128,512]", "idx_tensor": "int32[64]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_store_indirect.py", "example_indirect_load_2", {"data_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_store_indirect.py", "example_indirect_save_1", {"in_tensor": "float32[64,512]", "idx_tensor": "int32[64]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_store_indirect.py", "example_indirect_save_2", {"in_tensor": "float32[64,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_transpose2d.py", "example_kernel_0", {"in_tensor": "float32[2048,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_transpose2d.py", "example_kernel_1", {"in_tensor": "float32[2048,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_mgrid.py", "example_kernel", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_mgrid.py", "example_kernel_1", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_simulate_kernel.py", "print_kernel", {"a_tensor": "float32[3,4]"}, src=T),
+    K(SDK, "nki/test/test_nki_nl_load_store.py", "example_kernel", {"in_tensor": "float32[128,512]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_bn_stats.py", "nki_bn_stats_bn_aggr_2", {"b_tensor": "float32[128,1024]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_transpose.py", "nki_dma_transpose_2d_hbm2sb", {"a": "float16[16,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_transpose.py", "nki_dma_transpose_2d_sb2sb", {"a": "float16[16,128]"}, src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_transpose.py", "nki_dma_transpose_2d_hbm2sb_dge_xbar", {"a": "float16[16,128]"},
+      target="trn2", src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_transpose.py", "nki_dma_transpose_2d_sb2sb_dge_xbar", {"a": "float16[16,128]"},
+      target="trn2", src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_transpose.py", "nki_dma_gather_transpose_3d_hbm2sb",
+      {"src_tensor": "uint16[64,4,128]", "idx_tensor": "uint32[32,1]"}, target="trn2", src=T),
+    K(SDK, "nki/test/test_nki_isa_dma_transpose.py", "nki_dma_gather_transpose_3d_sb2sb",
+      {"src_tensor": "uint16[64,4,128]", "idx_tensor": "uint32[32,1]"}, target="trn2", src=T,
+      note="test_dma_transpose_indirect passes these arrays to the hbm2sb twin; the sb2sb one takes the same"),
+    K(SDK, "nki/test/test_nki_isa_nc_matmul.py", "nki_nc_matmul_double_row_gen3",
+      {"a_input": "float8_e5m2[128,2,1]", "b_input": "float8_e5m2[128,2,512]"}, target="trn2", src=T),
+    K(SDK, "nki/test/test_nki_spmd_grid.py", "nki_spmd_kernel", {"a": "float32[4,2,1,1]"}, grid=(4, 2), src=T),
+    not_swept(SDK, "nki/test/test_nki_isa_tensor_scalar_cumulative.py", "nki_tensor_scalar_cumulative_scalar",
+              "its test passes NKI operators (nl.add, nl.maximum) as arguments, which `check --arg` cannot express"),
+    not_swept(SDK, "nki/test/test_nki_isa_tensor_scalar_cumulative.py", "nki_tensor_scalar_cumulative_vector",
+              "its test passes NKI operators as arguments, which `check --arg` cannot express"),
+    not_swept(SDK, "nki/test/test_nki_isa_tensor_scalar_cumulative.py", "nki_tensor_scalar_cumulative_chain",
+              "its test passes NKI operators as arguments, which `check --arg` cannot express"),
+    not_swept(SDK, "nki/test/test_nki_isa_tensor_scalar_cumulative.py", "nki_tensor_scan",
+              "its test passes an NKI operator as an argument, which `check --arg` cannot express"),
+    not_swept(SDK, "nki/test/test_nki_isa_range_select.py", "nki_range_select_chaining",
+              "its test passes NumPy comparison ufuncs as arguments, which `check --arg` cannot express"),
+
+    # ---- aws-neuron-sdk: nki/examples and deep-dives (current dialect, `import nki`). Shapes: each
+    # example's __main__ block or tutorial driver (*_torch.py) or docstring.
+    K(SDK, "nki/examples/tensor_addition/tensor_addition_nki_kernels.py", "nki_tensor_add",
+      {"a_input": "float32[256,1024]", "b_input": "float32[256,1024]"}, src=DOC,
+      note="docstring: tiles of [128,512]; the tutorial's driver uses (256, 1024)"),
+    K(SDK, "nki/examples/getting_started_baremetal.py", "nki_tensor_add_kernel",
+      {"a_input": "float16[4,3]", "b_input": "float16[4,3]"}, src=DOC),
+    K(SDK, "nki/examples/getting_started_jax.py", "nki_tensor_add_kernel",
+      {"a_input": "float16[4,3]", "b_input": "float16[4,3]"}, src=DOC),
+    K(SDK, "nki/examples/getting_started_torch.py", "nki_tensor_add_kernel",
+      {"a_input": "float16[4,3]", "b_input": "float16[4,3]"}, src=DOC),
+    K(SDK, "nki/examples/index-case-1.py", "tensor_split_kernel_", {"in_tensor": "bfloat16[4,5]"}, src=DOC),
+    K(SDK, "nki/examples/index-case-3.py", "tensor_maxpool_kernel_", {"in_tensor": "bfloat16[2,6,6]"},
+      args={"sz_pool": "2"}, src=DOC),
+    K(SDK, "nki/examples/layout-pass.py", "tensor_exp_kernel_", {"in_tensor": "bfloat16[128,512]"}, src=DOC),
+    K(SDK, "nki/examples/layout-violation.py", "tensor_exp_kernel_", {"in_tensor": "bfloat16[256,512]"}, src=DOC,
+      note="the example of a layout violation: (256, 512) puts 256 rows on the 128 partitions"),
+    K(SDK, "nki/examples/average_pool2d/average_pool2d_nki_kernels.py", "tensor_avgpool_kernel",
+      {"in_tensor": "float16[2,6,6]"}, args={"pool_size": "2"}, src=DOC),
+    K(SDK, "nki/examples/matrix_multiplication/matrix_multiplication_nki_kernels.py", "nki_matmul_basic_",
+      {"lhsT": "bfloat16[128,64]", "rhs": "bfloat16[128,512]"}, src=DOC),
+    K(SDK, "nki/examples/matrix_multiplication/matrix_multiplication_nki_kernels.py", "nki_matmul_tiled_",
+      {"lhsT": "bfloat16[1024,4096]", "rhs": "bfloat16[1024,2048]"}, src=DOC),
+    K(SDK, "nki/examples/matrix_multiplication/matrix_multiplication_nki_kernels.py", "nki_matmul_hoist_load_",
+      {"lhsT": "bfloat16[1024,4096]", "rhs": "bfloat16[1024,2048]"}, src=DOC),
+    K(SDK, "nki/examples/matrix_multiplication/matrix_multiplication_nki_kernels.py", "nki_matmul_block_free_dimension_",
+      {"lhsT": "bfloat16[1024,4096]", "rhs": "bfloat16[1024,2048]"}, src=DOC),
+    K(SDK, "nki/examples/matrix_multiplication/matrix_multiplication_nki_kernels.py", "nki_matmul_fully_optimized_",
+      {"lhsT": "bfloat16[1024,4096]", "rhs": "bfloat16[1024,2048]"}, src=DOC),
+    K(SDK, "nki/examples/simulate/nki_simulate_example.py", "add_kernel",
+      {"a_ptr": "float32[128,512]", "b_ptr": "float32[128,512]"}, src=DOC, prepare=(STRIP,),
+      note="the file runs nki.simulate at module level"),
+    K(SDK, "nki/examples/transpose2d/transpose2d_nki_kernels.py", "tensor_transpose2D_kernel_",
+      {"in_tensor": "int8[5,12]"}, args={"shape2D": "(3, 4)"}, src=DOC),
+    K(SDK, "nki/examples/fused_mamba/mamba_nki_kernels.py", "mamba_v1",
+      {"delta": "float32[1,256,2048]", "u": "float32[1,256,2048]", "A": "float32[256,16]",
+       "B": "float32[1,16,2048]", "C": "float32[1,16,2048]"}, src=DOC),
+    K(SDK, "nki/examples/fused_mamba/mamba_nki_kernels.py", "mamba_v2",
+      {"delta": "float32[1,256,2048]", "u": "float32[1,256,2048]", "A": "float32[256,16]",
+       "B": "float32[1,16,2048]", "C": "float32[1,16,2048]"}, src=DOC),
+    K(SDK, "nki/examples/fused_mamba/mamba_nki_kernels.py", "mamba_v3",
+      {"delta": "float32[1,256,2048]", "u": "float32[1,256,2048]", "A": "float32[256,16]",
+       "B": "float32[1,16,2048]", "C": "float32[1,16,2048]"}, src=DOC),
+
+    # ---- nki-samples (legacy tutorials; the matmul tutorial is current). Shapes: the tutorial's
+    # test or driver.
+    K(SAMPLES, "src/nki_samples/tutorials/attention_fwd_performance/attention_kernels.py", "attn_fwd_v1",
+      {"q": "float32[128,128]", "k": "float32[128,128]", "v": "float32[128,128]"}, src=DOC),
+    K(SAMPLES, "src/nki_samples/tutorials/attention_fwd_performance/attention_kernels.py", "attn_fwd_v2",
+      {"q": "float32[128,128]", "k": "float32[128,128]", "v": "float32[128,128]"}, src=DOC),
+] + [
+    K(SAMPLES, "src/nki_samples/tutorials/attention_fwd_performance/attention_kernels.py", f"attn_fwd_{v}",
+      {"q": "float32[128,4096]", "k": "float32[128,4096]", "v": "float32[128,4096]"}, src=DOC, timeout=300.0)
+    for v in ("v3", "v4", "v5", "v6", "v7", "v8", "v8a", "v9", "v10", "v11")
+] + [
+    K(SAMPLES, "src/nki_samples/tutorials/average_pool2d/average_pool2d_nki_kernels.py", "tensor_avgpool_kernel",
+      {"in_tensor": "float16[2,6,6]"}, args={"pool_size": "2"}, src=DOC),
+    K(SAMPLES, "src/nki_samples/tutorials/transpose2d/transpose2d_nki_kernels.py", "tensor_transpose2D_kernel_",
+      {"in_tensor": "int8[5,12]"}, args={"shape2D": "(3, 4)"}, src=DOC),
+    K(SAMPLES, "src/nki_samples/tutorials/tensor_addition/tensor_addition_nki_kernels.py", "nki_tensor_add_kernel_",
+      {"a_input": "bfloat16[256,1024]", "b_input": "bfloat16[256,1024]"}, call="nki_tensor_add", src=DOC,
+      note="tensor_addition_torch.py calls the host function nki_tensor_add, which launches the grid"),
+    K(SAMPLES, "src/nki_samples/tutorials/tensor_addition/spmd_tensor_addition_nki_kernels.py", "nki_tensor_add_kernel_",
+      {"a_input": "bfloat16[256,1024]", "b_input": "bfloat16[256,1024]"}, call="nki_tensor_add", src=DOC,
+      note="spmd_tensor_addition_torch.py calls the host function nki_tensor_add, which launches the grid"),
+    K(SAMPLES, "src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py", "nki_matmul_basic_",
+      {"lhsT": "bfloat16[128,64]", "rhs": "bfloat16[128,512]"}, src=DOC),
+] + [
+    K(SAMPLES, "src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py", name,
+      {"lhsT": "bfloat16[1024,4096]", "rhs": "bfloat16[1024,2048]"}, src=DOC)
+    for name in ("nki_matmul_tiled_", "nki_matmul_hoist_load_", "nki_matmul_block_free_dimension_",
+                 "nki_matmul_fully_optimized_")
+] + [
+    K(SAMPLES, "src/nki_samples/tutorials/fused_mamba/mamba_nki_kernels.py", name,
+      {"delta": "float32[1,256,2048]", "u": "float32[1,256,2048]", "A": "float32[256,16]",
+       "B": "float32[1,16,2048]", "C": "float32[1,16,2048]"}, src=DOC)
+    for name in ("mamba_v1", "mamba_v2", "mamba_v3")
+] + [
+    # ---- nki-library (current dialect; the package src/nkilib_src/nkilib is laid out whole). Shapes:
+    # the first parameter set of each kernel's test under test/integration/nkilib/.
+    K(NKILIB, "src/nkilib_src/nkilib/core/cumsum/cumsum.py", "cumsum", {"x": "float32[1,256]"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/core/max/cascaded_max.py", "cascaded_max",
+      {"input_tensor": "float32[8,5,4058]"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/core/embeddings/rope.py", "RoPE",
+      {"x_in": "bfloat16[128,8192,1,8]", "cos": "bfloat16[64,8192,8]", "sin": "bfloat16[64,8192,8]"},
+      args={"contiguous_layout": "True", "relayout_in_sbuf": "False"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/core/subkernels/find_nonzero_indices.py", "find_nonzero_indices",
+      {"input_tensor": "int32[4096,128]"}, args={"chunk_size": "4096"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/core/embeddings/rope_hf.py", "rope_hf",
+      {"q": "bfloat16[1,32,256,128]", "k": "bfloat16[1,8,256,128]", "q_out": "bfloat16[1,32,256,128]",
+       "k_out": "bfloat16[1,8,256,128]", "cos": "bfloat16[1,256,128]", "sin": "bfloat16[1,256,128]"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/experimental/conv/conv1d.py", "conv1d",
+      {"x_in": "float32[1,16,20]", "filters": "float32[3,16,32]"},
+      args={"stride": "1", "padding": "(0, 0)", "dilation": "1"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/experimental/conv/depthwise_conv1d.py", "depthwise_conv1d_implicit_gemm",
+      {"img_ref": "bfloat16[1,16,1,512]", "filter_ref": "bfloat16[16,1,1,64]"},
+      args={"stride": "(1, 1)", "padding": "((0, 0), (0, 0))", "feature_group_count": "16"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/experimental/loss/cross_entropy.py", "cross_entropy_forward",
+      {"logits_hbm": "bfloat16[1,32128]", "targets_hbm": "int32[1]"},
+      args={"positions_per_batch": "1", "chunk_size": "32128"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/experimental/loss/cross_entropy.py", "cross_entropy_backward",
+      {"logits_hbm": "bfloat16[1,32128]", "targets_hbm": "int32[1]", "lse_state_hbm": "bfloat16[1]"},
+      args={"positions_per_batch": "1", "chunk_size": "32128"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/core/subkernels/indexed_flatten.py", "indexed_flatten",
+      {"input_tensor": "int32[1,4096]", "row_offsets": "int32[1]"}, args={"f_len": "128", "output_len": "5120"},
+      src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/core/output_projection/output_projection_cte/output_projection_cte.py",
+      "output_projection_cte",
+      {"attention": "bfloat16[1,10,128,16]", "weight": "bfloat16[1280,5120]", "bias": "bfloat16[1,5120]"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/core/output_projection/output_projection_tkg.py", "output_projection_tkg",
+      {"attention": "bfloat16[128,64,8,1]", "weight": "bfloat16[1024,8192]", "bias": "bfloat16[1,8192]"}, src=T,
+      note="test_output_proj_tkg.py's (B 64, n_heads 8, S_tkg 1, d_head 128, H 8192) with the default "
+           "QuantizationType.NONE (the enum cannot be passed by --arg)"),
+    K(NKILIB, "src/nkilib_src/nkilib/core/attention/attention_cte.py", "attention_cte",
+      {"q": "float32[1,4096,64]", "k": "float32[1,64,9216]", "v": "float32[1,9216,64]"},
+      args={"scale": "0.5", "causal_mask": "False", "tp_q": "True", "tp_out": "False"}, src=T, timeout=300.0),
+    K(NKILIB, "src/nkilib_src/nkilib/experimental/benchmark/find_nonzero_indices_with_count.py",
+      "find_nonzero_indices_with_count", {"input_tensor": "float32[1,32]"}, src=T),
+    K(NKILIB, "src/nkilib_src/nkilib/experimental/dynamic_shapes/dynamic_elementwise_add.py", "dynamic_elementwise_add",
+      {"input_a": "bfloat16[256,1024]", "input_b": "bfloat16[256,1024]", "num_m_tiles": "int32[1,1]"}, src=ASSERTS,
+      note="the test's input layout (M x H bf16, num_m_tiles = M // 128); M, H chosen as multiples of the tiles"),
+]
+
+KERNELS += [
+    # ---- neuronx-distributed-inference. Shapes: the kernel's unit test (test/unit/...) or, for the
+    # contrib models, the kernel's own test beside it.
+    K(NXDI, "src/neuronx_distributed_inference/modules/sliding_window/attention.py", "flash_fwd",
+      {"q": "bfloat16[1,1,96,16384]", "k": "bfloat16[1,1,96,16384]", "v": "bfloat16[1,1,16384,96]"},
+      args={"use_causal_mask": "True", "window_size": "(-2, -1)"}, grid=(1, 1), src=T, timeout=300.0,
+      note="test_attention.py's first case, launched flash_fwd[bs, heads]; its FlashConfig(seq_tile_size=2048) "
+           "cannot be passed by --arg, so the kernel's default config is used"),
+    K(NXDI, "src/neuronx_distributed_inference/utils/distributed.py", "split_along_dim0_kernel",
+      {"tensor": "int32[6]", "rank": "int32[1]"}, args={"num_partitions": "3"}, src=T,
+      note="test_distributed.py: torch.arange(6) (int64 there; NKI has no int64, int32 here), rank 0 "
+           "reshaped to (1,), 3 partitions"),
+    K(NXDI, "contrib/models/GLM-5.2/src/mla_attention_nki_kernel.py", "mla_attention_tkg",
+      {"q_pe": "bfloat16[2,64]", "q_nope": "bfloat16[2,512]", "kv_cache": "bfloat16[1,512,576]",
+       "v_absorb": "bfloat16[2,256,512]", "attn_mask": "bool[2,512]"}, target="trn2", src=T,
+      note="test_mla_attention_nki.py at the kernel's defaults (B 1, 2 heads, d_rope 64, d_c 512, d_v 256, S 512)"),
+    K(NXDI, "src/neuronx_distributed_inference/modules/kvcache/utils.py", "write_kv_cache_at_batch_kernel",
+      {"K": "float32[1,2,128,64]", "V": "float32[1,2,128,64]", "K_prior": "float32[4,2,256,64]",
+       "V_prior": "float32[4,2,256,64]", "batch_idx": "int32[1]"}, src=ASSERTS,
+      note="the docstring's layout (1, H, S, D) into (B, H, S_prior, D); sizes chosen"),
+]
+
+# The Qwen3.5 DeltaNet kernels (identical files in the 2B and 35B-A3B contrib models). Shapes: the
+# layouts their parameter comments give ("(S, 128) float32", ...), with S = 256 (two 128-token
+# chunks), N = 2 chunks and BH = 2 heads chosen.
+_F = "float32"
+_M = {"lower_mask": "float32[128,128]", "identity": "float32[128,128]", "lower_mask_diag": "float32[128,128]"}
+_QKV = {"query": "float32[256,128]", "key": "float32[256,128]", "value": "float32[256,128]"}
+_DELTANET = [
+    ("nki_deltanet.py", "_deltanet_recurrent_step_batched_kernel",
+     {"query": "float32[2,128]", "key": "float32[2,128]", "value": "float32[2,128]", "g_in": "float32[2,1]",
+      "beta_in": "float32[2,1]", "state_in": "float32[256,128]"}),
+    ("nki_deltanet.py", "deltanet_recurrent_step",
+     {"query": "float32[1,128]", "key": "float32[1,128]", "value": "float32[1,128]", "g_in": "float32[1,128]",
+      "beta_in": "float32[1,128]", "state_in": "float32[128,128]"}),
+    ("nki_deltanet.py", "deltanet_recurrent_fwd", dict(_QKV, g_in="float32[256,128]", beta_in="float32[256,128]")),
+    ("nki_deltanet.py", "deltanet_recurrent_fwd_state",
+     dict(_QKV, g_in="float32[256,128]", beta_in="float32[256,128]")),
+    ("nki_deltanet_chunked.py", "deltanet_chunk_step",
+     {n: "float32[128,128]" for n in ("query", "key", "value", "beta_broadcast", "g_cumsum", "g_last", "state_in",
+                                       "lower_mask", "identity", "lower_mask_diag")}),
+    ("nki_deltanet_fused.py", "deltanet_fused_chunked_fwd",
+     dict(_QKV, g_in="float32[256,1]", beta_in="float32[256,1]", initial_state="float32[128,128]", **_M)),
+    ("nki_deltanet_fused.py", "deltanet_autocp_affine_chunk",
+     dict({"query": "float32[128,128]", "key": "float32[128,128]", "value": "float32[128,128]",
+           "g_in": "float32[128,1]", "beta_in": "float32[128,1]"}, **_M)),
+    ("nki_deltanet_fused.py", "deltanet_autocp_affine_sequence",
+     dict(_QKV, g_in="float32[256,1]", beta_in="float32[256,1]", **_M)),
+    # one AutoCP segment: AUTOCP_CP_CHUNKS (4) chunks of CHUNK_SIZE (128) tokens
+    ("nki_deltanet_fused.py", "deltanet_autocp_state_summary_sequence",
+     {"key": "float32[512,128]", "value": "float32[512,128]", "g_in": "float32[512,1]", "beta_in": "float32[512,1]",
+      "lower_mask": "float32[128,128]", "identity": "float32[128,128]"}),
+    ("nki_deltanet_fused.py", "deltanet_autocp_state_prefix",
+     {"state_matrix": "float32[2,128,128]", "state_bias": "float32[2,128,128]", "initial_state": "float32[128,128]"}),
+    ("nki_deltanet_fused.py", "deltanet_autocp_apply_output",
+     {"output_base": "float32[2,128,128]", "output_state": "float32[2,128,128]", "chunk_states": "float32[2,128,128]"}),
+    ("nki_deltanet_fused.py", "deltanet_autocp_prefix_apply_output",
+     {"output_base": "float32[2,128,128]", "output_state": "float32[2,128,128]", "state_matrix": "float32[2,128,128]",
+      "state_bias": "float32[2,128,128]", "initial_state": "float32[128,128]"}),
+    ("nki_deltanet_fused.py", "deltanet_fused_chunked_fwd_multihead",
+     dict({"query": "float32[2,256,128]", "key": "float32[2,256,128]", "value": "float32[2,256,128]",
+           "g_in": "float32[2,256,1]", "beta_in": "float32[2,256,1]", "initial_state": "float32[2,128,128]"}, **_M)),
+    ("nki_deltanet_fused_legacy.py", "deltanet_fused_chunked_fwd",
+     dict(_QKV, g_in="float32[256,1]", beta_in="float32[256,1]", initial_state="float32[128,128]", **_M)),
+]
+KERNELS += [
+    K(NXDI, f"contrib/models/{model}/src/nki_kernels/{file}", entry, shapes, target="trn2", src=DOC,
+      note="the parameter comments' layout; S, N, BH chosen")
+    for model in ("Qwen3.5-2B", "Qwen3.5-35B-A3B") for file, entry, shapes in _DELTANET
+]
+
+KERNELS += [
+    K(NXDI, f"contrib/models/{model}/src/nki_kernels/qwen_qk_norm_rope.py", "qwen_qk_norm_partial_rope_kernel",
+      {"q_proj": "bfloat16[1,128,2048]", "k_proj": "bfloat16[1,128,512]", "q_gamma": "bfloat16[256]",
+       "k_gamma": "bfloat16[256]", "cos_cache": "bfloat16[1,128,64]", "sin_cache": "bfloat16[1,128,64]"},
+      args={"eps": "1e-06"}, target="trn2", src=ASSERTS,
+      note="the layout the kernel reads (BSD projections of 256-wide heads, [B, S, 64] cos/sin, as "
+           "modeling_qwen35.py passes them); 8 query and 2 key heads, S = 128 chosen")
+    for model in ("Qwen3.5-2B", "Qwen3.5-35B-A3B")
+]
+
+KERNELS += [
+    K(NXDI, "src/neuronx_distributed_inference/modules/eagle/hidden_state.py", "rolling_buffer_set_state",
+      {"buffer": "float32[3,10,3072]", "hidden_states": "float32[1,3072]", "batch_ids": "int32[1]",
+       "position_ids": "int32[1]"}, src=T,
+      note="test_hidden_state_rolling_buffer_kernel.py (batch 1, padding 1, hidden 3072): the buffer is "
+           "(batch + padding + 1, 2k = 10, hidden); the others in the parameter comments' layout"),
+    K(NXDI, "contrib/models/ltx2-video-audio/src/nki_cross_attention_kernel.py", "cross_attn_kernel",
+      {"q_ref": "bfloat16[2,128,128]", "k_ref": "bfloat16[2,1024,128]", "v_ref": "bfloat16[2,1024,128]",
+       "mask_ref": "bfloat16[2,1024]"}, target="trn2", src=DOC,
+      note="the docstring's layout; batch_heads 2 and q_seq 128 chosen"),
+]
+
+# Entry kernels decorated with nki.jit that their own file calls from another kernel: swept through
+# their caller where that is swept, listed here so that they are not counted as missing shapes.
+_SUBKERNELS = [
+    (NXDI, "src/neuronx_distributed_inference/modules/sliding_window/attention.py", "transpose_p_local", "flash_fwd"),
+    (NXDI, "src/neuronx_distributed_inference/modules/sliding_window/attention.py", "_flash_attention_core", "flash_fwd"),
+    (NXDI, "src/neuronx_distributed_inference/modules/sliding_window/attention.py", "load_v_tile", "flash_fwd"),
+] + [
+    (NKILIB, "src/nkilib_src/nkilib/core/moe/moe_tkg/all_expert_mx_impl.py", name, "_all_expert_moe_tkg_mx")
+    for name in ("_all_expert_mx_static", "_all_expert_mx_dynamic", "_find_expert_routed_tokens",
+                 "_init_dynamic_block_indices_hbm", "_get_block_token_position_to_id", "_layout_adapter_qmx_hbm",
+                 "_load_block_expert_affinities", "_load_expert", "_compute_expert_mlp", "_compute_block")
+] + [
+    (NKILIB, "src/nkilib_src/nkilib/core/moe/moe_tkg/down_projection_mx.py", "load_broadcast_down_weight_scale_bias",
+     "down_projection_mx"),
+    (NKILIB, "src/nkilib_src/nkilib/core/moe/moe_tkg/gate_up_projection_mx.py", "load_gate_up_weight_scale_bias",
+     "gate_up_projection_mx_shard_I"),
+    (NKILIB, "src/nkilib_src/nkilib/core/moe/moe_tkg/gate_up_projection_mx.py", "_clamp_tensor",
+     "gate_up_projection_mx_shard_I"),
+    (NKILIB, "src/nkilib_src/nkilib/core/moe/moe_tkg/gate_up_projection_mx.py", "_matmul_mx_accumulate",
+     "gate_up_projection_mx_shard_I"),
+]
+KERNELS += [not_swept(r, p, e, f"a sub-kernel that {c} calls; swept through it") for r, p, e, c in _SUBKERNELS]
+
+KERNELS += [
+    K(NKILIB, "src/nkilib_src/nkilib/core/qkv/qkv.py", "qkv",
+      {"input": "bfloat16[1,128,8192]", "fused_qkv_weights": "bfloat16[8192,384]"},
+      args={"d_head": "128", "num_q_heads": "1", "num_kv_heads": "1"}, src=T,
+      note="test_qkv_cte.py's (batch 1, seqlen 128, hidden 8192, 1 q head, 1 kv head, d_head 128, no "
+           "norm) at the kernel's defaults otherwise (no fused RoPE)"),
+    K(NKILIB, "src/nkilib_src/nkilib/experimental/mxfp_subkernels/mxfp_load_utils.py", "mxfp_load_performance_wrapper",
+      {"tensor": "bfloat16[128,1024]"}, target="trn2", src=T,
+      note="test_mxfp_load.py's (M 128, K 1024); the test runs on trn3 only, checked here on trn2"),
+    K(NKILIB, "src/nkilib_src/nkilib/experimental/collectives/topk_reduce.py", "topk_reduce",
+      {"input": "bfloat16[32,2882]"}, args={"T": "4", "K": "4"}, src=T,
+      note="test_topk_reduce.py's (src_ranks 8, T 4, K 4, H 2880): a (src_ranks * T, H + 2) buffer"),
+]
+
+# nki-library kernels defined in test files: laid out with the test helpers (test/utils) beside the
+# package, at their repository paths, as the tests import them (`nkilib_src.nkilib...`, `test.utils...`).
+_NKILIB_TEST = dict(package_root="src", trees=("test/utils", "test/integration/nkilib/utils"))
+KERNELS += [
+    K(NKILIB, "test/unit/test_kernel_tracer.py", "kernel_with_assert_false", {"dummy_out": "float32[1]"}, src=T,
+      **_NKILIB_TEST),
+    K(NKILIB, "test/integration/nkilib/core/utils/test_tp_broadcast.py", "tp_broadcast_hbm",
+      {"src_hbm": "float32[5,7]"}, args={"src_offset": "0", "broadcast_count": "1", "src_select_index": "None"},
+      src=T, **_NKILIB_TEST),
+    K(NKILIB, "test/integration/nkilib/core/utils/test_cross_partition_copy.py", "kernel_cross_partition_copy",
+      {"input_data": "float32[128,8]", "output": "float32[128,8]"},
+      args={"src_start_partition": "0", "dst_start_partition": "0", "num_partitions_to_copy": "32",
+            "free_dim_size": "8", "total_partitions": "128"}, src=T, **_NKILIB_TEST),
+] + [
+    K(NKILIB, "test/integration/nkilib/core/utils/test_tensor_view.py", name, {"dummy_out": "float32[1]"},
+      args={"shape": "(128, 64)"}, src=T, **_NKILIB_TEST)
+    for name in ("kernel_test_reinterpret_cast", "kernel_test_reinterpret_cast_mxfp4",
+                 "kernel_test_reinterpret_cast_mxfp8", "kernel_test_reinterpret_cast_bf16_fp16",
+                 "kernel_test_reinterpret_cast_cross_size_indirect", "kernel_test_tensorview_from_tensorview",
+                 "kernel_test_chained_ops_on_tensorview_input")
+] + [
+    K(NKILIB, "test/integration/nkilib/experimental/collectives/test_collectives.py", "rank_id_kernel",
+      {"in_tensor": "float32[2,128,512]"}, src=T, **_NKILIB_TEST,
+      note="a collective test: it runs on 2 ranks; checked here as one"),
+    K(NKILIB, "test/integration/nkilib/experimental/collectives/test_collectives.py", "dma_copy_rank_id_kernel",
+      {"in_tensor": "float32[2,128,64]", "rank_id_lookup": "int32[1,2]"}, src=T, **_NKILIB_TEST,
+      note="a collective test: it runs on 2 ranks; checked here as one"),
+    K(NKILIB, "test/integration/nkilib/core/max/test_cascaded_max_utils.py", "folded_load_store_dst_kernel",
+      {"input_tensor": "float32[16,256]"},
+      args={"fold_factor": "2", "src_batch_start": "0", "src_batch_end": "8", "dst_batch_start": "0",
+            "dst_batch_end": "8"}, src=T, **_NKILIB_TEST),
+    K(NKILIB, "test/integration/nkilib/core/max/test_cascaded_max_utils.py", "folded_load_oversized_sb_kernel",
+      {"input_tensor": "float32[8,256]"},
+      args={"fold_factor": "2", "batch_start": "0", "batch_end": "8", "sb_extra_cols": "16"}, src=T, **_NKILIB_TEST),
+    K(NKILIB, "test/integration/nkilib/core/subkernels/test_rmsnorm_mx_quantize_tkg.py",
+      "rmsnorm_mx_quantize_tkg_wrapper", {"inp": "float16[32,1,512]", "gamma": "float16[1,512]"}, src=T,
+      **_NKILIB_TEST),
+    K(NKILIB, "test/integration/nkilib/core/max/test_cascaded_max_utils.py", "folded_load_store_kernel",
+      {"input_tensor": "float32[8,256]"}, args={"fold_factor": "1", "batch_start": "0", "batch_end": "8"}, src=T,
+      **_NKILIB_TEST),
+]
+
+KERNELS += [
+    # ---- nki-samples contributed kernels (legacy). Shapes: each file's check_correct() / module driver.
+    K(SAMPLES, "contributed/interpolate_bilinear_fwd.py", "interpolate_bilinear_2x_fwd",
+      {"src_arr": "float32[2,64,128,128]"}, src=DOC, timeout=300.0),
+    K(SAMPLES, "contributed/interpolate_trilinear_fwd.py", "interpolate_trilinear_2x_fwd",
+      {"src_arr": "float32[2,64,23,23,23]"}, src=DOC, timeout=300.0),
+    K(SAMPLES, "contributed/maxpooling.py", "max_pooling_2d_stride_1", {"in_tensor": "float32[448,448]"},
+      args={"pool_size": "3"}, src=DOC),
+    K(SAMPLES, "contributed/pipelined_attention.py", "flash_fwd",
+      {"q": "bfloat16[1,128,16384]", "k": "bfloat16[1,128,16384]", "v": "bfloat16[1,16384,128]"},
+      args={"mixed_precision": "True", "softmax_scale": "0.125", "use_causal_mask": "False"}, grid=(1,),
+      prepare=(STRIP,), src=DOC, timeout=300.0,
+      note="the file launches flash_fwd[0] on these arrays at module level (stripped: it runs on the device)"),
+]
+
+# Entry kernels whose upstream tests pass arguments `nki-agent check --arg` (Python literals) cannot
+# express: NKI dtypes, operators, config objects, replica groups. Not swept, with the reason.
+_DTYPE_ARG = "its mx_dtype argument is an NKI dtype (nl.float8_e5m2_x4 ...), which --arg cannot pass"
+_CONFIG_ARG = "its {} argument is a config object, which --arg cannot build"
+_ARG_LIMITS = [
+    (SDK, "nki/deep-dives/src/mxfp-matmul/mx_kernels.py", n, _DTYPE_ARG)
+    for n in ("kernel_offline_quantized_mx_matmul", "kernel_on_device_quantize_matmul_mx",
+              "kernel_copy_strided_quantize_matmul_mx", "kernel_copy_strided_quantize_matmul_mx_packed_scale")
+] + [
+    (SAMPLES, "src/nki_samples/tutorials/mxfp-matmul/mx_kernels.py", n, _DTYPE_ARG)
+    for n in ("kernel_offline_quantized_mx_matmul", "kernel_on_device_quantize_matmul_mx",
+              "kernel_copy_strided_quantize_matmul_mx")
+] + [
+    (SDK, "nki/test/test_nki_isa_range_select.py", "nki_range_select_example",
+     "its test passes NumPy comparison ufuncs and a dtype as arguments, which --arg cannot express"),
+    (NKILIB, "src/nkilib_src/nkilib/core/rmsnorm/rmsnorm_quant.py", "rmsnorm_quant_kernel",
+     _CONFIG_ARG.format("kargs (RmsNormQuantKernelArgs)")),
+    (NKILIB, "src/nkilib_src/nkilib/core/topk/rotational_topk.py", "rotational_topk",
+     _CONFIG_ARG.format("config (RotationalTopkConfig)")),
+    (NKILIB, "src/nkilib_src/nkilib/core/moe/moe_cte/moe_cte.py", "moe_cte", _CONFIG_ARG.format("spec (MoECTESpec)")),
+    (NKILIB, "test/integration/nkilib/core/attention/test_attention_tkg.py", "attn_tkg_wrapper",
+     _CONFIG_ARG.format("cfg (AttnTKGConfig)")),
+    (NKILIB, "test/integration/nkilib/core/utils/test_tensor_view.py", "kernel_test_view_ops",
+     "its ops argument holds NKI buffers (nl.sbuf, nl.hbm), which --arg cannot pass"),
+    (NKILIB, "test/integration/nkilib/core/utils/test_tensor_view.py", "kernel_dynamic_ops",
+     "its ops argument is a tuple of view operations with NKI objects, which --arg cannot pass"),
+] + [
+    (NKILIB, "src/nkilib_src/nkilib/experimental/collectives/sb2sb_allgather.py", n,
+     _CONFIG_ARG.format("replica_groups (ReplicaGroup)") + "; a multi-rank collective")
+    for n in ("allgather_sb2sb", "allgather_sb2sb_tiled")
+] + [
+    (NKILIB, "test/integration/nkilib/experimental/collectives/test_collectives.py", n,
+     _CONFIG_ARG.format("replica_group (ReplicaGroup)") + "; a multi-rank collective")
+    for n in ("all_gather_hbm_kernel", "all_reduce_hbm_kernel", "all_to_all_hbm_kernel", "reduce_scatter_hbm_kernel",
+              "attn_q_batch_shard")
+] + [
+    (NKILIB, "src/nkilib_src/nkilib/core/moe/moe_tkg/down_projection_mx.py", "down_projection_mx",
+     "its operands are SBUF tensors its caller (the MoE TKG kernels) allocates; check passes HBM inputs"),
+    (NKILIB, "src/nkilib_src/nkilib/core/moe/moe_tkg/gate_up_projection_mx.py", "gate_up_projection_mx_shard_I",
+     "its operands are SBUF tensors its caller (the MoE TKG kernels) allocates; check passes HBM inputs"),
+]
+KERNELS += [not_swept(r, p, e, why) for r, p, e, why in _ARG_LIMITS]
+
+# Reviewed rejections the real toolchain shares (see the module docstring).
+SHARED = {
+    # The SDK's own example of a layout error: its page (nki/examples/layout-violation.py, the
+    # programming guide's "layout" section) shows the compiler rejecting 256 rows on 128 partitions.
+    "aws-neuron-sdk:nki/examples/layout-violation.py::tensor_exp_kernel_": {"err_num_partition_exceed_arch_limit"},
+    # nki-library's own tracer test: the kernel is `assert False`, and the test requires tracing to
+    # fail with its message (test/unit/test_kernel_tracer.py, pytest.raises(match="This kernel should fail")).
+    "nki-library:test/unit/test_kernel_tracer.py::kernel_with_assert_false": {"nkia_python_exception:AssertionError"},
+}
+
+TRACED_FLOOR = 128  # docs/conformance.md "Coverage sweep", measured 2026-12-01
