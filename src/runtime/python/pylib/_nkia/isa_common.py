@@ -154,14 +154,20 @@ class oob_mode:
 
 
 class reduce_cmd:
-    """nisa.reduce_cmd: the accumulator command of a reducing activation."""
-    idle, reset, reduce, reset_reduce = "idle", "reset", "reduce", "reset_reduce"
+    """nisa.reduce_cmd: the accumulator command of a reducing instruction."""
+    idle, reset, reduce, reset_reduce, load_reduce = "idle", "reset", "reduce", "reset_reduce", "load_reduce"
 
 
 class engine:
     """nisa.engine: the engines an instruction can be placed on."""
     tensor, vector, scalar, gpsimd, sync, unknown = tensor_engine, vector_engine, scalar_engine, gpsimd_engine, \
         "sync", unknown_engine
+    dma = "dma"
+
+
+class dma_engine:
+    """nisa.dma_engine: the queues a DMA between cores can use (nisa.sendrecv's dma_engine=)."""
+    dma, gpsimd_dma = "dma", "gpsimd_dma"
 
 
 class nc_version:

@@ -2,9 +2,10 @@
 Each call runs on the C++ instruction core: it checks the operands, computes, and is traced."""
 import _nkia_core as core
 from _nkia import buffers, isa_common, lang, operands
-from _nkia.isa_common import (dge_mode, engine, get_nc_version, gpsimd_engine, matmul_perf_mode,  # noqa: F401
-                              nc_version, oob_mode, reduce_cmd, scalar_engine, tensor_engine, unknown_engine,
-                              vector_engine)
+from _nkia.isa_common import (dge_mode, dma_engine, engine, get_nc_version, gpsimd_engine,  # noqa: F401
+                              matmul_perf_mode, nc_version, oob_mode, reduce_cmd, scalar_engine, tensor_engine,
+                              unknown_engine, vector_engine)
+from _nkia.multicore import core_barrier, sendrecv  # noqa: F401 - refused: one simulated core
 
 
 def dma_copy(dst, src, dst_rmw_op=None, oob_mode=None, **kwargs):

@@ -10,9 +10,10 @@ import inspect
 
 import _nkia_core as core
 from _nkia import buffers, index, isa_common, lang, operands
-from _nkia.isa_common import (dge_mode, engine, get_nc_version, gpsimd_engine, matmul_perf_mode,  # noqa: F401
-                              nc_version, oob_mode, reduce_cmd, scalar_engine, tensor_engine, unknown_engine,
-                              vector_engine)
+from _nkia.isa_common import (dge_mode, dma_engine, engine, get_nc_version, gpsimd_engine,  # noqa: F401
+                              matmul_perf_mode, nc_version, oob_mode, reduce_cmd, scalar_engine, tensor_engine,
+                              unknown_engine, vector_engine)
+from _nkia.multicore import core_barrier, sendrecv  # noqa: F401 - refused: one simulated core
 from nki import isa as current
 
 
