@@ -114,7 +114,13 @@ inline constexpr uint8_t kOnPe = 1, kOnDve = 2, kOnAct = 4, kOnPool = 8, kOnDma 
   X(kLocalGather, "local_gather", kOnPool, 0, 0, 0, ':', "dst = src elements at per-group indices",                 \
     "nisa.local_gather")                                                                                            \
   X(kSequenceBounds, "sequence_bounds", kOnPool, 0, 0, 0, ':', "dst[1, 2, F] = segment runs' starts and ends",      \
-    "nisa.sequence_bounds")
+    "nisa.sequence_bounds")                                                                                         \
+  X(kRng, "rng", kOnDve | kOnPool, 0, 0, 0, ':', "dst = random bits (nl.rand: uniform [0, 1)); reads nothing",      \
+    "nisa.rng")                                                                                                     \
+  X(kDropout, "dropout", kOnDve, 0, 0, 0, ':', "dst = data, or 0 where a uniform draw falls below prob",            \
+    "nisa.dropout")                                                                                                 \
+  X(kTensorScalarCumulative, "tensor_scalar_cumulative", kOnDve, 2, 2, kSubBinary, ':',                             \
+    "dst[:, i] = reg = op1(data[:, i] op0 imm0, reg), reg per partition", "nisa.tensor_scalar_cumulative")
 
 enum class Opcode : uint8_t {
 #define NKIA_OPCODE_ENUM(e, ...) e,

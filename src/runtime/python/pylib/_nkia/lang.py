@@ -576,6 +576,26 @@ def loop_reduce(x, op, loop_indices=None, dtype=None, mask=None, **kwargs):
     return LoopReduce(x, op_name(op))
 
 
+def rand(shape, dtype=None, buffer=None, name="", **kwargs):
+    """A new tile of values uniform in [0, 1) (float32 unless dtype= says otherwise): one rng
+    instruction, drawn from the launch's generator (seeded per launch; not the device's values)."""
+    t = ndarray(shape, dtype or float32, buffer or sbuf, name) if name or buffer is not None else \
+        new_tile(shape, dtype or float32, sbuf)
+    core.rand_uniform(t)
+    return t
+
+
+def dropout(x, rate, dtype=None, mask=None, **kwargs):
+    """A new tile of x with each element replaced by 0 with probability rate (a number or a [P, 1]
+    tile), as nisa.dropout; the kept elements are not rescaled."""
+    t = new_tile(x.shape, x.dtype, sbuf)
+    m = Mask(mask, x.shape)
+    if not m.empty:
+        core.dropout(m(t), m(x), m(rate) if is_tensor(rate) else float(rate))
+    t = m.mark(t)
+    return t if dtype is None or dtype_name(dtype) == dtype_name(x.dtype) else copy(t, dtype, mask)
+
+
 def device_print(print_prefix, tensor, **kwargs):
     """nl.device_print(prefix, t): on a device the runtime exports the tile to its debug stream; here,
     as in AWS's CPU simulation, the prefix and the tile's values are printed to the kernel's output
@@ -618,4 +638,6 @@ __all__ = [
     "arange", "mgrid", "num_programs", "program_id", "program_ndim", "NKIObject",
     # debugging, scheduling directives, dtype limits
     "device_print", "no_reorder", "finfo",
+    # random values
+    "rand", "dropout",
 ]

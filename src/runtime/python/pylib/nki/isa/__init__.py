@@ -179,3 +179,23 @@ def sequence_bounds(dst, segment_ids, **kwargs):
 def local_gather(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, **kwargs):
     core.local_gather(dst, src_buffer, index, int(num_elem_per_idx),
                       None if num_valid_indices is None else int(num_valid_indices))
+
+
+def rng(dst, engine=None, **kwargs):
+    """dst (an integer tile) = 32 random bits per element, truncated to its type; seeded per launch
+    (the values are not the device PRNG's)."""
+    core.rng(dst, isa_common.engine_name(engine))
+
+
+def dropout(dst, data, prob, **kwargs):
+    """dst = data with each element replaced by 0 with probability prob (a number or a [P, 1] tile);
+    the kept elements are not rescaled."""
+    core.dropout(dst, data, prob if operands.is_tensor(prob) else isa_common.scalar_operand(prob, "prob"))
+
+
+def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None, reduce_cmd=isa_common.reduce_cmd.reset_reduce,
+                             **kwargs):
+    """Per partition, along the free elements in order: reg = op1(src op0 imm0, reg); dst = reg. reg
+    starts at op1's identity (reset_reduce), at imm1 (load_reduce) or where the previous
+    tensor_scalar_cumulative left it (reduce)."""
+    isa_common.tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1, reduce_cmd)

@@ -258,6 +258,19 @@ def sequence_bounds(segment_ids, dtype=None, **kwargs):
     return _NewTile((segment_ids.shape[0], 2) + tuple(segment_ids.shape[1:]), dtype or segment_ids.dtype)
 
 
+@_returns_tile(current.dropout)
+def dropout(data, prob, dtype=None, mask=None, **kwargs):
+    """A new tile of data with each element replaced by 0 with probability prob (a number or a
+    [P, 1] tile); the kept elements are not rescaled."""
+    return _NewTile(data.shape, data.dtype)
+
+
+def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None, reduce_cmd=isa_common.reduce_cmd.reset_reduce,
+                             **kwargs):
+    """As nki.isa's: it writes the destination it is given (dst=)."""
+    isa_common.tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1, reduce_cmd)
+
+
 @_returns_tile(current.local_gather, masked=False)
 def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, mask=None, **kwargs):
     """Per GpSimd partition group (16 partitions), gathers num_elem_per_idx contiguous elements of
