@@ -77,14 +77,8 @@ Result<void> isa_dropout(ExecContext& ctx, const Access& dst, const Access& data
                           fmt::format("'{}' of {} into {}: the shapes differ", kOp, data.describe(), dst.describe()),
                           "write the result into a tile of the operand's shape"));
   std::vector<const Access*> reads{&data};
+  if (auto r = check_per_partition_operand(ctx, prob, data, "prob", kOp); !r) return r;
   if (const std::optional<Access>& t = prob.tile) {
-    if (auto r = check_tiles(ctx, {&*t}, kOp); !r) return r;
-    if (t->view.numel() != t->partitions() || t->partitions() != data.partitions())
-      return fail(nki_error(
-          "nkia_scalar_operand_shape",
-          fmt::format("'{}' prob {} is not one value per partition of {}", kOp, t->describe(), data.describe()),
-          fmt::format("pass a [{}, 1] tile (one drop probability per partition) or a Python number",
-                      data.partitions())));
     if (!dtype_is_float(t->dtype()) || (dtype_is_int(data.dtype()) && t->dtype() != DType::kFloat32))
       return fail(nki_error("nkia_bad_operand",
                             fmt::format("'{}' prob {} must be {}", kOp, t->describe(),

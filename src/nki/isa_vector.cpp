@@ -28,6 +28,20 @@ Result<void> isa_reciprocal(ExecContext& ctx, const Access& dst, const Access& d
   return {};
 }
 
+Result<void> check_per_partition_operand(const ExecContext& ctx, const ScalarOperand& operand, const Access& data,
+                                         const char* name, const char* instruction) {
+  const std::optional<Access>& t = operand.tile;
+  if (!t) return {};
+  if (auto r = check_tiles(ctx, {&*t}, instruction); !r) return r;
+  if (t->view.numel() != t->partitions() || t->partitions() != data.partitions())
+    return fail(
+        nki_error("nkia_scalar_operand_shape",
+                  fmt::format("'{}' {} {} is not one value per partition of {}", instruction, name, t->describe(),
+                              data.describe()),
+                  fmt::format("pass a [{}, 1] tile (one value per partition) or a Python number", data.partitions())));
+  return {};
+}
+
 Result<void> isa_scalar_tensor_tensor(ExecContext& ctx, const Access& dst, const Access& data, BinaryOp op0,
                                       const ScalarOperand& operand0, bool reverse0, BinaryOp op1, const Access& data1,
                                       bool reverse1, const SourceLoc& loc) {
@@ -35,14 +49,7 @@ Result<void> isa_scalar_tensor_tensor(ExecContext& ctx, const Access& dst, const
   if (auto r = check_tiles(ctx, {&dst, &data, &data1}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, data, kOp); !r) return r;
   if (auto r = check_same_partitions(data1, data, kOp); !r) return r;
-  if (const std::optional<Access>& t = operand0.tile) {
-    if (auto r = check_tiles(ctx, {&*t}, kOp); !r) return r;
-    if (t->view.numel() != t->partitions() || t->partitions() != data.partitions())
-      return fail(nki_error(
-          "nkia_scalar_operand_shape",
-          fmt::format("'{}' operand0 {} is not one value per partition of {}", kOp, t->describe(), data.describe()),
-          fmt::format("pass a [{}, 1] tile (one value per partition) or a Python number", data.partitions())));
-  }
+  if (auto r = check_per_partition_operand(ctx, operand0, data, "operand0", kOp); !r) return r;
   if (data.buffer() == Buffer::kPsum && data1.buffer() == Buffer::kPsum)
     return fail(nki_error("nkia_both_inputs_in_psum",
                           fmt::format("'{}' reads both {} and {} from PSUM; the Vector engine reads at most one "
@@ -95,15 +102,9 @@ namespace {
 // A number or [P, 1] tile operand of tensor_scalar_cumulative (imm0, imm1): one float32 per partition.
 Result<void> check_imm(const ExecContext& ctx, const ScalarOperand& imm, const Access& src, const char* name,
                        const char* op) {
+  if (auto r = check_per_partition_operand(ctx, imm, src, name, op); !r) return r;
   const std::optional<Access>& t = imm.tile;
-  if (!t) return {};
-  if (auto r = check_tiles(ctx, {&*t}, op); !r) return r;
-  if (t->view.numel() != t->partitions() || t->partitions() != src.partitions())
-    return fail(nki_error(
-        "nkia_scalar_operand_shape",
-        fmt::format("'{}' {} {} is not one value per partition of {}", op, name, t->describe(), src.describe()),
-        fmt::format("pass a [{}, 1] tile (one value per partition) or a Python number", src.partitions())));
-  if (t->dtype() != DType::kFloat32)
+  if (t && t->dtype() != DType::kFloat32)
     return fail(
         nki_error("nkia_bad_operand",
                   fmt::format("'{}' {} must be float32, but {} is {}", op, name, t->describe(), dtype_name(t->dtype())),

@@ -22,6 +22,11 @@ struct ScalarOperand {
   std::optional<Access> tile;
 };
 
+// A ScalarOperand's tile, if it has one, is an on-chip tile of one value per partition of `data`
+// (nkia_scalar_operand_shape otherwise); `name` is the operand's parameter in the messages.
+Result<void> check_per_partition_operand(const ExecContext& ctx, const ScalarOperand& operand, const Access& data,
+                                         const char* name, const char* instruction);
+
 // dst = (data op0 operand0) op1 data1 on the Vector engine, as one instruction: reverse0 computes
 // operand0 op0 data, reverse1 data1 op1 (...). data1 has data's shape; the intermediate is float32
 // and the result is rounded once into dst's type. Bitvec operators are refused
