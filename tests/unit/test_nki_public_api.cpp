@@ -165,6 +165,7 @@ def k(a):
     y = x * 2.0 + 1.0
     for i in nl.sequential_range(1, directives=nki.compiler.no_reorder()):
         nl.device_print("t[0:1, 0:3] =", y[0:1, 0:3])
+    nl.device_print("mm:", nl.matmul(y[0:2, 0:2], y[0:2, 0:2], transpose_x=True))
     nl.store(out, value=y)
     return out
 )py";
@@ -176,6 +177,10 @@ def k(a):
     ASSERT_TRUE(r) << r.error().format();
     EXPECT_EQ(r->outputs[0].to_f32_vector(), want);
     EXPECT_NE(r->printed.find("t[0:1, 0:3] = [[-39. -37. -35.]]"), std::string::npos) << r->printed;
+    // The legacy matmul's result lands in PSUM and prints: y[0:2, 0:2] is [[-39, -37], [-23, -21]].
+    if (src == legacy) {
+      EXPECT_NE(r->printed.find("mm: [[2050. 1926.]\n [1926. 1810.]]"), std::string::npos) << r->printed;
+    }
     auto trace = run(src, "k", {a}, /*compute=*/false);
     ASSERT_TRUE(trace) << trace.error().format();
     EXPECT_NE(trace->printed.find("t[0:1, 0:3] = <float32[1, 3]: values are not computed in a trace>"),

@@ -604,12 +604,13 @@ def device_print(print_prefix, tensor, **kwargs):
     if not isinstance(print_prefix, str):
         raise NkiError("nkia_bad_operand", f"nl.device_print's prefix must be a constant string, got "
                        f"{type(print_prefix).__name__}", "pass a string literal as the first argument")
-    if not is_tensor(tensor) or isinstance(tensor, (PendingMatmul, IndirectRows)):
+    if not is_tensor(tensor) or isinstance(tensor, IndirectRows):
         raise NkiError("nkia_bad_operand", f"nl.device_print prints a tensor, got {type(tensor).__name__}",
                        "pass an SBUF, PSUM or HBM tensor (or a view of one) as the second argument")
-    values = core.printed_values(tensor)
+    tile = getattr(tensor, "_nkia_tile", tensor)  # a legacy matmul's result lands in PSUM first
+    values = core.printed_values(tile)
     if values is None:
-        print(print_prefix, f"<{dtype_name(tensor.dtype)}{list(tensor.shape)}: values are not computed in a trace>")
+        print(print_prefix, f"<{dtype_name(tile.dtype_str)}{list(tile.shape)}: values are not computed in a trace>")
     else:
         print(print_prefix, values)
 
