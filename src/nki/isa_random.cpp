@@ -110,4 +110,20 @@ Result<void> isa_dropout(ExecContext& ctx, const Access& dst, const Access& data
   return {};
 }
 
+Result<void> isa_set_rng_seed(ExecContext& ctx, const Access& seed, const SourceLoc& loc) {
+  constexpr const char* kOp = opcode_name(Opcode::kSetRngSeed);
+  if (auto r = check_tiles(ctx, {&seed}, kOp); !r) return r;
+  if (seed.view.numel() != 1)
+    return fail(nki_error("nkia_scalar_operand_shape",
+                          fmt::format("'{}' takes a [1, 1] seed tile, not {}", kOp, seed.describe()),
+                          "put the seed in a [1, 1] tile, e.g. nl.full((1, 1), 42, dtype=nl.int32)"));
+  // The instruction writes no tile: its record names the seed as destination and source, and the
+  // custom flow leaves the seed's written flags as they are.
+  ctx.trace.add(issue_instruction(ctx, Engine::kVector, Opcode::kSetRngSeed, loc, seed, {&seed}, DataFlow::kCustom));
+  if (!ctx.compute) return {};
+  const auto value = static_cast<int64_t>(seed.view.contiguous().item());
+  ctx.rng = Rng(static_cast<uint32_t>(value));
+  return {};
+}
+
 }  // namespace nki_agent

@@ -1,5 +1,6 @@
 // nki/isa_random.h — the instructions that draw random numbers: nisa.rng (random bits), nl.rand
-// (uniform values, the same instruction) and nisa.dropout. They draw from the launch's generator
+// (uniform values, the same instruction) and nisa.dropout, and the one that seeds them
+// (nisa.set_rng_seed, nl.random_seed). They draw from the launch's generator
 // (ExecContext::rng: Philox seeded with 0, in program order), so a kernel call gives the same values
 // on every run, and never the device PRNG's values. They check, trace and compute like the rest of
 // the instruction core (nki/isa.h); a timing-only run draws nothing. Nothing here prices them.
@@ -25,5 +26,10 @@ Result<void> isa_rand_uniform(ExecContext& ctx, const Access& dst, const SourceL
 // float32 prob tile.
 Result<void> isa_dropout(ExecContext& ctx, const Access& dst, const Access& data, const ScalarOperand& prob,
                          const SourceLoc& loc);
+
+// nisa.set_rng_seed / nl.random_seed on the Vector engine: the launch's generator restarts from the
+// value of a [1, 1] integer or float tile (its integer part, as 32 bits), so the draws after it repeat
+// whenever the same seed is set again. It reads the tile and writes none.
+Result<void> isa_set_rng_seed(ExecContext& ctx, const Access& seed, const SourceLoc& loc);
 
 }  // namespace nki_agent

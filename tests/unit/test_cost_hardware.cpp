@@ -177,6 +177,7 @@ const std::map<std::pair<Opcode, Engine>, const char*>& catch_all_priced() {
       {{Opcode::kRng, Engine::kGpSimd}, "no cost in the spec: POOL's GPSIMD_START + N"},
       {{Opcode::kDropout, Engine::kVector}, "no cost in the spec: the DVE catch-all, one element per cycle"},
       {{Opcode::kTensorScalarCumulative, Engine::kVector}, "no cost in the spec: the DVE catch-all, as a scan"},
+      {{Opcode::kSetRngSeed, Engine::kVector}, "no cost in the spec: the DVE catch-all (one element)"},
   };
   return kList;
 }

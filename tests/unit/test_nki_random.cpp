@@ -81,6 +81,50 @@ def k(a):
   EXPECT_EQ(hi, 255.0f);
 }
 
+// nl.random_seed / nisa.set_rng_seed restart the draws: the same seed repeats them, another seed
+// gives others; a seed that is not [1, 1] is refused.
+TEST_F(NkiRandom, RandomSeedRepeatsTheDraws) {
+  const char* src = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(a):
+    out = nl.ndarray((4, 96), dtype=nl.float32, buffer=nl.shared_hbm)
+    s42 = nl.full((1, 1), 42, dtype=nl.int32, buffer=nl.sbuf)
+    s7 = nl.full((1, 1), 7, dtype=nl.int32, buffer=nl.sbuf)
+    nl.random_seed(s42)
+    r1 = nl.rand((4, 32), dtype=nl.float32)
+    nisa.set_rng_seed(s42)
+    r2 = nl.rand((4, 32), dtype=nl.float32)
+    nl.random_seed(s7)
+    r3 = nl.rand((4, 32), dtype=nl.float32)
+    for i, r in enumerate((r1, r2, r3)):
+        nisa.dma_copy(dst=out[:, i * 32:(i + 1) * 32], src=r)
+    return out
+
+@nki.jit
+def bad(a):
+    nl.random_seed(nl.full((2, 1), 1, dtype=nl.int32, buffer=nl.sbuf))
+    return a
+)py";
+  auto r = run(src, "k", {ramp({1, 1})});
+  ASSERT_TRUE(r) << r.error().format();
+  const std::vector<float> v = r->outputs[0].to_f32_vector();
+  std::vector<float> a, b, c;
+  for (size_t row = 0; row < 4; ++row) {
+    a.insert(a.end(), v.begin() + static_cast<long>(row * 96), v.begin() + static_cast<long>(row * 96 + 32));
+    b.insert(b.end(), v.begin() + static_cast<long>(row * 96 + 32), v.begin() + static_cast<long>(row * 96 + 64));
+    c.insert(c.end(), v.begin() + static_cast<long>(row * 96 + 64), v.begin() + static_cast<long>(row * 96 + 96));
+  }
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  auto refused = run(src, "bad", {ramp({1, 1})});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "nkia_scalar_operand_shape") << refused.error().format();
+}
+
 // nisa.dropout (current) and nisa.dropout / nl.dropout (legacy): each element kept as it is or
 // zeroed, at the given rate; prob 0 keeps everything, prob 1 drops everything, a [P, 1] tile sets
 // each partition's rate.

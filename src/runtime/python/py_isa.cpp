@@ -325,6 +325,10 @@ void register_isa(py::module_& m) {
     ExecContext& ctx = exec_or_raise("rand");
     check(isa_rand_uniform(ctx, to_access(dst, "dst"), caller_loc()));
   });
+  m.def("set_rng_seed", [](py::handle seed) {
+    ExecContext& ctx = exec_or_raise("set_rng_seed");
+    check(isa_set_rng_seed(ctx, to_access(seed, "seed"), caller_loc()));
+  });
   m.def("dropout", [](py::handle dst, py::handle data, py::handle prob) {
     ExecContext& ctx = exec_or_raise("dropout");
     check(isa_dropout(ctx, to_access(dst, "dst"), to_access(data, "data"), scalar_or_tile(prob, "prob"), caller_loc()));

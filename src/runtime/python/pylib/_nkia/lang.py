@@ -585,6 +585,12 @@ def rand(shape, dtype=None, buffer=None, name="", **kwargs):
     return t
 
 
+def random_seed(seed, **kwargs):
+    """nl.random_seed(seed): the random values after it (nl.rand, dropout) restart from the value of
+    the [1, 1] tile `seed`, so setting the same seed again repeats them (one set_rng_seed)."""
+    core.set_rng_seed(seed)
+
+
 def dropout(x, rate, dtype=None, mask=None, **kwargs):
     """A new tile of x with each element replaced by 0 with probability rate (a number or a [P, 1]
     tile), as nisa.dropout; the kept elements are not rescaled."""
@@ -640,5 +646,5 @@ __all__ = [
     # debugging, scheduling directives, dtype limits
     "device_print", "no_reorder", "finfo",
     # random values
-    "rand", "dropout",
+    "rand", "random_seed", "dropout",
 ]

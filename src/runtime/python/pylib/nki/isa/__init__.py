@@ -187,6 +187,11 @@ def rng(dst, engine=None, **kwargs):
     core.rng(dst, isa_common.engine_name(engine))
 
 
+def set_rng_seed(src_seeds, **kwargs):
+    """The random-number generator restarts from the value of the [1, 1] tile src_seeds."""
+    core.set_rng_seed(src_seeds)
+
+
 def dropout(dst, data, prob, **kwargs):
     """dst = data with each element replaced by 0 with probability prob (a number or a [P, 1] tile);
     the kept elements are not rescaled."""
