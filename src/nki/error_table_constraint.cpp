@@ -450,6 +450,24 @@ top = nisa.max8(src=p))py"),
         .spec = "§5.3 Shapes; §4.4",
     },
     {
+        .code = "nkia_multicore_not_modelled",
+        .origin = kSimulator,
+        .title = "A multi-core primitive needs an LNC=2 model the simulator does not have",
+        .meaning = "`nisa.sendrecv`, `nisa.core_barrier` and the `nki.collectives` operations exchange data with, or "
+                   "wait for, another NeuronCore: the second physical core of a logical NeuronCore (LNC=2 on trn2 "
+                   "and later) or the other ranks of a replica group. nki-agent runs the instances of a launch grid "
+                   "one after another on one simulated core, so no other core runs at the same time to send, "
+                   "receive or reach the barrier; the call is refused rather than simulated wrongly.",
+        .hint = "Check the kernel in its single-core form: launch it without the LNC=2 grid and give the part each "
+                "core would receive as an input, or split the work with `nl.program_id` and shared HBM outputs "
+                "that need no exchange between the instances.",
+        .example_bad = snippet(R"py(
+nisa.sendrecv(src=t, dst=peer, send_to_rank=1 - rank, recv_from_rank=1 - rank, pipe_id=0))py"),
+        .example_fix = snippet(R"py(
+nisa.dma_copy(dst=peer, src=other_half[rows, :])   # the other core's part, passed in as an input)py"),
+        .spec = "§1.3; §4.5",
+    },
+    {
         .code = "nkia_output_partially_written",
         .origin = kSimulator,
         .severity = Severity::kWarning,

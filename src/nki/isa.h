@@ -16,6 +16,7 @@
 #include "nki/target.h"
 #include "nki/trace.h"
 #include "tensor/ops.h"
+#include "tensor/rng.h"
 
 namespace nki_agent {
 
@@ -50,6 +51,14 @@ struct ExecContext {
   // nkia_sbuf_capacity_exceeded), located at the kernel's line like errors; the run collects them
   // into KernelOutcome::warnings.
   WarningList warnings;
+  // The engines' random-number state (nisa.rng, nisa.dropout, nl.rand): Philox seeded with 0 when the
+  // launch begins and drawn from in program order, so a kernel call's draws are the same on every
+  // run; they are not the device PRNG's values. A timing-only run draws nothing.
+  Rng rng{0};
+  // The Vector engine's per-partition accumulator as tensor_scalar_cumulative leaves it (its last
+  // running value of each partition), for a following one with reduce_cmd=reduce; empty before the
+  // first. Other accumulating instructions do not update it here.
+  std::vector<float> vector_accumulator;
 };
 
 // Copies src into dst through a DMA queue (any memories but PSUM to HBM); the element counts must

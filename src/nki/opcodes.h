@@ -67,54 +67,62 @@ inline constexpr uint8_t kOnPe = 1, kOnDve = 2, kOnAct = 4, kOnPool = 8, kOnDma 
 
 // The table. Columns: enumerator, name, engines, sub-ops (fewest, most, kinds, separator before the
 // second), what it reads and writes, its docs key (data/docs/api.toml).
-#define NKIA_OPCODES(X)                                                                                             \
-  X(kDmaCopy, "dma_copy", kOnDma, 0, 1, kSubBinary, ':', "dst <- src; dma_copy:add also reads dst (dst += src)",    \
-    "nisa.dma_copy")                                                                                                \
-  X(kDmaTranspose, "dma_transpose", kOnDma, 0, 0, 0, ':', "dst <- src with its axes permuted, or rows gathered",    \
-    "nisa.dma_transpose")                                                                                           \
-  X(kTensorTensor, "tensor_tensor", kOnDve, 1, 1, kSubBinary, ':', "dst = data1 op data2, elementwise",             \
-    "nisa.tensor_tensor")                                                                                           \
-  X(kTensorScalar, "tensor_scalar", kOnDve, 1, 2, kSubBinary | kSubUnary, ',',                                      \
-    "dst = (data op0 operand0) op1 operand1; operands numbers or [P, 1] tiles", "nisa.tensor_scalar")               \
-  X(kScalarTensorTensor, "scalar_tensor_tensor", kOnDve, 2, 2, kSubBinary, ':',                                     \
-    "dst = (data op0 operand0) op1 data1; operand0 a number or a [P, 1] tile", "nisa.scalar_tensor_tensor")         \
-  X(kReciprocal, "reciprocal", kOnDve, 0, 0, 0, ':', "dst = 1 / data, elementwise", "nisa.reciprocal")              \
-  X(kIota, "iota", kOnPool, 0, 0, 0, ':', "dst = an affine expression of the indices; reads nothing", "nisa.iota")  \
-  X(kAffineSelect, "affine_select", kOnPool, 0, 0, 0, ':', "dst = on_true where an affine predicate holds",         \
-    "nisa.affine_select")                                                                                           \
-  X(kActivation, "activation", kOnAct, 1, 1, kSubUnary | kSubMode, ':',                                             \
-    "dst = f(data * scale + bias), optionally also reduced per partition", "nisa.activation")                       \
-  X(kNcMatmul, "nc_matmul", kOnPe, 0, 1, kSubMode, ':', "psum dst (+)= stationary.T @ moving", "nisa.nc_matmul")    \
-  X(kNcTranspose, "nc_transpose", kOnPe | kOnDve, 0, 0, 0, ':', "dst = src.T", "nisa.nc_transpose")                 \
-  X(kTensorReduce, "tensor_reduce", kOnDve, 1, 1, kSubReduce, ':', "dst = src reduced over free axes",              \
-    "nisa.tensor_reduce")                                                                                           \
-  X(kTensorTensorScan, "tensor_tensor_scan", kOnDve, 2, 2, kSubBinary, ':',                                         \
-    "dst[:, i] = (dst[:, i-1] op0 data0[:, i]) op1 data1[:, i]", "nisa.tensor_tensor_scan")                         \
-  X(kBnStats, "bn_stats", kOnDve, 0, 0, 0, ':', "dst = (count, mean, M2) per partition of src", "nisa.bn_stats")    \
-  X(kBnAggr, "bn_aggr", kOnDve, 0, 0, 0, ':', "dst = mean and variance from bn_stats triples", "nisa.bn_aggr")      \
-  X(kMemset, "memset", kOnDve | kOnAct | kOnPool, 0, 0, 0, ':', "dst = a constant; reads nothing", "nisa.memset")   \
-  X(kTensorCopy, "tensor_copy", kOnDve | kOnAct | kOnPool, 0, 0, 0, ':', "dst = src", "nisa.tensor_copy")           \
-  X(kMax8, "max8", kOnDve, 0, 0, 0, ':', "dst = the 8 largest values per partition of src", "nisa.max8")            \
-  X(kFindIndex8, "nc_find_index8", kOnDve, 0, 0, 0, ':', "dst = where each of 8 values first occurs per partition", \
-    "nisa.nc_find_index8")                                                                                          \
-  X(kMatchReplace8, "nc_match_replace8", kOnDve, 0, 0, 0, ':',                                                      \
-    "dst = data with the first match of each of 8 values replaced", "nisa.nc_match_replace8")                       \
-  X(kStreamShuffle, "nc_stream_shuffle", kOnDve, 0, 0, 0, ':', "dst partition i = src partition mask[i % 32]",      \
-    "nisa.nc_stream_shuffle")                                                                                       \
-  X(kRangeSelect, "range_select", kOnDve, 0, 0, 0, ':', "dst = on_true inside [bound0, bound1], else a fill value", \
-    "nisa.range_select")                                                                                            \
-  X(kSelectReduce, "select_reduce", kOnDve, 0, 0, 0, ':', "dst = on_true where predicate, else on_false; reduced",  \
-    "nisa.select_reduce")                                                                                           \
-  X(kTensorCopyPredicated, "tensor_copy_predicated", kOnDve, 0, 0, 0, ':', "dst = src where predicate, else dst",   \
-    "nisa.tensor_copy_predicated")                                                                                  \
-  X(kTensorPartitionReduce, "tensor_partition_reduce", kOnPool, 1, 1, kSubBinary, ':',                              \
-    "dst[1, F] = data reduced over its partitions", "nisa.tensor_partition_reduce")                                 \
-  X(kGatherFlattened, "gather_flattened", kOnPool, 0, 0, 0, ':', "dst = data's free elements at indices",           \
-    "nl.gather_flattened")                                                                                          \
-  X(kLocalGather, "local_gather", kOnPool, 0, 0, 0, ':', "dst = src elements at per-group indices",                 \
-    "nisa.local_gather")                                                                                            \
-  X(kSequenceBounds, "sequence_bounds", kOnPool, 0, 0, 0, ':', "dst[1, 2, F] = segment runs' starts and ends",      \
-    "nisa.sequence_bounds")
+#define NKIA_OPCODES(X)                                                                                                \
+  X(kDmaCopy, "dma_copy", kOnDma, 0, 1, kSubBinary, ':', "dst <- src; dma_copy:add also reads dst (dst += src)",       \
+    "nisa.dma_copy")                                                                                                   \
+  X(kDmaTranspose, "dma_transpose", kOnDma, 0, 0, 0, ':', "dst <- src with its axes permuted, or rows gathered",       \
+    "nisa.dma_transpose")                                                                                              \
+  X(kTensorTensor, "tensor_tensor", kOnDve, 1, 1, kSubBinary, ':', "dst = data1 op data2, elementwise",                \
+    "nisa.tensor_tensor")                                                                                              \
+  X(kTensorScalar, "tensor_scalar", kOnDve, 1, 2, kSubBinary | kSubUnary, ',',                                         \
+    "dst = (data op0 operand0) op1 operand1; operands numbers or [P, 1] tiles", "nisa.tensor_scalar")                  \
+  X(kScalarTensorTensor, "scalar_tensor_tensor", kOnDve, 2, 2, kSubBinary, ':',                                        \
+    "dst = (data op0 operand0) op1 data1; operand0 a number or a [P, 1] tile", "nisa.scalar_tensor_tensor")            \
+  X(kReciprocal, "reciprocal", kOnDve, 0, 0, 0, ':', "dst = 1 / data, elementwise", "nisa.reciprocal")                 \
+  X(kIota, "iota", kOnPool, 0, 0, 0, ':', "dst = an affine expression of the indices; reads nothing", "nisa.iota")     \
+  X(kAffineSelect, "affine_select", kOnPool, 0, 0, 0, ':', "dst = on_true where an affine predicate holds",            \
+    "nisa.affine_select")                                                                                              \
+  X(kActivation, "activation", kOnAct, 1, 1, kSubUnary | kSubMode, ':',                                                \
+    "dst = f(data * scale + bias), optionally also reduced per partition", "nisa.activation")                          \
+  X(kNcMatmul, "nc_matmul", kOnPe, 0, 1, kSubMode, ':', "psum dst (+)= stationary.T @ moving", "nisa.nc_matmul")       \
+  X(kNcTranspose, "nc_transpose", kOnPe | kOnDve, 0, 0, 0, ':', "dst = src.T", "nisa.nc_transpose")                    \
+  X(kTensorReduce, "tensor_reduce", kOnDve, 1, 1, kSubReduce, ':', "dst = src reduced over free axes",                 \
+    "nisa.tensor_reduce")                                                                                              \
+  X(kTensorTensorScan, "tensor_tensor_scan", kOnDve, 2, 2, kSubBinary, ':',                                            \
+    "dst[:, i] = (dst[:, i-1] op0 data0[:, i]) op1 data1[:, i]", "nisa.tensor_tensor_scan")                            \
+  X(kBnStats, "bn_stats", kOnDve, 0, 0, 0, ':', "dst = (count, mean, M2) per partition of src", "nisa.bn_stats")       \
+  X(kBnAggr, "bn_aggr", kOnDve, 0, 0, 0, ':', "dst = mean and variance from bn_stats triples", "nisa.bn_aggr")         \
+  X(kMemset, "memset", kOnDve | kOnAct | kOnPool, 0, 0, 0, ':', "dst = a constant; reads nothing", "nisa.memset")      \
+  X(kTensorCopy, "tensor_copy", kOnDve | kOnAct | kOnPool, 0, 0, 0, ':', "dst = src", "nisa.tensor_copy")              \
+  X(kMax8, "max8", kOnDve, 0, 0, 0, ':', "dst = the 8 largest values per partition of src", "nisa.max8")               \
+  X(kFindIndex8, "nc_find_index8", kOnDve, 0, 0, 0, ':', "dst = where each of 8 values first occurs per partition",    \
+    "nisa.nc_find_index8")                                                                                             \
+  X(kMatchReplace8, "nc_match_replace8", kOnDve, 0, 0, 0, ':',                                                         \
+    "dst = data with the first match of each of 8 values replaced", "nisa.nc_match_replace8")                          \
+  X(kStreamShuffle, "nc_stream_shuffle", kOnDve, 0, 0, 0, ':', "dst partition i = src partition mask[i % 32]",         \
+    "nisa.nc_stream_shuffle")                                                                                          \
+  X(kRangeSelect, "range_select", kOnDve, 0, 0, 0, ':', "dst = on_true inside [bound0, bound1], else a fill value",    \
+    "nisa.range_select")                                                                                               \
+  X(kSelectReduce, "select_reduce", kOnDve, 0, 0, 0, ':', "dst = on_true where predicate, else on_false; reduced",     \
+    "nisa.select_reduce")                                                                                              \
+  X(kTensorCopyPredicated, "tensor_copy_predicated", kOnDve, 0, 0, 0, ':', "dst = src where predicate, else dst",      \
+    "nisa.tensor_copy_predicated")                                                                                     \
+  X(kTensorPartitionReduce, "tensor_partition_reduce", kOnPool, 1, 1, kSubBinary, ':',                                 \
+    "dst[1, F] = data reduced over its partitions", "nisa.tensor_partition_reduce")                                    \
+  X(kGatherFlattened, "gather_flattened", kOnPool, 0, 0, 0, ':', "dst = data's free elements at indices",              \
+    "nl.gather_flattened")                                                                                             \
+  X(kLocalGather, "local_gather", kOnPool, 0, 0, 0, ':', "dst = src elements at per-group indices",                    \
+    "nisa.local_gather")                                                                                               \
+  X(kSequenceBounds, "sequence_bounds", kOnPool, 0, 0, 0, ':', "dst[1, 2, F] = segment runs' starts and ends",         \
+    "nisa.sequence_bounds")                                                                                            \
+  X(kRng, "rng", kOnDve | kOnPool, 0, 0, 0, ':', "dst = random bits (nl.rand: uniform [0, 1)); reads nothing",         \
+    "nisa.rng")                                                                                                        \
+  X(kDropout, "dropout", kOnDve, 0, 0, 0, ':', "dst = data, or 0 where a uniform draw falls below prob",               \
+    "nisa.dropout")                                                                                                    \
+  X(kTensorScalarCumulative, "tensor_scalar_cumulative", kOnDve, 2, 2, kSubBinary, ':',                                \
+    "dst[:, i] = reg = op1(data[:, i] op0 imm0, reg), reg per partition", "nisa.tensor_scalar_cumulative")             \
+  X(kSetRngSeed, "set_rng_seed", kOnDve, 0, 0, 0, ':', "the random-number state = a [1, 1] seed tile; writes no tile", \
+    "nisa.set_rng_seed")
 
 enum class Opcode : uint8_t {
 #define NKIA_OPCODE_ENUM(e, ...) e,

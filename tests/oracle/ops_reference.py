@@ -494,6 +494,23 @@ def ref_scan(p, ins, dts, outs):
     return [(store(out.reshape(ins[0].shape), outs[0]), None)]
 
 
+CUMULATIVE_START = {"add": 0.0, "subtract": 0.0, "multiply": 1.0, "maximum": -np.inf, "minimum": np.inf}
+
+
+def ref_cumulative(p, ins, dts, outs):
+    """tensor_scalar_cumulative as AWS's pseudocode states it: reg = op1(src op0 imm0, reg) per
+    partition, from op1's identity or the [P, 1] init tile; float32 at each step."""
+    x = f32(ins[0])
+    P = x.shape[0]
+    x = x.reshape(P, -1)
+    reg = f32(ins[1].reshape(P)) if p["load"] else np.full(P, CUMULATIVE_START[p["op1"]])
+    out = np.empty_like(x)
+    for j in range(x.shape[1]):
+        reg = f32(alu(p["op1"], f32(alu(p["op0"], x[:, j], f32(p["imm0"]))), reg))
+        out[:, j] = reg
+    return [(store(out.reshape(ins[0].shape), outs[0]), None)]
+
+
 def _stats(x):
     """(count, mean, M2, bound of mean, bound of M2) per partition of x[P, n]."""
     n = x.shape[1]
@@ -737,7 +754,7 @@ REFS = {
     "stream_shuffle": ref_stream_shuffle, "range_select": ref_range_select, "select_reduce": ref_select_reduce,
     "copy_predicated": ref_copy_predicated, "partition_reduce": ref_partition_reduce,
     "gather_flattened": ref_gather_flattened, "local_gather": ref_local_gather, "dma_transpose": ref_dma_transpose,
-    "sequence_bounds": ref_sequence_bounds,
+    "sequence_bounds": ref_sequence_bounds, "cumulative": ref_cumulative,
 }
 
 

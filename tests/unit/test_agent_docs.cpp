@@ -128,10 +128,10 @@ struct ModuleNames {
 
 ModuleNames simulator_names() {
   ModuleNames m;
-  for (const char* f : {"neuronxcc/nki/language.py", "nki/language.py"})
-    for (const std::string& n : public_names(kPylib / f)) m.nl.insert(n);
-  for (const char* f : {"neuronxcc/nki/isa.py", "nki/isa.py"})
-    for (const std::string& n : public_names(kPylib / f)) m.nisa.insert(n);
+  for (const char* mod : {"neuronxcc.nki.language", "nki.language"})
+    for (const std::string& n : public_names(module_file(mod))) m.nl.insert(n);
+  for (const char* mod : {"neuronxcc.nki.isa", "nki.isa"})
+    for (const std::string& n : public_names(module_file(mod))) m.nisa.insert(n);
   return m;
 }
 

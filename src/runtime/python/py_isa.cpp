@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "nki/isa_matmul_modes.h"
+#include "nki/isa_random.h"
 #include "nki/isa_scalar.h"
 #include "nki/isa_select.h"
 #include "nki/isa_vector.h"
@@ -311,6 +312,36 @@ void register_isa(py::module_& m) {
   m.def("sequence_bounds", [](py::handle dst, py::handle segment_ids) {
     ExecContext& ctx = exec_or_raise("sequence_bounds");
     check(isa_sequence_bounds(ctx, to_access(dst, "dst"), to_access(segment_ids, "segment_ids"), caller_loc()));
+  });
+  m.def("rng", [](py::handle dst, const std::string& engine) {
+    ExecContext& ctx = exec_or_raise("rng");
+    const std::optional<Engine> e = engine_from_name(engine);
+    if (!e)
+      raise(nki_error("nkia_unknown_engine", fmt::format("'{}' is not an engine", engine),
+                      "pass engine=nisa.engine.vector or nisa.engine.gpsimd"));
+    check(isa_rng(ctx, to_access(dst, "dst"), *e, caller_loc()));
+  });
+  m.def("rand_uniform", [](py::handle dst) {
+    ExecContext& ctx = exec_or_raise("rand");
+    check(isa_rand_uniform(ctx, to_access(dst, "dst"), caller_loc()));
+  });
+  m.def("set_rng_seed", [](py::handle seed) {
+    ExecContext& ctx = exec_or_raise("set_rng_seed");
+    check(isa_set_rng_seed(ctx, to_access(seed, "seed"), caller_loc()));
+  });
+  m.def("dropout", [](py::handle dst, py::handle data, py::handle prob) {
+    ExecContext& ctx = exec_or_raise("dropout");
+    check(isa_dropout(ctx, to_access(dst, "dst"), to_access(data, "data"), scalar_or_tile(prob, "prob"), caller_loc()));
+  });
+  m.def("tensor_scalar_cumulative", [](py::handle dst, py::handle src, const std::string& op0, const std::string& op1,
+                                       py::handle imm0, py::handle imm1, const std::string& start) {
+    ExecContext& ctx = exec_or_raise("tensor_scalar_cumulative");
+    const CumulativeStart from = start == "load_reduce" ? CumulativeStart::kLoad
+                                 : start == "reduce"    ? CumulativeStart::kContinue
+                                                        : CumulativeStart::kReset;
+    check(isa_tensor_scalar_cumulative(ctx, to_access(dst, "dst"), to_access(src, "src"), parse_binary(op0),
+                                       parse_binary(op1), scalar_or_tile(imm0, "imm0"),
+                                       scalar_or_tile(imm1, "imm1", 0, /*none_ok=*/true), from, caller_loc()));
   });
   m.def("dma_transpose_gather", [](py::handle dst, py::handle rows, py::handle index, bool skip_oob) {
     ExecContext& ctx = exec_or_raise("dma_transpose");

@@ -56,6 +56,17 @@ std::vector<int64_t> shape_arg(const py::args& args) {
   return args.cast<std::vector<int64_t>>();
 }
 
+// t.reshape(...)'s shape: positional as shape_arg takes it, or the keyword shape= (the documented
+// signature is reshape(self, shape)); anything else is a TypeError, as Python raises it.
+std::vector<int64_t> shape_or_keyword(const py::args& args, const py::kwargs& kwargs, const char* method) {
+  if (kwargs.empty()) return shape_arg(args);
+  if (!args.empty() || kwargs.size() != 1 || !kwargs.contains("shape"))
+    throw py::type_error(fmt::format("{}() takes the shape, positionally or as shape=", method));
+  py::handle shape = kwargs["shape"];
+  if (py::isinstance<py::int_>(shape) || py::hasattr(shape, "__index__")) return {shape.cast<int64_t>()};
+  return shape.cast<std::vector<int64_t>>();
+}
+
 Shape to_shape(const std::vector<int64_t>& v) {
   return Shape(v.begin(), v.end());
 }
@@ -125,8 +136,10 @@ void def_view_methods(Class& cls, const char* numpy_what) {
              const Access& a = access_of(self);
              return Access{a.tensor, check(affine_index(a.view, dims, space, tensor_label(a)))};
            })
-      .def("reshape", [](const Self& self,
-                         py::args shape) { return check(reshape_view(access_of(self), to_shape(shape_arg(shape)))); })
+      .def("reshape",
+           [](const Self& self, py::args shape, py::kwargs kwargs) {
+             return check(reshape_view(access_of(self), to_shape(shape_or_keyword(shape, kwargs, "reshape"))));
+           })
       .def("broadcast_to",
            [](const Self& self, std::vector<int64_t> shape) {
              return check(broadcast_view(access_of(self), to_shape(shape)));
@@ -184,6 +197,16 @@ void register_tensor_classes(py::module_& m) {
       .def_property_readonly("tensor", [](const Access& a) { return a.tensor; });
   def_view_methods<Access>(view, "View.numpy()");
   view.def("__repr__", [](const Access& a) { return fmt::format("<nki view {}>", a.describe()); });
+
+  // nl.device_print's values: the tile's elements as NumPy when the run computes, None in a trace
+  // (shapes only). A debug print: the values go to the kernel's output and nowhere into the kernel.
+  m.def("printed_values", [](py::handle t) -> py::object {
+    ExecContext& ctx = exec_or_raise("device_print");
+    const Access a = to_access(t, "tensor");
+    if (!ctx.compute) return py::none();
+    settle(*a.tensor);
+    return tensor_to_numpy(a.view);
+  });
 }
 
 }  // namespace nki_agent

@@ -15,7 +15,10 @@ bytes, the start partition base_partition + linear(i % num_par_tiles) * P, and (
 base_bank + linear(i % num_bank_tiles). Empty counts mean one tile per dimension.
 
 Directive decorators (``skip_middle_end_transformations``, ``enable_stack_allocator``) only steer
-the real compiler's passes and return the kernel as it is. ``force_auto_alloc`` turns automatic
+the real compiler's passes and return the kernel as it is. ``no_reorder()`` asks the scheduler to
+keep a region's instructions in program order: as ``with no_reorder():``, as a loop's
+``directives=no_reorder()`` or as a decorator it changes nothing here, where instructions are
+traced and computed in program order already. ``force_auto_alloc`` turns automatic
 allocation on for the kernel: its direct allocations are ignored (every tensor is allocated as with
 nl.sbuf / nl.psum, and none of the placement rules apply).
 """
@@ -155,3 +158,24 @@ def force_auto_alloc(func=None):
 skip_middle_end_transformations = _directive
 enable_stack_allocator = _directive
 disable_stack_allocator = _directive
+
+
+class _NoReorder:
+    """What no_reorder() gives: a context manager, a loop directive and a decorator, all inert."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __call__(self, func):
+        return func
+
+
+def no_reorder(*args, **kwargs):
+    """nki.compiler.no_reorder() / nl.no_reorder(): keep the region in program order (as it is here).
+    Used bare as a decorator (@no_reorder) it returns the function."""
+    if len(args) == 1 and callable(args[0]) and not kwargs:
+        return args[0]
+    return _NoReorder()

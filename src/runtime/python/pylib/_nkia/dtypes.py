@@ -1,6 +1,6 @@
 """NKI element types: the nl dtype names (nl.float32, nl.bfloat16, ...), the names every other
-spelling of a dtype maps to (NumPy dtypes and types, aliases such as "bf16"), their sizes, and the
-finite ranges of the float types (nl.fp32.min, ...).
+spelling of a dtype maps to (NumPy dtypes and types, aliases such as "bf16"), their sizes
+(sizeinbytes), and the float types' limits (nl.fp32.min, ..., and nl.finfo as NumPy's finfo).
 
 Part of the nl API that _nkia.lang re-exports; the names in ``__all__`` are that part. Imports
 nothing of nki-agent's but its error type: every other front-end module may import this one. It
@@ -12,7 +12,8 @@ from _nkia.errors import NkiError
 
 __all__ = ["dtype", "dtype_name", "float32", "bfloat16", "float16", "tfloat32", "float8_e4m3", "float8_e4m3fn",
            "float8_e5m2", "int8", "int16", "int32", "uint8", "uint16", "uint32", "bool_", "float32r", "bool",
-           "float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4", "float8_e8m0fnu", "fp32", "bf16", "fp16"]
+           "float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4", "float8_e8m0fnu", "fp32", "bf16", "fp16",
+           "finfo"]
 
 
 class dtype(str):
@@ -100,3 +101,47 @@ class _Limits:
 fp32 = _Limits(-3.4028234663852886e38, 3.4028234663852886e38)
 bf16 = _Limits(-3.3895313892515355e38, 3.3895313892515355e38)
 fp16 = _Limits(-65504.0, 65504.0)
+
+
+# The packed formats' bytes per element as NKI documents them: four float8 values in 4 bytes, four
+# float4 values in 2; float8_e8m0fnu is one byte. They have no storage here (itemsize_or).
+_PACKED_BYTES = {"float8_e4m3fn_x4": 4, "float8_e5m2_x4": 4, "float4_e2m1fn_x4": 2, "float8_e8m0fnu": 1}
+
+
+def sizeinbytes(d):
+    """The bytes one element of the dtype `d` takes (nki.language.constants.sizeinbytes)."""
+    name = str(d) if isinstance(d, dtype) and str(d) in _PACKED_BYTES else dtype_name(d)
+    return _ITEMSIZE.get(name) or _PACKED_BYTES[name]
+
+
+# (storage bits, exponent bits, mantissa bits, largest finite value) of each float type: nl.finfo's
+# numbers follow from them. float8_e4m3 is the IEEE-style format of NeuronCore-v2/v3 (max 240),
+# float8_e4m3fn the OCP one without infinities (max 448); tfloat32 is stored in 32 bits.
+_FLOAT_FORMATS = {"float32": (32, 8, 23, 3.4028234663852886e38), "tfloat32": (32, 8, 10, 3.4011621342146535e38),
+                  "bfloat16": (16, 8, 7, 3.3895313892515355e38), "float16": (16, 5, 10, 65504.0),
+                  "float8_e4m3": (8, 4, 3, 240.0), "float8_e4m3fn": (8, 4, 3, 448.0),
+                  "float8_e5m2": (8, 5, 2, 57344.0)}
+
+
+class finfo:
+    """nl.finfo(dtype): the limits of an NKI float type, named as NumPy's finfo names them: bits,
+    eps (the gap from 1.0 to the next value), max, min (= -max), tiny and smallest_normal (the
+    smallest positive normal value), smallest_subnormal, nexp and nmant (exponent and mantissa
+    bits), dtype. Python floats; integer types are refused, as NumPy refuses them."""
+
+    def __init__(self, d):
+        name = dtype_name(d)
+        if name not in _FLOAT_FORMATS:
+            raise NkiError("nkia_unknown_dtype", f"nl.finfo takes a float dtype, not {name}",
+                           "use nl.finfo with nl.float32, nl.bfloat16, nl.float16, nl.tfloat32 or a float8 type; "
+                           "the range of an integer type is numpy.iinfo's")
+        self.bits, self.nexp, self.nmant, self.max = _FLOAT_FORMATS[name]
+        self.dtype = dtype(name)
+        self.min = -self.max
+        self.eps = 2.0 ** -self.nmant
+        bias = 2 ** (self.nexp - 1) - 1
+        self.tiny = self.smallest_normal = 2.0 ** (1 - bias)
+        self.smallest_subnormal = 2.0 ** (1 - bias - self.nmant)
+
+    def __repr__(self):
+        return f"finfo(min={self.min:g}, max={self.max:g}, eps={self.eps:g}, dtype={self.dtype})"

@@ -55,6 +55,23 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
     core.tensor_scalar_ops(dst, data, steps)
 
 
+def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1, reduce_cmd):
+    """nisa.tensor_scalar_cumulative in both dialects (each takes its destination as dst=)."""
+    cmd = str(getattr(reduce_cmd, "value", reduce_cmd)) if reduce_cmd is not None else "reset_reduce"
+    if cmd not in ("reset_reduce", "load_reduce", "reduce"):
+        raise NkiError("nkia_bad_operand",
+                       f"tensor_scalar_cumulative takes reduce_cmd reset_reduce, load_reduce or reduce, not {cmd}",
+                       "start with nisa.reduce_cmd.reset_reduce (or load_reduce with imm1), continue with reduce")
+    if cmd == "load_reduce" and imm1 is None:
+        raise NkiError("nkia_bad_operand", "tensor_scalar_cumulative with reduce_cmd=load_reduce starts from imm1, "
+                       "which is not given", "pass imm1= (a number or a [P, 1] float32 tile)")
+
+    def operand(v, what):
+        return v if v is None or is_tensor(v) else scalar_operand(v, what)
+    core.tensor_scalar_cumulative(dst, src, lang.op_name(op0), lang.op_name(op1), operand(imm0, "imm0"),
+                                  operand(imm1, "imm1"), cmd)
+
+
 def scalar_step(op, operand, reverse):
     if operand is not None and not is_tensor(operand):
         operand = operand if isinstance(operand, int) and not isinstance(operand, bool) else \
@@ -154,14 +171,20 @@ class oob_mode:
 
 
 class reduce_cmd:
-    """nisa.reduce_cmd: the accumulator command of a reducing activation."""
-    idle, reset, reduce, reset_reduce = "idle", "reset", "reduce", "reset_reduce"
+    """nisa.reduce_cmd: the accumulator command of a reducing instruction."""
+    idle, reset, reduce, reset_reduce, load_reduce = "idle", "reset", "reduce", "reset_reduce", "load_reduce"
 
 
 class engine:
     """nisa.engine: the engines an instruction can be placed on."""
     tensor, vector, scalar, gpsimd, sync, unknown = tensor_engine, vector_engine, scalar_engine, gpsimd_engine, \
         "sync", unknown_engine
+    dma = "dma"
+
+
+class dma_engine:
+    """nisa.dma_engine: the queues a DMA between cores can use (nisa.sendrecv's dma_engine=)."""
+    dma, gpsimd_dma = "dma", "gpsimd_dma"
 
 
 class nc_version:

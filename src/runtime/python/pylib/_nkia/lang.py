@@ -2,8 +2,9 @@
 math, matmul and reductions, iterators and operator names. Every operation lowers onto the C++
 instruction core (_nkia_core); the dialect modules (nki.language, neuronxcc.nki.language)
 re-export ``__all__``, which is the whole nl API: the names defined here and those of the modules
-this one builds on (dtypes from _nkia.dtypes, buffers from _nkia.buffers, index tiles from
-_nkia.index, PendingMatmul from _nkia.operands, the SPMD queries from _nkia.spmd).
+this one builds on (dtypes from _nkia.dtypes, buffers from _nkia.buffers, no_reorder from
+_nkia.compiler, index tiles from _nkia.index, PendingMatmul from _nkia.operands, the SPMD queries
+from _nkia.spmd).
 
 The other public names are the internal API of the nisa modules and _nkia.tensor_ops: binary
 (an elementwise instruction between tiles and numbers), spread (an operand broadcast the way nl
@@ -18,6 +19,7 @@ import numpy as np
 import _nkia_core as core
 from _nkia.buffers import (DirectBuffer, create, direct_kernel, hbm, new_tile, no_pe_transpose,  # noqa: F401
                            private_hbm, psum, require_explicit_bias, sbuf, shared_hbm)
+from _nkia.compiler import no_reorder  # noqa: F401 - nl.no_reorder, the current dialect's spelling
 from _nkia.dtypes import *  # noqa: F401,F403 - the dtype names are nl names
 from _nkia.dtypes import bool_, dtype_name, float32, uint8
 from _nkia.errors import NkiError
@@ -35,9 +37,11 @@ class _TileLimits(type):
                "psum_min_align": "psum_min_align", "gemm_stationary_fmax": "gemm_stationary_fmax",
                "gemm_moving_fmax": "gemm_moving_fmax", "bn_stats_fmax": "bn_stats_fmax",
                "total_available_sbuf_size": "sbuf_bytes_per_partition", "sbuf_fmax_bytes": "sbuf_bytes_per_partition"}
-    _DERIVED = ("sbuf_fmax", "sbuf_size_bytes")
+    _DERIVED = ("sbuf_fmax", "sbuf_size_bytes", "sbuf_min_align")
 
     def __getattr__(cls, name):
+        if name == "sbuf_min_align":  # SBUF addresses are byte-aligned (nki-spec §2.4; the KLR tracer's 1)
+            return 1
         if name == "sbuf_fmax":  # float32 elements per partition
             return core.target_limit("sbuf_bytes_per_partition") // 4
         if name == "sbuf_size_bytes":  # the whole usable SBUF
@@ -572,6 +576,51 @@ def loop_reduce(x, op, loop_indices=None, dtype=None, mask=None, **kwargs):
     return LoopReduce(x, op_name(op))
 
 
+def rand(shape, dtype=None, buffer=None, name="", **kwargs):
+    """A new tile of values uniform in [0, 1) (float32 unless dtype= says otherwise): one rng
+    instruction, drawn from the launch's generator (seeded per launch; not the device's values)."""
+    t = ndarray(shape, dtype or float32, buffer or sbuf, name) if name or buffer is not None else \
+        new_tile(shape, dtype or float32, sbuf)
+    core.rand_uniform(t)
+    return t
+
+
+def random_seed(seed, **kwargs):
+    """nl.random_seed(seed): the random values after it (nl.rand, dropout) restart from the value of
+    the [1, 1] tile `seed`, so setting the same seed again repeats them (one set_rng_seed)."""
+    core.set_rng_seed(seed)
+
+
+def dropout(x, rate, dtype=None, mask=None, **kwargs):
+    """A new tile of x with each element replaced by 0 with probability rate (a number or a [P, 1]
+    tile), as nisa.dropout; the kept elements are not rescaled."""
+    t = new_tile(x.shape, x.dtype, sbuf)
+    m = Mask(mask, x.shape)
+    if not m.empty:
+        core.dropout(m(t), m(x), m(rate) if is_tensor(rate) else float(rate))
+    t = m.mark(t)
+    return t if dtype is None or dtype_name(dtype) == dtype_name(x.dtype) else copy(t, dtype, mask)
+
+
+def device_print(print_prefix, tensor, **kwargs):
+    """nl.device_print(prefix, t): on a device the runtime exports the tile to its debug stream; here,
+    as in AWS's CPU simulation, the prefix and the tile's values are printed to the kernel's output
+    when the run computes (a trace prints the shape and dtype only). It changes no value and adds
+    no instruction to the trace."""
+    if not isinstance(print_prefix, str):
+        raise NkiError("nkia_bad_operand", f"nl.device_print's prefix must be a constant string, got "
+                       f"{type(print_prefix).__name__}", "pass a string literal as the first argument")
+    if not is_tensor(tensor) or isinstance(tensor, IndirectRows):
+        raise NkiError("nkia_bad_operand", f"nl.device_print prints a tensor, got {type(tensor).__name__}",
+                       "pass an SBUF, PSUM or HBM tensor (or a view of one) as the second argument")
+    tile = getattr(tensor, "_nkia_tile", tensor)  # a legacy matmul's result lands in PSUM first
+    values = core.printed_values(tile)
+    if values is None:
+        print(print_prefix, f"<{dtype_name(tile.dtype_str)}{list(tile.shape)}: values are not computed in a trace>")
+    else:
+        print(print_prefix, values)
+
+
 __all__ = [
     # dtypes
     "dtype", "dtype_name", "float32", "bfloat16", "float16", "tfloat32", "float8_e4m3", "float8_e4m3fn", "float8_e5m2",
@@ -594,4 +643,8 @@ __all__ = [
     # iterators, operator names, index tiles, SPMD
     "affine_range", "sequential_range", "static_range", "loop_reduce", "op_name", "IndexTile", "Predicate", "par_dim",
     "arange", "mgrid", "num_programs", "program_id", "program_ndim", "NKIObject",
+    # debugging, scheduling directives, dtype limits
+    "device_print", "no_reorder", "finfo",
+    # random values
+    "rand", "random_seed", "dropout",
 ]

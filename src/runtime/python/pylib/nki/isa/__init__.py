@@ -2,9 +2,10 @@
 Each call runs on the C++ instruction core: it checks the operands, computes, and is traced."""
 import _nkia_core as core
 from _nkia import buffers, isa_common, lang, operands
-from _nkia.isa_common import (dge_mode, engine, get_nc_version, gpsimd_engine, matmul_perf_mode,  # noqa: F401
-                              nc_version, oob_mode, reduce_cmd, scalar_engine, tensor_engine, unknown_engine,
-                              vector_engine)
+from _nkia.isa_common import (dge_mode, dma_engine, engine, get_nc_version, gpsimd_engine,  # noqa: F401
+                              matmul_perf_mode, nc_version, oob_mode, reduce_cmd, scalar_engine, tensor_engine,
+                              unknown_engine, vector_engine)
+from _nkia.multicore import core_barrier, sendrecv  # noqa: F401 - refused: one simulated core
 
 
 def dma_copy(dst, src, dst_rmw_op=None, oob_mode=None, **kwargs):
@@ -178,3 +179,28 @@ def sequence_bounds(dst, segment_ids, **kwargs):
 def local_gather(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, **kwargs):
     core.local_gather(dst, src_buffer, index, int(num_elem_per_idx),
                       None if num_valid_indices is None else int(num_valid_indices))
+
+
+def rng(dst, engine=None, **kwargs):
+    """dst (an integer tile) = 32 random bits per element, truncated to its type; seeded per launch
+    (the values are not the device PRNG's)."""
+    core.rng(dst, isa_common.engine_name(engine))
+
+
+def set_rng_seed(src_seeds, **kwargs):
+    """The random-number generator restarts from the value of the [1, 1] tile src_seeds."""
+    core.set_rng_seed(src_seeds)
+
+
+def dropout(dst, data, prob, **kwargs):
+    """dst = data with each element replaced by 0 with probability prob (a number or a [P, 1] tile);
+    the kept elements are not rescaled."""
+    core.dropout(dst, data, prob if operands.is_tensor(prob) else isa_common.scalar_operand(prob, "prob"))
+
+
+def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None, reduce_cmd=isa_common.reduce_cmd.reset_reduce,
+                             **kwargs):
+    """Per partition, along the free elements in order: reg = op1(src op0 imm0, reg); dst = reg. reg
+    starts at op1's identity (reset_reduce), at imm1 (load_reduce) or where the previous
+    tensor_scalar_cumulative left it (reduce)."""
+    isa_common.tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1, reduce_cmd)

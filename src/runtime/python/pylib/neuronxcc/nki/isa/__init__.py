@@ -10,9 +10,10 @@ import inspect
 
 import _nkia_core as core
 from _nkia import buffers, index, isa_common, lang, operands
-from _nkia.isa_common import (dge_mode, engine, get_nc_version, gpsimd_engine, matmul_perf_mode,  # noqa: F401
-                              nc_version, oob_mode, reduce_cmd, scalar_engine, tensor_engine, unknown_engine,
-                              vector_engine)
+from _nkia.isa_common import (dge_mode, dma_engine, engine, get_nc_version, gpsimd_engine,  # noqa: F401
+                              matmul_perf_mode, nc_version, oob_mode, reduce_cmd, scalar_engine, tensor_engine,
+                              unknown_engine, vector_engine)
+from _nkia.multicore import core_barrier, sendrecv  # noqa: F401 - refused: one simulated core
 from nki import isa as current
 
 
@@ -255,6 +256,19 @@ def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0=Fa
 def sequence_bounds(segment_ids, dtype=None, **kwargs):
     """A new [1, 2, F] tile of each element's segment start and end (segment_ids [1, F], 0 = padding)."""
     return _NewTile((segment_ids.shape[0], 2) + tuple(segment_ids.shape[1:]), dtype or segment_ids.dtype)
+
+
+@_returns_tile(current.dropout)
+def dropout(data, prob, dtype=None, mask=None, **kwargs):
+    """A new tile of data with each element replaced by 0 with probability prob (a number or a
+    [P, 1] tile); the kept elements are not rescaled."""
+    return _NewTile(data.shape, data.dtype)
+
+
+def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None, reduce_cmd=isa_common.reduce_cmd.reset_reduce,
+                             **kwargs):
+    """As nki.isa's: it writes the destination it is given (dst=)."""
+    isa_common.tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1, reduce_cmd)
 
 
 @_returns_tile(current.local_gather, masked=False)

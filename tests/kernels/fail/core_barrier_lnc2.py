@@ -1,0 +1,23 @@
+# Two cores of an LNC=2 logical core each write half of a shared HBM tensor and meet at a
+# nisa.core_barrier before reading the other half: the simulator runs one core and refuses it.
+#
+# entry: halves_kernel
+# inputs: x=float32[256,64]
+# expect-error: nkia_multicore_not_modelled line 22
+#
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def halves_kernel(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    rank = nl.program_id(0)
+    t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x[nl.ds(rank * 128, 128), :])
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
+    nisa.dma_copy(dst=out[nl.ds(rank * 128, 128), :], src=t)
+    # Mistake: no second core runs in nki-agent to meet this barrier
+    nisa.core_barrier(out, (0, 1))
+    return out

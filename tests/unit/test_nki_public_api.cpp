@@ -1,0 +1,243 @@
+// The names public NKI kernels import and call, in both dialects, beyond the instructions: the
+// constants modules (nki.isa.constants, nki.language.constants and their legacy twins), nki.dtype in
+// annotations, nl.finfo, nl.device_print, no_reorder, Tensor.reshape(shape=), and the multi-core
+// primitives the simulator refuses (nkia_multicore_not_modelled). Each test runs a small kernel
+// through the kernel host and checks what it computes, prints or reports.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "runtime/python/py_host.h"
+#include "tensor/ops.h"
+
+namespace nki_agent {
+namespace {
+
+class NkiPublicApi : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto r = python_host_init();
+    ASSERT_TRUE(r) << r.error().format();
+  }
+  static Result<KernelOutcome> run(const std::string& src, const std::string& entry, std::vector<Tensor> inputs,
+                                   bool compute = true) {
+    KernelCall c;
+    c.src = kernel_files_from_source(src);
+    c.entry = entry;
+    c.inputs = std::move(inputs);
+    c.compute = compute;
+    return python_run(c);
+  }
+  static Tensor ramp(const Shape& s) {
+    std::vector<float> v(static_cast<size_t>(shape_numel(s)));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 50) - 20.0f;
+    return Tensor::from_f32(s, v);
+  }
+};
+
+// The enums real kernels import from the constants modules are the nisa objects themselves, in
+// both dialects; nki.language.constants gives sizeinbytes and sbuf_min_align.
+TEST_F(NkiPublicApi, ConstantsModulesInBothDialects) {
+  const char* current = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+from nki.isa.constants import dge_mode, oob_mode, matmul_perf_mode, engine, reduce_cmd, dma_engine
+from nki.isa import constants as nisa_constants
+import nki.language.constants as lc
+from nki.language.constants import sizeinbytes
+
+@nki.jit
+def k(a):
+    assert dge_mode is nisa.dge_mode and oob_mode is nisa.oob_mode and matmul_perf_mode is nisa.matmul_perf_mode
+    assert engine is nisa.engine and reduce_cmd.load_reduce == "load_reduce" and dma_engine.gpsimd_dma
+    assert nisa_constants.dge_mode.hwdge == "hwdge"
+    assert [sizeinbytes(d) for d in (nl.float32, nl.bfloat16, nl.float8_e4m3, nl.int32, nl.uint16)] == [4, 2, 1, 4, 2]
+    assert sizeinbytes(nl.float8_e4m3fn_x4) == 4 and sizeinbytes(nl.float4_e2m1fn_x4) == 2
+    assert lc.sbuf_min_align == nl.tile_size.sbuf_min_align == 1
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a, dge_mode=nisa_constants.dge_mode.hwdge)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+)py";
+  const char* legacy = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+from neuronxcc.nki.isa.constants import dge_mode
+from neuronxcc.nki.language.constants import sizeinbytes
+
+@nki.jit
+def k(a):
+    assert dge_mode is nisa.dge_mode and sizeinbytes(a.dtype) == 4
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.load(a))
+    return out
+)py";
+  Tensor a = ramp({128, 16});
+  for (const char* src : {current, legacy}) {
+    auto r = run(src, "k", {a});
+    ASSERT_TRUE(r) << r.error().format();
+    EXPECT_EQ(r->outputs[0].to_f32_vector(), a.to_f32_vector());
+  }
+}
+
+// nki.dtype is the dtypes' type, as dataclass config objects annotate their fields; nl.finfo gives
+// NumPy's finfo numbers for the NKI float types and refuses integer types.
+TEST_F(NkiPublicApi, DtypeAnnotationsAndFinfo) {
+  const char* src = R"py(
+import nki
+import nki.language as nl
+from dataclasses import dataclass
+
+@dataclass
+class Config:
+    compute_dtype: nki.dtype
+    scale: float = 1.0
+
+def pick(c: Config) -> nki.dtype:
+    return c.compute_dtype
+
+@nki.jit
+def k(a):
+    c = Config(nl.bfloat16)
+    assert isinstance(pick(c), nki.dtype) and pick(c) == nl.bfloat16
+    f32, bf16, f16 = nl.finfo(nl.float32), nl.finfo(nl.bfloat16), nl.finfo(nl.float16)
+    assert f32.max == 3.4028234663852886e38 and f32.min == -f32.max and f32.eps == 2.0 ** -23
+    assert f32.tiny == 2.0 ** -126 and f32.bits == 32 and f32.dtype == nl.float32
+    assert bf16.eps == 2.0 ** -7 and bf16.max == 3.3895313892515355e38 and bf16.bits == 16
+    assert f16.max == 65504.0 and f16.tiny == 2.0 ** -14 and f16.smallest_subnormal == 2.0 ** -24
+    assert nl.finfo(nl.float8_e4m3).max == 240.0 and nl.finfo(nl.float8_e4m3fn).max == 448.0
+    assert nl.finfo(nl.float8_e5m2).max == 57344.0 and nl.finfo("bf16").eps == bf16.eps
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.full(a.shape, nl.finfo(a.dtype).min, dtype=a.dtype))
+    return out
+
+@nki.jit
+def bad(a):
+    return nl.finfo(nl.int32).max
+)py";
+  auto r = run(src, "k", {ramp({4, 8})});
+  ASSERT_TRUE(r) << r.error().format();
+  for (float v : r->outputs[0].to_f32_vector()) EXPECT_EQ(v, -3.4028234663852886e38f);
+  auto b = run(src, "bad", {ramp({4, 8})});
+  ASSERT_FALSE(b);
+  EXPECT_EQ(b.error().code, "nkia_unknown_dtype") << b.error().format();
+}
+
+// nl.device_print prints the prefix and the tile to the kernel's output when the run computes, and
+// only the shape in a trace; no_reorder (nl's context manager, nki.compiler's loop directive and
+// decorator) changes nothing; reshape takes its shape as shape=.
+TEST_F(NkiPublicApi, DevicePrintNoReorderAndReshapeKeyword) {
+  const char* current = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.compiler.no_reorder
+def double(t):
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
+
+@nki.jit
+def k(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    v = t.reshape(shape=(128, 2, 4))
+    assert tuple(v.shape) == (128, 2, 4) and tuple(t.reshape((128, 8)).shape) == (128, 8)
+    with nl.no_reorder():
+        double(v)
+    for i in nl.sequential_range(1, directives=nki.compiler.no_reorder()):
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1.0)
+    nl.device_print("t[0:1, 0:3] =", t[0:1, 0:3])
+    nisa.dma_copy(dst=out, src=t)
+    return out
+)py";
+  const char* legacy = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = x * 2.0 + 1.0
+    for i in nl.sequential_range(1, directives=nki.compiler.no_reorder()):
+        nl.device_print("t[0:1, 0:3] =", y[0:1, 0:3])
+    nl.device_print("mm:", nl.matmul(y[0:2, 0:2], y[0:2, 0:2], transpose_x=True))
+    nl.store(out, value=y)
+    return out
+)py";
+  Tensor a = ramp({128, 8});
+  std::vector<float> want = a.to_f32_vector();
+  for (float& v : want) v = v * 2.0f + 1.0f;
+  for (const char* src : {current, legacy}) {
+    auto r = run(src, "k", {a});
+    ASSERT_TRUE(r) << r.error().format();
+    EXPECT_EQ(r->outputs[0].to_f32_vector(), want);
+    EXPECT_NE(r->printed.find("t[0:1, 0:3] = [[-39. -37. -35.]]"), std::string::npos) << r->printed;
+    // The legacy matmul's result lands in PSUM and prints: y[0:2, 0:2] is [[-39, -37], [-23, -21]].
+    if (src == legacy) {
+      EXPECT_NE(r->printed.find("mm: [[2050. 1926.]\n [1926. 1810.]]"), std::string::npos) << r->printed;
+    }
+    auto trace = run(src, "k", {a}, /*compute=*/false);
+    ASSERT_TRUE(trace) << trace.error().format();
+    EXPECT_NE(trace->printed.find("t[0:1, 0:3] = <float32[1, 3]: values are not computed in a trace>"),
+              std::string::npos)
+        << trace->printed;
+  }
+  const char* bad = R"py(
+import nki
+import nki.language as nl
+
+@nki.jit
+def k(a):
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    return t.reshape(size=(128, 8))
+)py";
+  auto b = run(bad, "k", {a});
+  ASSERT_FALSE(b);
+  EXPECT_NE(b.error().message.find("reshape() takes the shape"), std::string::npos) << b.error().format();
+}
+
+// sendrecv, core_barrier and every nki.collectives operation import, and are refused when called
+// with nkia_multicore_not_modelled naming the API, at the kernel's line.
+TEST_F(NkiPublicApi, MultiCorePrimitivesAreRefusedByName) {
+  const std::string head = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+import nki.collectives as ncc
+import neuronxcc.nki.isa as legacy_isa
+
+@nki.jit
+def k(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    group = ncc.ReplicaGroup([[0, 1]])
+)py";
+  const struct {
+    const char* call;
+    const char* api;
+  } kCases[] = {
+      {"nisa.sendrecv(src=t, dst=t, send_to_rank=1, recv_from_rank=1, pipe_id=0)", "nisa.sendrecv"},
+      {"nisa.core_barrier(out, (0, 1))", "nisa.core_barrier"},
+      {"legacy_isa.core_barrier(out, (0, 1))", "nisa.core_barrier"},
+      {"ncc.all_reduce(srcs=[a], dsts=[out], replica_group=group, op=nl.add)", "nki.collectives.all_reduce"},
+      {"ncc.all_gather([a], [out], group, 0)", "nki.collectives.all_gather"},
+      {"ncc.rank_id()", "nki.collectives.rank_id"},
+  };
+  for (const auto& c : kCases) {
+    const std::string src = head + "    " + c.call + "\n    return out\n";
+    auto r = run(src, "k", {ramp({128, 8})});
+    ASSERT_FALSE(r) << c.call;
+    EXPECT_EQ(r.error().code, "nkia_multicore_not_modelled") << r.error().format();
+    EXPECT_NE(r.error().message.find(c.api), std::string::npos) << r.error().format();
+    EXPECT_EQ(r.error().loc.line, 14) << r.error().format();
+  }
+}
+
+}  // namespace
+}  // namespace nki_agent
