@@ -163,8 +163,18 @@ std::vector<CalibrationTrace>& calibration_traces() {
       call.target = m->target;
       for (const auto& a : p.args) call.kwargs[a.substr(0, a.find('='))] = a.substr(a.find('=') + 1);
       std::vector<TensorSpec> specs;
-      for (const auto& text : p.shapes)
-        if (auto spec = parse_tensor_spec(text)) specs.push_back(*spec);
+      for (const auto& text : p.shapes) {
+        auto spec = parse_tensor_spec(text);
+        if (!spec) {
+          t.error = spec.error().format();
+          break;
+        }
+        specs.push_back(*spec);
+      }
+      if (!t.error.empty()) {
+        out.push_back(std::move(t));
+        continue;
+      }
       make_timing_only(call, std::move(specs));
       auto run = python_run(call);
       if (run)
