@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "runtime/kernel_service.h"
+#include "tasks/baseline.h"
 #include "tasks/static_policy.h"
 #include "tasks/task.h"
 #include "tasks/verify.h"
@@ -48,7 +49,7 @@ void BM_VerifyCached(benchmark::State& state) {
     state.SkipWithError(task.error().message.c_str());
     return;
   }
-  auto files = load_kernel_files(task->baseline_path());
+  auto files = load_baseline_files(*task);
   if (!files || !service()) {
     state.SkipWithError("no baseline or no kernel workers");
     return;

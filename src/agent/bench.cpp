@@ -17,7 +17,9 @@
 #include "core/hash.h"
 #include "core/log.h"
 #include "core/version.h"
+#include "tasks/baseline.h"
 #include "tasks/speed_cost.h"
+#include "tasks/suite.h"
 #include "tasks/task_dirs.h"
 
 namespace nki_agent {
@@ -148,7 +150,12 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
   auto say = [&](const std::string& line) {
     if (log) log(line);
   };
-  auto dirs = find_task_dirs(o.tasks_root);
+  Result<std::vector<std::string>> dirs = find_task_dirs(o.tasks_root);
+  if (!o.suite.empty()) {
+    auto suite = load_suite(o.tasks_root, o.suite);
+    if (!suite) return fail(suite.error());
+    dirs = suite_task_dirs(*suite, o.tasks_root);
+  }
   if (!dirs) return fail(dirs.error());
   // The task list: ids come from the folders' task.toml (a broken task still gets a row).
   struct Item {
@@ -181,6 +188,7 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
                             {"escalate_after", o.solve.escalate_after},
                             {"seed", o.solve.seed},
                             {"filter", o.filter}};
+  if (!o.suite.empty()) options["suite"] = o.suite;  // absent otherwise: older runs keep their keys
   if (o.model) options["model"] = o.model->to_json();
   if (o.stronger) options["stronger"] = o.stronger->to_json();
   std::error_code ec;
@@ -271,19 +279,18 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
     SolveResult res;
     if (!o.model) {
       // The baseline through the same pipeline.
-      auto base = load_kernel_files(task->baseline_path());
+      auto base = load_baseline_files(*task);
       if (!base) {
         row.status = "error";
         row.error = base.error().format();
         return row;
       }
-      const std::string src = base->files[base->main_path];
-      ToolResult tr = tools.verify(src);
+      ToolResult tr = tools.verify(*base);
       res.task = task->label();
       res.compiled = tr.compiled;
       res.passed = tr.passed;
       res.status = tr.passed ? "passed" : tr.is_error ? "error" : tr.compiled ? "compiled" : "failed";
-      res.kernel = src;
+      res.kernel = tr.kernel;
       res.verify = tr.verify;
       res.speedup = tr.passed && tr.verify && tr.verify->speed.available ? tr.verify->speed.speedup : 0;
       res.tool_calls = 1;

@@ -28,7 +28,8 @@ namespace nki_agent {
 
 struct BenchOptions {
   std::string tasks_root;
-  std::vector<std::string> filter;  // task ids or id prefixes ("L1_0"); empty: all
+  std::string suite;                // a suite under tasks_root/suites (tasks/suite.h); empty: every task
+  std::vector<std::string> filter;  // task ids or id prefixes ("L1_0") within those; empty: all
   std::optional<LlmConfig> model;   // none: the baseline run
   std::optional<LlmConfig> stronger;
   SolveOptions solve;

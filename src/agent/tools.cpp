@@ -203,14 +203,20 @@ ToolResult AgentTools::compile(const std::string& source) {
 }
 
 ToolResult AgentTools::verify(const std::string& source) {
+  return verify(kernel_files_from_source(source, "kernel.py"));
+}
+
+ToolResult AgentTools::verify(const KernelFiles& files) {
   const auto t0 = std::chrono::steady_clock::now();
   ToolResult r;
-  r.kernel = source;
-  last_kernel_ = source;
-  if (verified_result_ && verified_source_ == source) {
+  auto main = files.files.find(files.main_path);
+  r.kernel = main != files.files.end() ? main->second : std::string();
+  last_kernel_ = r.kernel;
+  const std::string digest = kernel_files_digest(files);
+  if (verified_result_ && verified_source_ == digest) {
     r.verify = verified_result_;
   } else {
-    auto v = verify_kernel(task_, kernel_files_from_source(source, "kernel.py"), service_, verify_options_);
+    auto v = verify_kernel(task_, files, service_, verify_options_);
     if (!v) {
       // The verification itself could not run (a broken task, a missing reference worker): not the
       // model's fault, and nothing it can fix.
@@ -220,7 +226,7 @@ ToolResult AgentTools::verify(const std::string& source) {
       r.data = {{"verifier_error", v.error().to_json()}};
       return r;
     }
-    verified_source_ = source;
+    verified_source_ = digest;
     verified_result_ = *v;
     r.verify = std::move(*v);
   }

@@ -59,6 +59,9 @@ class AgentTools {
   // The tools as plain functions (the loop's final checks, tests).
   ToolResult compile(const std::string& source);
   ToolResult verify(const std::string& source);
+  // The same for a kernel of several files (a task's baseline with its library); `kernel` in the
+  // result is the main file's source.
+  ToolResult verify(const KernelFiles& files);
   ToolResult profile(const std::string& source);
   ToolResult lookup(const std::string& query);
 
@@ -75,7 +78,8 @@ class AgentTools {
   VerifyOptions verify_options_;
   size_t max_chars_;
   std::string last_kernel_;
-  // The last verification, by source: submit after a passing verify does not verify again.
+  // The last verification, by the digest of its files: submit after a passing verify does not
+  // verify again.
   std::string verified_source_;
   std::optional<VerifyResult> verified_result_;
 };

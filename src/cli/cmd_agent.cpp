@@ -3,7 +3,7 @@
 //
 //   solve --task T --model M [--single-shot] [--max-turns N] [--optimize-turns K]
 //         progress on stderr, the best kernel to --out, every turn to the trajectory (JSONL)
-//   bench --tasks DIR [--model M] [--jobs J] [--resume]
+//   bench --tasks DIR [--suite NAME] [--only ID...] [--model M] [--jobs J] [--resume]
 //         tasks in parallel into SQLite, a progress bar and a summary per level; with no model,
 //         every task's baseline through the same pipeline; exits 1 when a task could not be run
 //         or was interrupted (the model endpoint failed): --resume runs those again
@@ -220,7 +220,7 @@ int run_solve(const Context& ctx, const SolveFlags& f) {
 // ---- bench ----
 
 struct BenchFlags {
-  std::string tasks, db, out, run_id;
+  std::string tasks, suite, db, out, run_id;
   std::vector<std::string> filter;
   int jobs = 1;
   bool resume = false;
@@ -233,6 +233,7 @@ int run_bench_cmd(const Context& ctx, const BenchFlags& f) {
   BenchOptions bo;
   bo.tasks_root = f.tasks.empty() ? default_task_root() : f.tasks;
   bo.filter = f.filter;
+  bo.suite = f.suite;
   bo.jobs = f.jobs;
   bo.resume = f.resume;
   bo.run_id = f.run_id;
@@ -360,6 +361,8 @@ void add_agent_commands(CLI::App& app, Context& ctx) {
       "The agent over a benchmark (or, with no model, every task's baseline): results in SQLite, a summary "
       "per level");
   bench->add_option("--tasks", b->tasks, "The task folder (default: $NKIA_TASKS, ./tasks/nkibench, ./tasks)");
+  bench->add_option("--suite", b->suite,
+                    "Only the tasks of this suite (nkibench-150, nkibench-60, level1, level2, all)");
   bench->add_option("--only", b->filter, "Only these task ids or id prefixes (e.g. L1_0)");
   bench->add_option("--model,-m", b->model.model, "The model (none: the baselines)");
   bench->add_option("--jobs,-j", b->jobs, "Tasks in parallel")->capture_default_str()->check(CLI::Range(1, 256));

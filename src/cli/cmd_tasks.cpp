@@ -1,6 +1,7 @@
-// `nki-agent tasks list|show|check`: the tasks under a folder, one task's contract (with its
-// PyTorch reference, what a model is given to write a kernel), and whether tasks are sound —
-// their baseline passes, their reference is deterministic and not degenerate (docs/tasks.md).
+// `nki-agent tasks list|show|check|suites`: the tasks under a folder (or of a named suite), one
+// task's contract (with its PyTorch reference, what a model is given to write a kernel), whether
+// tasks are sound — their baseline passes, their reference is deterministic and not degenerate
+// (docs/tasks.md) — and the named suites.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "runtime/kernel_service.h"
+#include "tasks/suite.h"
 #include "tasks/task.h"
 #include "tasks/task_check.h"
 #include "tasks/task_dirs.h"
@@ -18,6 +20,7 @@ namespace {
 
 struct TasksOptions {
   std::string root;
+  std::string suite;
   std::vector<std::string> tasks;
   bool all = false;
   bool no_source = false;
@@ -28,6 +31,15 @@ struct TasksOptions {
 
 std::string root_of(const TasksOptions& o) {
   return o.root.empty() ? default_task_root() : o.root;
+}
+
+// Every task folder under the root, or the suite's when one is named.
+Result<std::vector<std::string>> selected_dirs(const TasksOptions& o) {
+  const std::string root = root_of(o);
+  if (o.suite.empty()) return find_task_dirs(root);
+  auto suite = load_suite(root, o.suite);
+  if (!suite) return fail(suite.error());
+  return suite_task_dirs(*suite, root);
 }
 
 nlohmann::json arg_json(const TaskArg& a) {
@@ -75,6 +87,12 @@ nlohmann::json task_json(const Task& t, bool with_source) {
   nlohmann::json forbidden = nlohmann::json::array();
   for (auto d : t.forbidden_dtypes()) forbidden.push_back(std::string(dtype_name(d)));
   j["policy"] = {{"precision", t.strict_precision ? "strict" : "any"}, {"forbidden_dtypes", forbidden}};
+  if (!t.reference_task_id.empty() || t.expected_speedup || !t.engine_hints.empty() || !t.tile_suggestions.empty()) {
+    nlohmann::json ref = {
+        {"task_id", t.reference_task_id}, {"engine_hints", t.engine_hints}, {"tile_suggestions", t.tile_suggestions}};
+    if (t.expected_speedup) ref["expected_speedup"] = {t.expected_speedup->first, t.expected_speedup->second};
+    j["reference"] = std::move(ref);
+  }
   if (!t.warnings.empty()) j["warnings"] = t.warnings;
   if (with_source) j["task_py"] = t.task_py;
   return j;
@@ -82,7 +100,7 @@ nlohmann::json task_json(const Task& t, bool with_source) {
 
 int run_list(const Context& ctx, const TasksOptions& o) {
   const std::string root = root_of(o);
-  auto dirs = find_task_dirs(root);
+  auto dirs = selected_dirs(o);
   if (!dirs) return report(ctx, dirs.error());
   nlohmann::json list = nlohmann::json::array();
   int broken = 0;
@@ -113,8 +131,11 @@ int run_list(const Context& ctx, const TasksOptions& o) {
                  t->variants.size());
   }
   if (!ctx.json)
-    fmt::print("{} task(s) under {}{}\n", dirs->size(), root, broken ? fmt::format(", {} broken", broken) : "");
-  emit_json(ctx, {{"root", root}, {"tasks", list}});
+    fmt::print("{} task(s) {}{}\n", dirs->size(), o.suite.empty() ? "under " + root : "in suite " + o.suite,
+               broken ? fmt::format(", {} broken", broken) : "");
+  nlohmann::json j = {{"root", root}, {"tasks", list}};
+  if (!o.suite.empty()) j["suite"] = o.suite;
+  emit_json(ctx, j);
   return broken ? kExitUserError : kExitOk;
 }
 
@@ -159,6 +180,16 @@ int run_show(const Context& ctx, const TasksOptions& o) {
   for (auto d : t->forbidden_dtypes()) forbidden += (forbidden.empty() ? "" : ", ") + std::string(dtype_name(d));
   if (!forbidden.empty()) fmt::print("policy   the kernel may not use {}\n", forbidden);
   if (t->flops > 0 || t->bytes > 0) fmt::print("cost     {:g} FLOPs, {:g} bytes (prompt shapes)\n", t->flops, t->bytes);
+  if (!t->reference_task_id.empty() || t->expected_speedup || !t->engine_hints.empty()) {
+    std::string tiles;
+    for (const auto& [k, v] : t->tile_suggestions) tiles += fmt::format("{}{}={}", tiles.empty() ? "" : ", ", k, v);
+    fmt::print("upstream {}{}{}{}\n", t->reference_task_id.empty() ? "-" : t->reference_task_id,
+               t->expected_speedup ? fmt::format(", expected speedup {:g}-{:g}x", t->expected_speedup->first,
+                                                 t->expected_speedup->second)
+                                   : "",
+               t->engine_hints.empty() ? "" : fmt::format(", engines {}", fmt::join(t->engine_hints, ", ")),
+               tiles.empty() ? "" : ", tiles " + tiles);
+  }
   for (const auto& w : t->warnings) fmt::print("warning  {}\n", w);
   if (!o.no_source) fmt::print("\n# task.py\n{}", t->task_py);
   return kExitOk;
@@ -167,8 +198,8 @@ int run_show(const Context& ctx, const TasksOptions& o) {
 int run_check(const Context& ctx, const TasksOptions& o) {
   const std::string root = root_of(o);
   std::vector<std::string> dirs;
-  if (o.all) {
-    auto found = find_task_dirs(root);
+  if (o.all || !o.suite.empty()) {
+    auto found = selected_dirs(o);
     if (!found) return report(ctx, found.error());
     dirs = *found;
   }
@@ -178,7 +209,8 @@ int run_check(const Context& ctx, const TasksOptions& o) {
     dirs.push_back(*d);
   }
   if (dirs.empty())
-    return report(ctx, Diagnostic::error("nkia_bad_argument", "no task to check", "name tasks, or give --all"));
+    return report(ctx,
+                  Diagnostic::error("nkia_bad_argument", "no task to check", "name tasks, or give --all or --suite"));
   KernelServiceOptions so;
   so.workers =
       o.workers > 0 ? o.workers : std::max(1, std::min(static_cast<int>(std::thread::hardware_concurrency()), 8));
@@ -213,6 +245,34 @@ int run_check(const Context& ctx, const TasksOptions& o) {
   return bad ? kExitUserError : kExitOk;
 }
 
+int run_suites(const Context& ctx, const TasksOptions& o) {
+  const std::string root = root_of(o);
+  nlohmann::json list = nlohmann::json::array();
+  int bad = 0;
+  for (const auto& name : suite_names(root)) {
+    auto s = load_suite(root, name);
+    if (!s) {
+      ++bad;
+      list.push_back({{"name", name}, {"error", s.error().to_json()}});
+      if (!ctx.json) fmt::print("{:<16} (broken: {})\n", name, s.error().message);
+      continue;
+    }
+    auto dirs = suite_task_dirs(*s, root);
+    nlohmann::json j = {{"name", name}, {"description", s->description}, {"inferred", s->inferred}};
+    if (dirs)
+      j["tasks"] = dirs->size();
+    else
+      j["missing"] = dirs.error().message;
+    list.push_back(j);
+    if (!ctx.json)
+      fmt::print("{:<16} {:>4} {}{}\n", name, dirs ? std::to_string(dirs->size()) : std::string("?"),
+                 s->inferred ? "(inferred) " : "", dirs ? s->description : dirs.error().message);
+  }
+  if (!ctx.json && list.empty()) fmt::print("no suites under {}/suites\n", root);
+  emit_json(ctx, {{"root", root}, {"suites", list}});
+  return bad ? kExitUserError : kExitOk;
+}
+
 }  // namespace
 
 void add_tasks_command(CLI::App& app, Context& ctx) {
@@ -222,6 +282,7 @@ void add_tasks_command(CLI::App& app, Context& ctx) {
   tasks->add_option("--root", o->root, "Folder of tasks (default: $NKIA_TASKS, ./tasks/nkibench, ./tasks)");
 
   auto* list = tasks->add_subcommand("list", "Every task under the root: id, name, category, input shapes");
+  list->add_option("--suite", o->suite, "Only the tasks of this suite (tasks suites lists them)");
   list->callback([&ctx, o] { ctx.exit_code = run_list(ctx, *o); });
 
   auto* show =
@@ -234,10 +295,14 @@ void add_tasks_command(CLI::App& app, Context& ctx) {
       "check", "Is a task sound: toml matches task.py, baseline passes, reference deterministic and not degenerate");
   check->add_option("task", o->tasks, "Tasks: folders or ids");
   check->add_flag("--all", o->all, "Every task under the root");
+  check->add_option("--suite", o->suite, "Every task of this suite");
   check->add_option("--cache", o->cache, "Reference cache folder");
   check->add_option("--seeds", o->seeds, "Seeds for the baseline run (default: the task's)")->check(CLI::Range(1, 64));
   check->add_option("--workers", o->workers, "Kernel workers")->check(CLI::Range(1, 64));
   check->callback([&ctx, o] { ctx.exit_code = run_check(ctx, *o); });
+
+  auto* suites = tasks->add_subcommand("suites", "The named task lists under the root's suites/ folder");
+  suites->callback([&ctx, o] { ctx.exit_code = run_suites(ctx, *o); });
 }
 
 }  // namespace nki_agent::cli

@@ -379,6 +379,54 @@ static std::string unreadable_module(const std::string& rel, const Diagnostic& d
   return src;
 }
 
+// Reads one source file into kf.files[rel] (`where` names the folder in messages); `total` counts
+// the bytes read so far. A helper module that cannot be read becomes one that raises on import.
+static Result<void> add_source(KernelFiles& kf, const fs::path& p, const std::string& rel, const std::string& where,
+                               int64_t& total) {
+  // A module whose file name is not UTF-8 cannot be named in an import: it is not the kernel's.
+  if (!is_utf8(rel)) return {};
+  if (static_cast<int>(kf.files.size()) >= kMaxKernelFiles)
+    return fail("nkia_kernel_too_large", fmt::format("more than {} Python files under {}", kMaxKernelFiles, where),
+                "keep the kernel and its helper modules in a small folder of their own");
+  auto bytes = read_text(p);
+  if (!bytes) return fail(bytes.error());
+  total += static_cast<int64_t>(bytes->size());
+  if (total > kMaxKernelSourceBytes)
+    return fail("nkia_kernel_too_large",
+                fmt::format("more than {} MiB of Python under {}", kMaxKernelSourceBytes >> 20, where),
+                "keep the kernel and its helper modules in a small folder of their own");
+  auto text = python_source_text(*bytes, p.string());
+  if (!text && rel == kf.main_path) {
+    Diagnostic d = text.error();
+    if (p.extension() != ".py" || bytes->find('\0') != std::string::npos)
+      d.hint = fmt::format("{} does not look like Python source: give the kernel's .py file", p.filename().string());
+    return fail(std::move(d));
+  }
+  kf.files[rel] = text ? std::move(*text) : unreadable_module(rel, text.error());
+  return {};
+}
+
+// Every .py file of the packages under `dir` (folders with an __init__.py, recursively; hidden
+// folders and __pycache__ skipped), and `dir`'s own .py files when `with_top_files`.
+static std::vector<fs::path> package_sources(const fs::path& dir, bool with_top_files) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const fs::path& p = it->path();
+    const std::string name = p.filename().string();
+    if (it->is_directory(ec) &&
+        (name.starts_with(".") || name == "__pycache__" || !fs::exists(p / "__init__.py", ec))) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file(ec) && p.extension() == ".py" && (with_top_files || p.parent_path() != dir))
+      out.push_back(p);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 Result<KernelFiles> load_kernel_files(const std::string& path) {
   std::error_code ec;
   fs::path main = fs::absolute(path, ec);
@@ -401,44 +449,12 @@ Result<KernelFiles> load_kernel_files(const std::string& path) {
   kf.main_path = fs::relative(main, root, ec).generic_string();
   int64_t total = 0;
   auto add = [&](const fs::path& p) -> Result<void> {
-    std::string rel = fs::relative(p, root, ec).generic_string();
-    // A module whose file name is not UTF-8 cannot be named in an import: it is not the kernel's.
-    if (!is_utf8(rel)) return {};
-    if (static_cast<int>(kf.files.size()) >= kMaxKernelFiles)
-      return fail("nkia_kernel_too_large", fmt::format("more than {} Python files under {}", kMaxKernelFiles, kf.root),
-                  "keep the kernel and its helper modules in a small folder of their own");
-    auto bytes = read_text(p);
-    if (!bytes) return fail(bytes.error());
-    total += static_cast<int64_t>(bytes->size());
-    if (total > kMaxKernelSourceBytes)
-      return fail("nkia_kernel_too_large",
-                  fmt::format("more than {} MiB of Python under {}", kMaxKernelSourceBytes >> 20, kf.root),
-                  "keep the kernel and its helper modules in a small folder of their own");
-    auto text = python_source_text(*bytes, p.string());
-    if (!text && rel == kf.main_path) {
-      Diagnostic d = text.error();
-      if (p.extension() != ".py" || bytes->find('\0') != std::string::npos)
-        d.hint = fmt::format("{} does not look like Python source: give the kernel's .py file", p.filename().string());
-      return fail(std::move(d));
-    }
-    kf.files[rel] = text ? std::move(*text) : unreadable_module(rel, text.error());
-    return {};
+    return add_source(kf, p, fs::relative(p, root, ec).generic_string(), kf.root, total);
   };
   const bool in_package = root != main.parent_path();
   if (in_package) {
-    for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      const fs::path& p = it->path();
-      const std::string name = p.filename().string();
-      if (it->is_directory(ec) &&
-          (name.starts_with(".") || name == "__pycache__" || !fs::exists(p / "__init__.py", ec))) {
-        it.disable_recursion_pending();
-        continue;
-      }
-      if (it->is_regular_file(ec) && p.extension() == ".py") {
-        if (auto r = add(p); !r) return fail(r.error());
-      }
-    }
+    for (const fs::path& p : package_sources(root, true))
+      if (auto r = add(p); !r) return fail(r.error());
   } else {
     for (const auto& e : fs::directory_iterator(root, fs::directory_options::skip_permission_denied, ec))
       if (e.is_regular_file(ec) && e.path().extension() == ".py")
@@ -447,6 +463,38 @@ Result<KernelFiles> load_kernel_files(const std::string& path) {
   if (!kf.files.count(kf.main_path))
     if (auto r = add(main); !r) return fail(r.error());
   return kf;
+}
+
+Result<void> add_kernel_library(KernelFiles& kf, const std::string& lib_dir) {
+  std::error_code ec;
+  fs::path dir = fs::absolute(lib_dir, ec);
+  if (ec || !fs::is_directory(dir, ec))
+    return fail("nkia_kernel_not_found", fmt::format("no kernel library folder at {}", escape_invalid_utf8(lib_dir)),
+                "give a folder that holds Python packages");
+  if (!is_utf8(dir.string()))
+    return fail("nkia_not_utf8", fmt::format("the library's path is not UTF-8: {}", escape_invalid_utf8(dir.string())),
+                "rename the folder, or the folders above it, with UTF-8 names");
+  int64_t total = 0;
+  for (const auto& [rel, src] : kf.files) total += static_cast<int64_t>(src.size());
+  for (const fs::path& p : package_sources(dir, false)) {
+    std::string rel = fs::relative(p, dir, ec).generic_string();
+    if (kf.files.count(rel)) continue;
+    if (auto r = add_source(kf, p, rel, dir.string(), total); !r) return fail(r.error());
+    if (kf.files.count(rel)) kf.roots[rel] = dir.string();
+  }
+  return {};
+}
+
+std::string kernel_files_digest(const KernelFiles& f) {
+  std::string d = f.main_path + '\0';
+  for (const auto& [path, src] : f.files) d += path + '\0' + src + '\0';
+  return d;
+}
+
+std::string KernelFiles::real_path(const std::string& rel) const {
+  auto it = roots.find(rel);
+  const std::string& base = it != roots.end() ? it->second : root;
+  return base.empty() ? rel : (fs::path(base) / rel).string();
 }
 
 KernelFiles kernel_files_from_source(std::string source, std::string name) {
@@ -513,6 +561,7 @@ std::string encode_call(const KernelCall& c) {
   nlohmann::json h = {{"root", c.src.root},
                       {"main_path", c.src.main_path},
                       {"files", c.src.files},
+                      {"roots", c.src.roots},
                       {"entry", c.entry},
                       {"kwargs", c.kwargs},
                       {"grid", c.grid},
@@ -532,11 +581,12 @@ Result<KernelCall> decode_call(std::string_view bytes) {
   if (!u) return fail(u.error());
   KernelCall c;
   if (!get_to(u->header, "root", c.src.root) || !get_to(u->header, "main_path", c.src.main_path) ||
-      !get_to(u->header, "files", c.src.files) || !get_to(u->header, "entry", c.entry) ||
-      !get_to(u->header, "kwargs", c.kwargs) || !get_to(u->header, "grid", c.grid) ||
-      !get_to(u->header, "input_names", c.input_names) || !get_to(u->header, "target", c.target) ||
-      !get_to(u->header, "compute", c.compute) || !get_to(u->header, "collect_trace", c.collect_trace) ||
-      !get_to(u->header, "eager_state", c.eager_state) || !get_to(u->header, "kernel_only", c.kernel_only))
+      !get_to(u->header, "files", c.src.files) || !get_to(u->header, "roots", c.src.roots) ||
+      !get_to(u->header, "entry", c.entry) || !get_to(u->header, "kwargs", c.kwargs) ||
+      !get_to(u->header, "grid", c.grid) || !get_to(u->header, "input_names", c.input_names) ||
+      !get_to(u->header, "target", c.target) || !get_to(u->header, "compute", c.compute) ||
+      !get_to(u->header, "collect_trace", c.collect_trace) || !get_to(u->header, "eager_state", c.eager_state) ||
+      !get_to(u->header, "kernel_only", c.kernel_only))
     return fail(bad_wire("a call field is missing or has the wrong type"));
   if (!c.target.empty() && !target_by_name(c.target)) return fail(bad_wire("an unknown target"));
   if (!get_to(u->header, "want_outputs", c.want_outputs) || !u->header.contains("zero_inputs"))

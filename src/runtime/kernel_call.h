@@ -38,6 +38,12 @@ struct KernelFiles {
   std::string root;                          // the folder they came from, to turn relative paths back into real ones
   std::string main_path;                     // the file that holds the entry, relative to root
   std::map<std::string, std::string> files;  // relative path -> source
+  // Files that do not live under root (a library added by add_kernel_library): relative path ->
+  // the folder the path is relative to instead of root.
+  std::map<std::string, std::string> roots;
+
+  // Where the file a Diagnostic or a trace record names as `rel` really is.
+  std::string real_path(const std::string& rel) const;
 };
 
 // Limits on what load_kernel_files() reads: a kernel with its helpers is a few files, not a tree.
@@ -53,6 +59,13 @@ inline constexpr int64_t kMaxKernelSourceBytes = 8 << 20;
 // Codes: nkia_kernel_not_found, nkia_kernel_unreadable, nkia_kernel_too_large, nkia_not_utf8 (the
 // kernel's bytes or its path), nkia_source_encoding.
 Result<KernelFiles> load_kernel_files(const std::string& path);
+// Adds the Python packages of `lib_dir` (its subfolders with an __init__.py, recursively) to `kf`,
+// importable by their names (`lib_dir/ops/conv.py` is `ops.conv`). A path `kf` already holds keeps
+// its own file. The same limits and codes as load_kernel_files, counted over all files.
+Result<void> add_kernel_library(KernelFiles& kf, const std::string& lib_dir);
+// The sources of a kernel's files in path order (not a hash: compare them, or hash them): two
+// kernels with the same digest run alike.
+std::string kernel_files_digest(const KernelFiles& f);
 // A single in-memory file (tests, the agent's candidate kernels).
 KernelFiles kernel_files_from_source(std::string source, std::string name = "kernel.py");
 

@@ -79,9 +79,17 @@ Tensor generate_input(const TaskArg& arg, const Shape& shape, uint64_t seed, Inp
     t = fill_f32(shape, seed, stream_id, [&](double u) { return lo + (hi - lo) * u; });
   } else {
     const bool positive = arg.dist == Dist::kPositive;
-    const double scale = profile == InputProfile::kLarge      ? large_scale
-                         : profile == InputProfile::kNearZero ? kNearZeroScale
-                                                              : 1.0;
+    // A positive argument (a variance, what a log or sqrt reads) keeps its sign when negated.
+    double scale = 1.0;
+    switch (profile) {
+      case InputProfile::kLarge: scale = large_scale; break;
+      case InputProfile::kNearZero: scale = kNearZeroScale; break;
+      case InputProfile::kScaled: scale = kScaledScale; break;
+      case InputProfile::kSmall: scale = kSmallScale; break;
+      case InputProfile::kNegated: scale = positive ? 1.0 : -1.0; break;
+      case InputProfile::kNormal:
+      case InputProfile::kUniform: break;
+    }
     if (profile == InputProfile::kUniform)
       t = positive ? fill_f32(shape, seed, stream_id, [](double u) { return 0.05 + u; })
                    : fill_f32(shape, seed, stream_id, [](double u) { return 2 * u - 1; });

@@ -22,6 +22,8 @@
 namespace nki_agent {
 
 inline constexpr double kNearZeroScale = 1e-3;
+inline constexpr double kScaledScale = 3;
+inline constexpr double kSmallScale = 1e-2;
 // Bumped whenever the generated values change, so cached references made from the old inputs
 // are never reused.
 inline constexpr int kInputGeneratorVersion = 2;

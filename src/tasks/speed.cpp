@@ -7,17 +7,11 @@
 #include "core/hash.h"
 #include "core/log.h"
 #include "runtime/kernel_service.h"
+#include "tasks/baseline.h"
 
 namespace nki_agent {
 
 namespace {
-
-// The sources of a kernel's files in path order: two kernels with the same digest run alike.
-std::string kernel_files_digest(const KernelFiles& f) {
-  std::string d = f.main_path + '\0';
-  for (const auto& [path, src] : f.files) d += path + '\0' + src + '\0';
-  return d;
-}
 
 // Simulated time of a timing-only run at the prompt's shapes.
 Result<double> simulated_seconds(const Task& task, const KernelFiles& files, KernelService& service,
@@ -72,7 +66,7 @@ SpeedResult measure_speed(const Task& task, const KernelFiles& candidate, Kernel
     s.reason = "the candidate's timing run failed: " + cand.error().message;
     return s;
   }
-  auto base_files = load_kernel_files(task.baseline_path());
+  auto base_files = load_baseline_files(task);
   if (!base_files) {
     s.reason = "the task's baseline cannot be read: " + base_files.error().message;
     return s;

@@ -38,12 +38,15 @@ std::string_view profile_name(InputProfile p) {
     case InputProfile::kUniform: return "uniform";
     case InputProfile::kLarge: return "large";
     case InputProfile::kNearZero: return "near_zero";
+    case InputProfile::kNegated: return "negated";
+    case InputProfile::kScaled: return "scaled";
+    case InputProfile::kSmall: return "small";
   }
   return "?";
 }
 
 std::optional<InputProfile> profile_from_name(std::string_view name) {
-  for (auto p : {InputProfile::kNormal, InputProfile::kUniform, InputProfile::kLarge, InputProfile::kNearZero})
+  for (auto p : kAllInputProfiles)
     if (profile_name(p) == name) return p;
   return std::nullopt;
 }
@@ -391,6 +394,53 @@ Result<void> read_variants(const Reader& r, const toml::table& root, Task& task)
   return {};
 }
 
+// [reference]: the reference implementation's metadata, kept for prompts, reports and suites.
+Result<void> read_reference(const Reader& r, const toml::node* n, Task& task) {
+  static const std::vector<std::string> kEngines = {"tensor_engine", "vector_engine", "dma_engine"};
+  static const std::vector<std::string> kTiles = {"tile_m",   "tile_n",    "tile_k", "tile_size", "tile_c",
+                                                  "tile_seq", "tile_head", "tile_d", "tile_cache"};
+  const toml::table* t = n->as_table();
+  if (!t) return r.bad("reference", "must be a table");
+  r.warn_unknown(*t, "reference.", {"task_id", "expected_speedup", "engine_hints", "tile_suggestions"});
+  auto id = r.str(*t, "task_id", "reference.task_id", false);
+  if (!id) return fail(id.error());
+  task.reference_task_id = *id;
+  if (const toml::node* x = t->get("expected_speedup")) {
+    const toml::array* a = x->as_array();
+    if (!a || a->size() != 2) return r.bad("reference.expected_speedup", "must be [low, high]");
+    auto lo = r.num(a->get(0), "reference.expected_speedup[0]");
+    if (!lo) return fail(lo.error());
+    auto hi = r.num(a->get(1), "reference.expected_speedup[1]");
+    if (!hi) return fail(hi.error());
+    if (!(*lo > 0) || !(*hi >= *lo)) return r.bad("reference.expected_speedup", "must be 0 < low <= high");
+    task.expected_speedup = std::pair{*lo, *hi};
+  }
+  if (const toml::node* x = t->get("engine_hints")) {
+    const toml::array* a = x->as_array();
+    if (!a) return r.bad("reference.engine_hints", "must be an array of engine names");
+    for (auto&& e : *a) {
+      auto s = e.value<std::string>();
+      if (!s || std::find(kEngines.begin(), kEngines.end(), *s) == kEngines.end())
+        return r.bad("reference.engine_hints", "unknown engine", "tensor_engine, vector_engine or dma_engine");
+      task.engine_hints.push_back(*s);
+    }
+  }
+  if (const toml::node* x = t->get("tile_suggestions")) {
+    const toml::table* tt = x->as_table();
+    if (!tt) return r.bad("reference.tile_suggestions", "must be a table of tile sizes");
+    for (auto&& [k, v] : *tt) {
+      const std::string key(k.str());
+      if (std::find(kTiles.begin(), kTiles.end(), key) == kTiles.end())
+        return r.bad("reference.tile_suggestions." + key, "unknown tile key",
+                     "tile_m, tile_n, tile_k, tile_size, tile_c, tile_seq, tile_head, tile_d or tile_cache");
+      auto iv = v.value_exact<int64_t>();
+      if (!iv || *iv < 1) return r.bad("reference.tile_suggestions." + key, "must be a positive integer");
+      task.tile_suggestions[key] = *iv;
+    }
+  }
+  return {};
+}
+
 Result<void> read_extras(const Reader& r, const toml::table& root, Task& task) {
   if (const toml::node* n = root.get("cost")) {
     const toml::table* t = n->as_table();
@@ -422,7 +472,9 @@ Result<void> read_extras(const Reader& r, const toml::table& root, Task& task) {
       for (auto&& e : *a) {
         auto s = e.value<std::string>();
         auto p = s ? profile_from_name(*s) : std::nullopt;
-        if (!p) return r.bad("verify.profiles", "unknown profile", "normal, uniform, large or near_zero");
+        if (!p)
+          return r.bad("verify.profiles", "unknown profile",
+                       "normal, uniform, large, near_zero, negated, scaled or small");
         task.profiles.push_back(*p);
       }
     }
@@ -432,6 +484,9 @@ Result<void> read_extras(const Reader& r, const toml::table& root, Task& task) {
       if (*v <= 0 || *v > 1e6) return r.bad("verify.large_scale", "must be in (0, 1e6]");
       task.large_scale = *v;
     }
+  }
+  if (const toml::node* n = root.get("reference")) {
+    if (auto ok = read_reference(r, n, task); !ok) return fail(ok.error());
   }
   if (const toml::node* n = root.get("policy")) {
     const toml::table* t = n->as_table();
@@ -486,7 +541,7 @@ Result<Task> parse_task(std::string_view toml_text, std::string task_py, const s
   }
   r.warn_unknown(root, "",
                  {"id", "name", "level", "category", "operation", "entry", "dialects", "target", "baseline", "args",
-                  "outputs", "tolerance", "variants", "cost", "verify", "policy", "notes", "source"});
+                  "outputs", "tolerance", "variants", "cost", "verify", "policy", "reference", "notes", "source"});
   auto id = r.str(root, "id", "id", true);
   if (!id) return fail(id.error());
   task.id = *id;

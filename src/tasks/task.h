@@ -8,9 +8,11 @@
 // verifier does not know are kept as warnings, so that tasks can grow annotations.
 //
 // Optional fields beyond the fixed format (docs/tasks.md):
-//   [verify]  seeds = 5, profiles = ["normal", "uniform", "large", "near_zero"], large_scale = 100
+//   [verify]  seeds = 7, profiles = ["normal", "uniform", "large", "near_zero", "negated", "scaled",
+//             "small"], large_scale = 100
 //   [policy]  precision = "strict" | "any", allow_dtypes = ["bfloat16"]
 //   [tolerance] <dtype> = { atol, rtol, norm_rtol }   (norm_rtol defaults to rtol)
+//   [reference] task_id, expected_speedup = [lo, hi], engine_hints = [...], tile_suggestions = {...}
 #pragma once
 
 #include <cstdint>
@@ -30,7 +32,13 @@ enum class Dist : uint8_t { kNormal, kUniform, kRandint, kPositive };
 std::string_view dist_name(Dist d);
 
 // The input distributions a verification cycles through, one per seed (tasks/inputs.h).
-enum class InputProfile : uint8_t { kNormal, kUniform, kLarge, kNearZero };
+// The input distributions of a verification (docs/tasks.md): seed i draws profile i mod the list.
+// negated (x -1), scaled (x 3) and small (x 0.01) are the perturbations that caught shape- and
+// sign-keyed hacks in KernelBench-Verified; large and near_zero probe range and precision.
+enum class InputProfile : uint8_t { kNormal, kUniform, kLarge, kNearZero, kNegated, kScaled, kSmall };
+inline constexpr InputProfile kAllInputProfiles[] = {
+    InputProfile::kNormal,  InputProfile::kUniform, InputProfile::kLarge, InputProfile::kNearZero,
+    InputProfile::kNegated, InputProfile::kScaled,  InputProfile::kSmall};
 std::string_view profile_name(InputProfile p);
 std::optional<InputProfile> profile_from_name(std::string_view name);
 
@@ -85,10 +93,15 @@ struct Task {
   double flops = 0;  // of the prompt's shapes ([cost]); 0 when not given
   double bytes = 0;
   // [verify]
-  int seeds = 5;
-  std::vector<InputProfile> profiles = {InputProfile::kNormal, InputProfile::kUniform, InputProfile::kLarge,
-                                        InputProfile::kNearZero};
+  int seeds = 7;
+  std::vector<InputProfile> profiles = {std::begin(kAllInputProfiles), std::end(kAllInputProfiles)};
   double large_scale = 100;
+  // [reference]: what the reference implementation of NKIBench says of the task
+  // (nkibench-reference.md §3.1). The hints are the ones a prompt may show.
+  std::string reference_task_id;                              // L{level}_{category}_{NNN}
+  std::optional<std::pair<double, double>> expected_speedup;  // over eager PyTorch, (low, high)
+  std::vector<std::string> engine_hints;                      // tensor_engine, vector_engine, dma_engine
+  std::map<std::string, int64_t> tile_suggestions;            // tile_m, tile_c, tile_seq, ...
   // [policy]
   bool strict_precision = true;
   std::vector<DType> allow_dtypes;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "tasks/baseline.h"
 #include "tasks/inputs.h"
 #include "tasks/reference.h"
 
@@ -107,7 +108,7 @@ Result<TaskCheckResult> check_task(const Task& task, KernelService& service, con
   const uint64_t seed0 = vo.seed_base;
 
   if (options.baseline) {
-    auto files = load_kernel_files(task.baseline_path());
+    auto files = load_baseline_files(task);
     if (!files) {
       r.problems.push_back({"baseline", files.error().message});
     } else {

@@ -243,6 +243,54 @@ TEST_F(PyHost, PackagesWithRelativeAndAbsoluteImportsLoadFromDisk) {
   EXPECT_EQ(missing.error().code, "nkia_kernel_not_found");
 }
 
+// A library folder's packages join a kernel's files (tasks/baseline.h: a baseline's shared
+// building blocks): importable by their names, errors located in the library's own files, and
+// the folder each file came from carried over the wire.
+TEST_F(PyHost, KernelLibrariesJoinTheKernelsFiles) {
+  testing::ScratchDir dir;
+  namespace fs = std::filesystem;
+  auto write = [&](const std::string& rel, const std::string& text) {
+    fs::path p = fs::path(dir.path()) / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+  };
+  write("lib/blocks/__init__.py", "");
+  write("lib/blocks/scale.py",
+        "def triple(a):\n    return a * 3\ndef boom(a):\n    raise ValueError('in the block')\n");
+  write("lib/loose.py", "X = 1\n");       // not in a package: not part of the library
+  write("lib/notpkg/mod.py", "Y = 1\n");  // a folder without __init__.py: neither
+  write("task/kernel.py",
+        "from blocks import scale\ndef entry(a):\n    return scale.triple(a)\n"
+        "def bad(a):\n    return scale.boom(a)\n");
+  auto files = load_kernel_files(dir.file("task/kernel.py"));
+  ASSERT_TRUE(files) << files.error().format();
+  ASSERT_TRUE(add_kernel_library(*files, dir.file("lib")));
+  EXPECT_EQ(files->files.size(), 3u);  // kernel.py, blocks/__init__.py, blocks/scale.py
+  EXPECT_TRUE(files->files.count("blocks/scale.py"));
+  EXPECT_FALSE(files->files.count("loose.py"));
+  EXPECT_EQ(files->real_path("blocks/scale.py"), (fs::path(dir.path()) / "lib" / "blocks" / "scale.py").string());
+  EXPECT_EQ(files->real_path("kernel.py"), (fs::path(dir.path()) / "task" / "kernel.py").string());
+
+  KernelCall sent;
+  sent.src = *files;
+  auto wire = decode_call(encode_call(sent));
+  ASSERT_TRUE(wire) << wire.error().format();
+  KernelCall c = std::move(*wire);
+  EXPECT_EQ(c.src.roots, files->roots);
+  c.entry = "entry";
+  c.inputs = {Tensor::from_f32({2}, std::vector<float>{1, 2})};
+  auto r = python_run(c);
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_EQ(r->outputs[0].to_f32_vector(), (std::vector<float>{3, 6}));
+  c.entry = "bad";
+  auto e = python_run(c);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().loc.file, (fs::path(dir.path()) / "lib" / "blocks" / "scale.py").string());
+  EXPECT_EQ(e.error().loc.line, 4);
+
+  EXPECT_EQ(add_kernel_library(*files, dir.file("nope")).error().code, "nkia_kernel_not_found");
+}
+
 TEST_F(PyHost, InputsBindByNameWhenEveryNameIsAParameter) {
   KernelCall c;
   c.src = kernel_files_from_source("def entry(a, b, scale=1):\n    return (a - b) * scale\n");

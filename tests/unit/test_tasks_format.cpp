@@ -95,8 +95,8 @@ TEST(TaskFormat, ReadsEveryField) {
   EXPECT_EQ(t->tolerance_for(DType::kFloat32).rtol, 2e-4);
   EXPECT_EQ(t->tolerance_for(DType::kFloat32).norm_rtol, 2e-4);  // defaults to rtol
   EXPECT_EQ(t->flops, 8192);
-  EXPECT_EQ(t->seeds, 5);
-  EXPECT_EQ(t->profiles.size(), 4u);
+  EXPECT_EQ(t->seeds, 7);
+  EXPECT_EQ(t->profiles.size(), 7u);
   EXPECT_EQ(t->hash.size(), 64u);
   EXPECT_TRUE(t->warnings.empty());
   auto sets = t->shape_sets();
@@ -130,6 +130,30 @@ TEST(TaskFormat, OptionalVerifyAndPolicyTables) {
   EXPECT_EQ(std::count(forbidden.begin(), forbidden.end(), DType::kBFloat16), 0);
   EXPECT_EQ(std::count(forbidden.begin(), forbidden.end(), DType::kFloat16), 1);
   EXPECT_EQ(std::count(forbidden.begin(), forbidden.end(), DType::kTFloat32), 1);
+}
+
+TEST(TaskFormat, ReferenceMetadata) {
+  auto t = parse(std::string(kToml) +
+                 "[reference]\ntask_id = \"L2_conv_fusions_001\"\nexpected_speedup = [1.3, 5.0]\n"
+                 "engine_hints = [\"tensor_engine\", \"vector_engine\"]\ntile_suggestions = { tile_c = 64 }\n");
+  ASSERT_TRUE(t) << t.error().format();
+  EXPECT_TRUE(t->warnings.empty());
+  EXPECT_EQ(t->reference_task_id, "L2_conv_fusions_001");
+  ASSERT_TRUE(t->expected_speedup);
+  EXPECT_EQ(t->expected_speedup->first, 1.3);
+  EXPECT_EQ(t->expected_speedup->second, 5.0);
+  EXPECT_EQ(t->engine_hints, (std::vector<std::string>{"tensor_engine", "vector_engine"}));
+  EXPECT_EQ(t->tile_suggestions.at("tile_c"), 64);
+  for (const auto& [bad, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"expected_speedup = [5.0, 1.3]", "reference.expected_speedup"},
+           {"expected_speedup = [1.3]", "reference.expected_speedup"},
+           {"engine_hints = [\"gpsimd\"]", "reference.engine_hints"},
+           {"tile_suggestions = { tile_q = 4 }", "reference.tile_suggestions.tile_q"},
+           {"tile_suggestions = { tile_c = 0 }", "reference.tile_suggestions.tile_c"}}) {
+    auto b = parse(std::string(kToml) + "[reference]\n" + bad + "\n");
+    ASSERT_FALSE(b) << bad;
+    EXPECT_NE(b.error().message.find(needle), std::string::npos) << b.error().format();
+  }
 }
 
 TEST(TaskFormat, PrecisionPolicyFollowsTheNarrowestType) {
@@ -253,6 +277,15 @@ TEST(TaskInputs, SeededAndProfiled) {
   EXPECT_NEAR(lrms, 100, 10);
   auto [zlo, zhi, zrms] = stats(generate_input(x, {64, 64}, 1, InputProfile::kNearZero, "p", 100));
   EXPECT_NEAR(zrms, 1e-3, 1e-4);
+  auto [slo, shi, srms] = stats(generate_input(x, {64, 64}, 1, InputProfile::kScaled, "p", 100));
+  EXPECT_NEAR(srms, 3, 0.3);
+  auto [mlo, mhi, mrms] = stats(generate_input(x, {64, 64}, 1, InputProfile::kSmall, "p", 100));
+  EXPECT_NEAR(mrms, 1e-2, 1e-3);
+  // negated is a sign flip of a fresh normal draw: the same spread, its own values.
+  Tensor neg = generate_input(x, {64, 64}, 1, InputProfile::kNegated, "p", 100);
+  auto [nlo, nhi, nrms] = stats(neg);
+  EXPECT_NEAR(nrms, 1, 0.1);
+  EXPECT_NE(neg.to_f32_vector(), generate_input(x, {64, 64}, 1, InputProfile::kNormal, "p", 100).to_f32_vector());
   // randint keeps its range in every profile, as int32.
   Tensor idx = generate_input(t->args[1], {1000}, 1, InputProfile::kLarge, "p", 100);
   EXPECT_EQ(idx.dtype(), DType::kInt32);
@@ -263,15 +296,17 @@ TEST(TaskInputs, SeededAndProfiled) {
   // positive stays positive.
   TaskArg pos = x;
   pos.dist = Dist::kPositive;
-  for (auto p : {InputProfile::kNormal, InputProfile::kUniform, InputProfile::kLarge, InputProfile::kNearZero})
-    for (float f : generate_input(pos, {256}, 3, p, "p", 100).to_f32_vector()) EXPECT_GT(f, 0);
+  for (auto p : kAllInputProfiles)
+    for (float f : generate_input(pos, {256}, 3, p, "p", 100).to_f32_vector()) EXPECT_GT(f, 0) << profile_name(p);
   // bf16 args are drawn as bf16.
   TaskArg half = x;
   half.dtype = DType::kBFloat16;
   EXPECT_EQ(generate_input(half, {8}, 1, InputProfile::kNormal, "p", 100).dtype(), DType::kBFloat16);
   EXPECT_EQ(profile_for_seed(*t, 0), InputProfile::kNormal);
   EXPECT_EQ(profile_for_seed(*t, 2), InputProfile::kLarge);
-  EXPECT_EQ(profile_for_seed(*t, 4), InputProfile::kNormal);
+  EXPECT_EQ(profile_for_seed(*t, 4), InputProfile::kNegated);
+  EXPECT_EQ(profile_for_seed(*t, 6), InputProfile::kSmall);
+  EXPECT_EQ(profile_for_seed(*t, 7), InputProfile::kNormal);
 }
 
 Tensor vec(std::vector<float> v, Shape shape = {}) {

@@ -214,7 +214,7 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
     // A failure that ends the run (RunScope::fatal) is its verdict even when the kernel caught it.
     auto fatal = [&]() {
       Diagnostic d = std::move(*scope.fatal);
-      if (!call.src.root.empty() && !d.loc.file.empty()) d.loc.file = (fs::path(call.src.root) / d.loc.file).string();
+      if (!d.loc.file.empty()) d.loc.file = call.src.real_path(d.loc.file);
       return fail(std::move(d));
     };
     if (scope.fatal && (status == "ok" || r[1].cast<py::dict>()["code"].cast<std::string>() != scope.fatal->code))
@@ -232,9 +232,7 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
       Diagnostic diag = Diagnostic::error(d["code"].cast<std::string>(), d["message"].cast<std::string>(),
                                           d["hint"].cast<std::string>());
       std::string file = d["file"].cast<std::string>();
-      if (!file.empty())
-        diag.at({call.src.root.empty() ? file : (fs::path(call.src.root) / file).string(), d["line"].cast<int>(),
-                 d["col"].cast<int>()});
+      if (!file.empty()) diag.at({call.src.real_path(file), d["line"].cast<int>(), d["col"].cast<int>()});
       for (auto n : d["notes"]) diag.with_note(n.cast<std::string>());
       if (!out.printed.empty()) diag.with_note("printed before the error:\n" + out.printed);
       return fail(std::move(diag));
@@ -258,19 +256,18 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
     // Records name the kernel's files as the interpreter knows them (relative to the root): give
     // them the paths Diagnostics carry.
     out.trace = std::move(scope.trace);
-    if (!call.src.root.empty()) {
+    if (!call.src.root.empty() || !call.src.roots.empty()) {
       std::map<std::string, std::string> full;
       for (auto& rec : out.trace.mutable_records()) {
         if (rec.loc.file.empty()) continue;
         auto [it, added] = full.try_emplace(rec.loc.file);
-        if (added) it->second = (fs::path(call.src.root) / rec.loc.file).string();
+        if (added) it->second = call.src.real_path(rec.loc.file);
         rec.loc.file = it->second;
       }
     }
     out.warnings = scope.warnings.take();
-    if (!call.src.root.empty())
-      for (Diagnostic& w : out.warnings)
-        if (!w.loc.file.empty()) w.loc.file = (fs::path(call.src.root) / w.loc.file).string();
+    for (Diagnostic& w : out.warnings)
+      if (!w.loc.file.empty()) w.loc.file = call.src.real_path(w.loc.file);
     return out;
   } catch (const py::error_already_set& e) {
     return fail(python_error("running the kernel failed inside the host", e));

@@ -1,0 +1,27 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Conv2d(128, 256, kernel_size=1, stride=1, padding=0) with its bias, plus an extra learned
+    per-channel bias, then ReLU."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(128, 256, kernel_size=1, stride=1, padding=0)
+        self.bias = nn.Parameter(torch.randn(256))
+
+    def forward(self, x):
+        x = self.conv(x)
+        x = x + self.bias.view(1, -1, 1, 1)
+        return F.relu(x)
+
+
+def get_inputs():
+    x = torch.randn(8, 128, 16, 16, dtype=torch.float32)
+    return [x]
+
+
+def get_init_inputs():
+    return []

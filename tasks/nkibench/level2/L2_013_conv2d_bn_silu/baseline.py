@@ -1,0 +1,16 @@
+# L2_013 conv2d_bn_silu: y * sigmoid(y), y = BatchNorm2d(Conv2d(64, 64, k=3, s=1, p=1, no bias)(x)),
+# BatchNorm in eval mode: the convolution, BatchNorm, torch.sigmoid, and the product.
+# Run as eager PyTorch runs it: one kernel per operation, each intermediate written to HBM and
+# read back by the next.
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+from nkibench_ops import channel_norm, conv, elementwise
+
+
+@nki.jit
+def kernel(x, conv_weight, bn_weight, bn_bias, bn_running_mean, bn_running_var):
+    y = conv.conv2d(x, conv_weight, None, stride=1, padding=1)
+    y = channel_norm.batch_norm2d(y, bn_weight, bn_bias, bn_running_mean, bn_running_var)
+    s = elementwise.unary(y, nl.sigmoid)
+    return elementwise.binary(y, s, nl.multiply)

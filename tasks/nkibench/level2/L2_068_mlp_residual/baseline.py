@@ -1,0 +1,14 @@
+# L2_068 mlp_residual: x + fc2(gelu(fc1(x))), the way eager PyTorch runs it: four kernels, each
+# reading its inputs from HBM and writing its result to HBM (nn.Linear with its bias, the exact
+# (erf) GELU nl.gelu, nn.Linear, the residual add).
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+from nkibench_ops import elementwise, linear
+
+
+@nki.jit
+def kernel(x, fc1_weight, fc1_bias, fc2_weight, fc2_bias):
+    h = linear.linear(x, fc1_weight, fc1_bias)           # self.fc1(x)   -> HBM
+    g = elementwise.unary(h, nl.gelu)                    # F.gelu(h)     -> HBM
+    y = linear.linear(g, fc2_weight, fc2_bias)           # self.fc2(g)   -> HBM
+    return elementwise.binary(x, y, nl.add)              # x + y         -> HBM

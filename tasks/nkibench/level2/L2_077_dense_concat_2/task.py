@@ -1,0 +1,24 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Dense connection: proj(cat([x0, x1], dim=-1)), proj = nn.Linear(512, 256)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(512, 256)
+
+    def forward(self, x0, x1):
+        return self.proj(torch.cat([x0, x1], dim=-1))
+
+
+def get_inputs():
+    x0 = torch.randn(8, 128, 256, dtype=torch.float32)
+    x1 = torch.randn(8, 128, 256, dtype=torch.float32)
+    return [x0, x1]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,40 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Depthwise-separable convolution, 96 -> 96: depthwise Conv2d(k=3, stride=1, padding=1,
+    groups=96) + BatchNorm + ReLU, then pointwise 1x1 Conv2d + BatchNorm + ReLU. BatchNorm in eval
+    mode (running statistics)."""
+
+    def __init__(self):
+        super().__init__()
+        self.depthwise = nn.Conv2d(96, 96, kernel_size=3, stride=1, padding=1, groups=96)
+        self.pointwise = nn.Conv2d(96, 96, kernel_size=1)
+        self.bn1 = nn.BatchNorm2d(96)
+        self.bn2 = nn.BatchNorm2d(96)
+        # Non-trivial affine parameters and running statistics, as after training.
+        with torch.no_grad():
+            self.bn1.weight.uniform_(0.5, 1.5)
+            self.bn1.bias.uniform_(-0.5, 0.5)
+            self.bn1.running_mean.uniform_(-0.5, 0.5)
+            self.bn1.running_var.uniform_(0.5, 2.0)
+            self.bn2.weight.uniform_(0.5, 1.5)
+            self.bn2.bias.uniform_(-0.5, 0.5)
+            self.bn2.running_mean.uniform_(-0.5, 0.5)
+            self.bn2.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x):
+        x = self.bn1(self.depthwise(x))
+        x = torch.relu(x)
+        x = self.bn2(self.pointwise(x))
+        return torch.relu(x)
+
+
+def get_inputs():
+    x = torch.randn(8, 96, 56, 56, dtype=torch.float32)
+    return [x]
+
+
+def get_init_inputs():
+    return []
