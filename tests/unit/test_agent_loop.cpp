@@ -481,8 +481,8 @@ TEST_F(AgentLoop, BenchRunsBaselinesIntoSqliteWithASummary) {
   auto j = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.out;
   EXPECT_EQ(j["model"], "baseline");
-  EXPECT_EQ(j["total"]["tasks"], 3);
-  EXPECT_EQ(j["total"]["passed"], 3);
+  EXPECT_EQ(j["total"]["tasks"], 4);
+  EXPECT_EQ(j["total"]["passed"], 4);
   EXPECT_EQ(j["total"]["pass_percent"], 100.0);
   EXPECT_EQ(j["total"]["fast_0"], 1.0);
   EXPECT_EQ(j["total"]["fast_1"], 0.0);  // a baseline is not faster than itself
@@ -491,7 +491,7 @@ TEST_F(AgentLoop, BenchRunsBaselinesIntoSqliteWithASummary) {
   ASSERT_TRUE(store);
   auto rows = (*store)->results(j["run_id"].get<std::string>());
   ASSERT_TRUE(rows);
-  ASSERT_EQ(rows->size(), 3u);
+  ASSERT_EQ(rows->size(), 4u);
   for (const auto& row : *rows) {
     EXPECT_EQ(row.status, "passed") << row.task_id << ": " << row.error;
     EXPECT_FALSE(row.kernel.empty());
@@ -501,8 +501,8 @@ TEST_F(AgentLoop, BenchRunsBaselinesIntoSqliteWithASummary) {
   ASSERT_EQ(again.exit_code, 0) << again.out;
   auto j2 = nlohmann::json::parse(again.out, nullptr, false);
   EXPECT_EQ(j2["run_id"], j["run_id"]);
-  EXPECT_EQ(j2["skipped"], 3);
-  EXPECT_EQ(j2["total"]["passed"], 3);
+  EXPECT_EQ(j2["skipped"], 4);
+  EXPECT_EQ(j2["total"]["passed"], 4);
 }
 
 TEST_F(AgentLoop, SolveCliWritesTheKernelAndTheTrajectory) {

@@ -70,16 +70,16 @@ TEST_F(TasksVerify, EveryBaselinePassesOnEverySeedAndShape) {
     auto r = verify((kTasks / name).string(), (kTasks / name / "baseline.py").string());
     ASSERT_TRUE(r) << name << ": " << r.error().format();
     EXPECT_TRUE(r->passed) << name << ": " << r->format();
-    EXPECT_EQ(r->cases_total, 10) << name;  // 5 seeds x (prompt + ragged)
-    EXPECT_EQ(r->cases_passed, 10) << name;
+    EXPECT_EQ(r->cases_total, 14) << name;  // 7 seeds x (prompt + ragged)
+    EXPECT_EQ(r->cases_passed, 14) << name;
     std::set<std::string> profiles;
     for (const auto& c : r->cases) profiles.insert(c.profile);
-    EXPECT_EQ(profiles.size(), 4u) << name;
+    EXPECT_EQ(profiles.size(), 7u) << name;
     EXPECT_FALSE(r->speed.available);
     EXPECT_FALSE(r->speed.reason.empty());
     auto j = r->to_json();
     EXPECT_EQ(j["passed"], true);
-    EXPECT_EQ(j["cases"].size(), 10u);
+    EXPECT_EQ(j["cases"].size(), 14u);
   }
 }
 
@@ -123,14 +123,14 @@ TEST_F(TasksVerify, ReferencesComeFromTheCacheTheSecondTime) {
   auto first = verify(dir, dir + "/baseline.py", options(cache.string()));
   ASSERT_TRUE(first) << first.error().format();
   EXPECT_TRUE(first->passed) << first->format();
-  EXPECT_EQ(first->reference.computed, 15);  // 5 seeds of parameters + 10 cases
+  EXPECT_EQ(first->reference.computed, 21);  // 7 seeds of parameters + 14 cases
   EXPECT_EQ(first->reference.cached, 0);
   EXPECT_FALSE(first->reference.torch.empty());
   auto second = verify(dir, dir + "/baseline.py", options(cache.string()));
   ASSERT_TRUE(second);
   EXPECT_TRUE(second->passed);
   EXPECT_EQ(second->reference.computed, 0);
-  EXPECT_EQ(second->reference.cached, 15);
+  EXPECT_EQ(second->reference.cached, 21);
   // Nothing but finished entries (and an empty scratch folder) is left behind.
   for (auto& e : fs::recursive_directory_iterator(cache))
     EXPECT_EQ(e.path().string().find("nkia-ref-"), std::string::npos) << e.path();
@@ -650,7 +650,7 @@ TEST(TasksCli, ListAndShow) {
   EXPECT_EQ(list.exit_code, 0) << list.out;
   auto j = nlohmann::json::parse(list.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << list.out;
-  EXPECT_EQ(j["tasks"].size(), 3u);
+  EXPECT_EQ(j["tasks"].size(), 4u);
   auto text = cli("tasks --root " + kTasks.string() + " list");
   EXPECT_NE(text.out.find("T_002"), std::string::npos) << text.out;
 
@@ -665,6 +665,33 @@ TEST(TasksCli, ListAndShow) {
   EXPECT_EQ(human.exit_code, 0);
   EXPECT_NE(human.out.find("reference: int64"), std::string::npos) << human.out;
   EXPECT_EQ(cli("tasks --root " + kTasks.string() + " show T_999").exit_code, 1);
+}
+
+// Suites by name over the shipped tasks: a level lists its tasks, a suite naming tasks that are
+// not there fails and names them, and bench refuses an unknown suite before running anything.
+TEST(TasksCli, SuitesByName) {
+  const std::string root = (fs::path(NKIA_SOURCE_DIR) / "tasks" / "nkibench").string();
+  auto l2 = cli("--json tasks --root " + root + " list --suite level2");
+  ASSERT_EQ(l2.exit_code, 0) << l2.out;
+  auto j = nlohmann::json::parse(l2.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << l2.out;
+  EXPECT_EQ(j["suite"], "level2");
+  EXPECT_EQ(j["tasks"].size(), 100u);
+  for (const auto& t : j["tasks"]) EXPECT_EQ(t["level"], 2) << t.dump();
+  auto suites = cli("--json tasks --root " + root + " suites");
+  ASSERT_EQ(suites.exit_code, 0) << suites.out;
+  auto sj = nlohmann::json::parse(suites.out, nullptr, false);
+  ASSERT_FALSE(sj.is_discarded()) << suites.out;
+  std::set<std::string> names;
+  for (const auto& e : sj["suites"]) names.insert(e["name"].get<std::string>());
+  for (const char* n : {"nkibench-150", "nkibench-60", "level1", "level2", "all"}) EXPECT_TRUE(names.count(n)) << n;
+  auto unknown = cli("tasks --root " + root + " list --suite nope");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.out.find("nkia_suite_not_found"), std::string::npos) << unknown.out;
+  EXPECT_NE(unknown.out.find("nkibench-150"), std::string::npos) << unknown.out;  // the hint lists them
+  auto bench = cli("bench --tasks " + root + " --suite nope --db /dev/null");
+  EXPECT_NE(bench.exit_code, 0);
+  EXPECT_NE(bench.out.find("nkia_suite_not_found"), std::string::npos) << bench.out;
 }
 
 }  // namespace
