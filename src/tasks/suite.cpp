@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
-#include <toml++/toml.h>
 
 #include "tasks/task.h"
 #include "tasks/task_dirs.h"
@@ -93,7 +93,8 @@ Result<Suite> load_suite(const std::string& root, const std::string& name) {
       s.tasks.push_back(*id);
     }
   }
-  if (s.levels.empty() && s.tasks.empty()) return fail(invalid(s.path, "tasks", "the suite names no task and no level"));
+  if (s.levels.empty() && s.tasks.empty())
+    return fail(invalid(s.path, "tasks", "the suite names no task and no level"));
   return s;
 }
 
@@ -121,10 +122,11 @@ Result<std::vector<std::string>> suite_task_dirs(const Suite& suite, const std::
   }
   if (!missing.empty()) {
     std::vector<std::string> shown(missing.begin(), missing.begin() + std::min<size_t>(missing.size(), 12));
-    return fail("nkia_suite_missing_task",
-                fmt::format("suite '{}' names {} task(s) that {} does not hold: {}{}", suite.name, missing.size(), root,
-                            fmt::join(shown, ", "), missing.size() > shown.size() ? ", ..." : ""),
-                "add the tasks, run a suite that the root holds ('nki-agent tasks suites'), or select tasks with --only");
+    return fail(
+        "nkia_suite_missing_task",
+        fmt::format("suite '{}' names {} task(s) that {} does not hold: {}{}", suite.name, missing.size(), root,
+                    fmt::join(shown, ", "), missing.size() > shown.size() ? ", ..." : ""),
+        "add the tasks, run a suite that the root holds ('nki-agent tasks suites'), or select tasks with --only");
   }
   for (const auto& d : *dirs) {
     auto lv = level_of.find(d);
