@@ -38,6 +38,7 @@ def softmax(x):
             nl.store(o2[i, jf], value=res, mask=m)
         return out
     jc = nl.arange(CHUNK)[None, :]
+    j1 = nl.arange(1)[None, :]
     nch = math.ceil(cols / CHUNK)
     for t in nl.affine_range(math.ceil(rows / TILE_P)):
         i = t * TILE_P + ip
@@ -47,14 +48,15 @@ def softmax(x):
             j = c * CHUNK + jc
             tile = nl.load(x2[i, j], mask=m & (j < cols))
             cmax = nl.max(tile, axis=1, keepdims=True, dtype=nl.float32, mask=m & (j < cols))
-            row_max = nl.maximum(row_max, cmax, mask=m)
+            row_max[ip, j1] = nl.maximum(row_max, cmax, mask=m)
         row_sum = nl.zeros((TILE_P, 1), dtype=nl.float32)
         for c in nl.sequential_range(nch):
             j = c * CHUNK + jc
             tile = nl.load(x2[i, j], mask=m & (j < cols))
             e = nl.exp(nl.subtract(tile, row_max, dtype=nl.float32, mask=m & (j < cols)),
                        mask=m & (j < cols))
-            row_sum = nl.add(row_sum, nl.sum(e, axis=1, keepdims=True, mask=m & (j < cols)), mask=m)
+            row_sum[ip, j1] = nl.add(row_sum, nl.sum(e, axis=1, keepdims=True, mask=m & (j < cols)),
+                                     mask=m)
         inv = nl.reciprocal(row_sum, mask=m)
         for c in nl.affine_range(nch):
             j = c * CHUNK + jc

@@ -1,0 +1,22 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """silu(nn.Linear(4096, 11008, bias=False)(x))."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 11008, bias=False, dtype=torch.bfloat16)
+
+    def forward(self, x):
+        return F.silu(self.fc(x))
+
+
+def get_inputs():
+    return [torch.randn(8, 512, 4096, dtype=torch.bfloat16)]
+
+
+def get_init_inputs():
+    return []
