@@ -1,13 +1,16 @@
-# Fused kernel for L2_001 conv2d_relu_k3: 3x3 conv as 9 shifted matmuls over a flat zero-padded SBUF band, two images per matmul (block-diagonal weights on all 128 PE rows), both biases + ReLU on the PSUM evacuation.
+# Fused kernel for L2_001 conv2d_relu_k3: 3x3 conv on the PE with the even and odd padded rows of one image stacked on the partitions, so 6 matmuls of 128 x 128 (75% useful) produce an even and an odd output row per position; both biases + ReLU on the PSUM evacuation.
 #
 # task: L2_001
 #
-# Layout: a group of G = 128 // C images sits on the partitions (image g's channels at g*C..).
-# The padded images live flat in SBUF, row pitch WP = W + 2, so the tap (kh, kw) of an output
-# pixel q = oh*WP + ow is band[q + kh*WP + kw]: every tap's moving operand is one contiguous
-# slice of up to 512 columns (the two pad columns per row are computed and dropped). The weights
-# are block diagonal [G*C, tap, G*C] so one matmul convolves all G images. ACT evacuates PSUM with
-# relu(acc + conv_bias + bias), keeping only the W real columns of each row.
+# Layout: partitions 0..C-1 hold the padded image's even rows E[i] = prow[2i], partitions C..2C-1
+# its odd rows O[i] = prow[2i+1], each flat with row pitch WP = W + 2. Output row 2i needs
+# (E[i], O[i], E[i+1]) and row 2i+1 needs (O[i], E[i+1], O[i+1]); so for each column tap kw the
+# moving slice at row offset a = 0 ([E[i]; O[i]]) and a = 1 ([E[i+1]; O[i+1]]) feeds both: the
+# stationary's first C columns give the even output row, the last CO its odd neighbour:
+#   a = 0: even += W0 E + W1 O, odd += W0 O;      a = 1: even += W2 E, odd += W1 E + W2 O.
+# Both halves of PSUM are evacuated by one ACT instruction, relu(acc + conv_bias + bias), and
+# stored to the even / odd rows of the output. The two pad columns of each row are computed and
+# dropped.
 import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
@@ -20,61 +23,80 @@ def kernel(x, conv_weight, conv_bias, bias):
     N, C, H, W = x.shape
     CO, CI, KH, KW = conv_weight.shape
     T = KH * KW
-    PH = KH // 2
-    PW = KW // 2
     out = nl.ndarray((N, CO, H, W), dtype=x.dtype, buffer=nl.shared_hbm)
 
-    G = max(1, 128 // max(C, CO))      # images per group
-    GP = G * C                         # input partitions of a full group
-    GQ = G * CO                        # output partitions of a full group
-    WP = W + 2 * PW
-    HP = H + 2 * PH + 1                # one extra zero row: the last chunk's right taps read past the end
-    R = max(1, min(H, PSUM_F // WP))   # output rows per PSUM tile
-    n_chunks = (H + R - 1) // R
-    n_groups = (N + G - 1) // G
+    WP = W + 2
+    NE = (H + 1) // 2                  # even output rows (and i-rows of the layout)
+    NO = H // 2                        # odd output rows
+    NR = NE + 2                        # rows of E / O kept (one spare for the last taps' overrun)
+    R = max(1, min(NE, PSUM_F // WP))  # i-rows per PSUM tile
+    n_chunks = (NE + R - 1) // R
 
-    # ---- weights: block diagonal, transposed on the PE to [ci_g, tap, co_g] ----
-    wnat = nl.zeros((GQ, GP, T), dtype=nl.float32, buffer=nl.sbuf)
+    def load_band(n):
+        band = nl.zeros((2 * C, NR, WP), dtype=nl.float32, buffer=nl.sbuf)
+        # E[i] = padded row 2i = image row 2i - 1 (E[0] is the top pad)
+        ne = H // 2                    # image rows 1, 3, ...
+        if ne > 0:
+            band[0:C, 1:1 + ne, 1:1 + W] = nl.load(x[n, :, 1:2 * ne:2, :])
+        # O[i] = padded row 2i + 1 = image row 2i
+        no = (H + 1) // 2              # image rows 0, 2, ...
+        band[C:2 * C, 0:no, 1:1 + W] = nl.load(x[n, :, 0:2 * no - 1:2, :])
+        return band.reshape((2 * C, NR * WP))
+
+    bands = [load_band(0)]
+
+    # ---- stationaries S[a, kw] [(half, ci), (blk, co)], built in natural layout and transposed ----
+    wn = nl.ndarray((2 * CO, CI, T), dtype=nl.float32, buffer=nl.sbuf)
     w_rows = conv_weight.reshape((CO, CI, T))
-    for g in nl.static_range(G):
-        wnat[g * CO:(g + 1) * CO, g * C:(g + 1) * C, :] = nl.load(w_rows[:, :, :])
-    w_bd = nl.ndarray((GP, T, GQ), dtype=nl.float32, buffer=nl.sbuf)
-    for t in nl.static_range(T):
-        wt_ps = nl.transpose(wnat[:, :, t])                  # [GP, GQ] in PSUM
-        w_bd[:, t, :] = nl.copy(wt_ps)
+    wn[0:CO, :, :] = nl.load(w_rows[:, :, :])
+    wn[CO:2 * CO, :, :] = nl.load(w_rows[:, :, :])
+    # kh of block (blk, half) for a = 0, 1 (-1: zero block); blk 0 = even output, half 0 = E
+    KHS = [[[0, 1], [-1, 0]], [[2, -1], [1, 2]]]
+    nat = nl.zeros((2 * CO, 2 * KW, 2 * CI), dtype=nl.float32, buffer=nl.sbuf)
+    cnt = 0
+    for a in nl.static_range(2):
+        for kw in nl.static_range(KW):
+            for blk in nl.static_range(2):
+                for half in nl.static_range(2):
+                    kh = KHS[a][blk][half]
+                    if kh >= 0:
+                        src = wn[blk * CO:(blk + 1) * CO, :, kh * KW + kw]
+                        dst = nat[blk * CO:(blk + 1) * CO, a * KW + kw, half * CI:(half + 1) * CI]
+                        if cnt % 2 == 0:
+                            dst[...] = nl.copy(src)
+                        else:
+                            dst[...] = nisa.activation(op=nl.copy, data=src)
+                        cnt += 1
+    wS = nl.ndarray((2 * CI, 2 * KW, 2 * CO), dtype=nl.float32, buffer=nl.sbuf)
+    for j in nl.static_range(2 * KW):
+        wS[:, j, :] = nl.copy(nl.transpose(nat[:, j, :]))
 
-    # ---- per-channel shift: conv_bias + bias, replicated per image slot ----
-    b1 = nl.ndarray((GQ, 1), dtype=nl.float32, buffer=nl.sbuf)
-    b2 = nl.ndarray((GQ, 1), dtype=nl.float32, buffer=nl.sbuf)
-    for g in nl.static_range(G):
+    # ---- per-channel shift: conv_bias + bias, for both output halves ----
+    b1 = nl.ndarray((2 * CO, 1), dtype=nl.float32, buffer=nl.sbuf)
+    b2 = nl.ndarray((2 * CO, 1), dtype=nl.float32, buffer=nl.sbuf)
+    for g in nl.static_range(2):
         b1[g * CO:(g + 1) * CO, :] = nl.load(conv_bias.reshape((CO, 1)))
         b2[g * CO:(g + 1) * CO, :] = nl.load(bias.reshape((CO, 1)))
     shift = nl.add(b1, b2)
 
-    x_rows = x.reshape((N * C, H, W))
-    out_rows = out.reshape((N * CO, H * W))
-
-    for gi in nl.static_range(n_groups):
-        n0 = gi * G
-        ng = min(G, N - n0)
-        P = ng * C
-        Q = ng * CO
-        band = nl.zeros((GP, HP, WP), dtype=nl.float32, buffer=nl.sbuf)
-        band[0:P, PH:PH + H, PW:PW + W] = nl.load(x_rows[n0 * C:n0 * C + P, :, :])
-        flat = band.reshape((GP, HP * WP))
-        res = nl.ndarray((GQ, H, W), dtype=nl.float32, buffer=nl.sbuf)
+    for n in nl.static_range(N):
+        if n + 1 < N:
+            bands.append(load_band(n + 1))
+        flat = bands[n]
+        res = nl.ndarray((2 * CO, NE, W), dtype=nl.float32, buffer=nl.sbuf)
         for ch in nl.static_range(n_chunks):
-            r0 = ch * R
-            nr = min(R, H - r0)
+            i0 = ch * R
+            nr = min(R, NE - i0)
             L = nr * WP
-            acc = nl.zeros((GQ, R * WP), dtype=nl.float32, buffer=nl.psum)
-            for t in nl.static_range(T):
-                kh = t // KW
-                kw = t % KW
-                off = (r0 + kh) * WP + kw
-                acc[0:Q, 0:L] += nisa.nc_matmul(w_bd[0:P, t, 0:Q], flat[0:P, off:off + L])
-            acc3 = acc.reshape((GQ, R, WP))
-            res[0:Q, r0:r0 + nr, :] = nisa.activation(op=nl.relu, data=acc3[0:Q, 0:nr, 0:W],
-                                                      bias=shift[0:Q, :], scale=1.0)
-        nl.store(out_rows[n0 * CO:n0 * CO + Q, :], value=res.reshape((GQ, H * W))[0:Q, :])
+            acc = nl.zeros((2 * CO, R * WP), dtype=nl.float32, buffer=nl.psum)
+            for a in nl.static_range(2):
+                for kw in nl.static_range(KW):
+                    off = (i0 + a) * WP + kw
+                    acc[:, 0:L] += nisa.nc_matmul(wS[:, a * KW + kw, :], flat[:, off:off + L])
+            acc3 = acc.reshape((2 * CO, R, WP))
+            res[:, i0:i0 + nr, :] = nisa.activation(op=nl.relu, data=acc3[:, 0:nr, 0:W],
+                                                    bias=shift, scale=1.0)
+        nl.store(out[n, :, 0:2 * NE - 1:2, :], value=res[0:CO, 0:NE, :])
+        if NO > 0:
+            nl.store(out[n, :, 1:2 * NO:2, :], value=res[CO:2 * CO, 0:NO, :])
     return out

@@ -73,11 +73,17 @@ def kernel(x, fc1_weight, fc1_bias, fc2_weight, fc2_bias):
     b2 = nl.load(fc2_bias.reshape((1, O)))
 
     # ---- fc1 + bias + GELU, transposed: hT [F (FT x 128), M] ----
+    # software pipeline on the PE: W1 tile ft+1 is transposed before the products of tile ft, so
+    # the PE never waits for a transpose's PSUM evacuation
     hT = nl.ndarray((TP, FT, MT * TP), dtype=nl.float32, buffer=nl.sbuf)
-    for ft in nl.static_range(FT):
+
+    def prep1(ft):
         w1 = nl.load(fc1_weight[ft * TP:(ft + 1) * TP, :])                  # [128 f, K]
         w1T = nl.ndarray((TP, KT, TP), dtype=nl.float32, buffer=nl.sbuf)   # [k, kt, f]
         transpose_rows(w1, TP, KT, w1T, 0)
+        return w1T
+
+    def mm1(ft, w1T):
         for mc in nl.static_range(MC):
             c0 = mc * TN
             cs = min(TN, M - c0)
@@ -87,22 +93,42 @@ def kernel(x, fc1_weight, fc1_bias, fc2_weight, fc2_bias):
             hT[:, ft, c0:c0 + cs] = nisa.activation(op=nl.gelu, data=acc[:, 0:cs],
                                                     bias=b1[:, ft:ft + 1], scale=1.0)
 
-    # ---- fc2 + bias: out [M, O] in [128 m, <=512 o] tiles ----
-    for oc in nl.static_range(OC):
-        o0 = oc * TN
-        os_ = min(TN, O - o0)
+    w1Ts = [prep1(0)]
+    for ft in nl.static_range(FT):
+        if ft + 1 < FT:
+            w1Ts.append(prep1(ft + 1))
+        mm1(ft, w1Ts[ft])
+
+    # ---- fc2 + bias: out [M, O] in [128 m, <=OW o] tiles, pipelined the same way ----
+    OW = 256
+    OC2 = (O + OW - 1) // OW
+
+    def prep2(oc):
+        o0 = oc * OW
+        os_ = min(OW, O - o0)
         ob = (os_ + TP - 1) // TP
-        w2T = nl.ndarray((TP, FT, TN), dtype=nl.float32, buffer=nl.sbuf)   # [f, ft, o]
+        w2T = nl.ndarray((TP, FT, OW), dtype=nl.float32, buffer=nl.sbuf)   # [f, ft, o]
         for s in nl.static_range(ob):
             w2 = nl.load(fc2_weight[o0 + s * TP:o0 + (s + 1) * TP, :])       # [128 o, F]
             transpose_rows(w2, TP, FT, w2T, s * TP)
+        return w2T
+
+    def mm2(oc, w2T):
+        o0 = oc * OW
+        os_ = min(OW, O - o0)
         b2_bc = b2[0:1, o0:o0 + os_].broadcast_to((TP, os_))
         for mt in nl.static_range(MT):
             m0 = mt * TP
             ms = min(TP, M - m0)
-            acc = nl.ndarray((TP, TN), dtype=nl.float32, buffer=nl.psum)
+            acc = nl.ndarray((TP, OW), dtype=nl.float32, buffer=nl.psum)
             for ft in nl.static_range(FT):
                 acc[0:ms, 0:os_] += nisa.nc_matmul(hT[:, ft, m0:m0 + ms], w2T[:, ft, 0:os_])
             res = nl.add(acc[0:ms, 0:os_], b2_bc[0:ms, :])
             nl.store(o2[m0:m0 + ms, o0:o0 + os_], value=res)
+
+    w2Ts = [prep2(0)]
+    for oc in nl.static_range(OC2):
+        if oc + 1 < OC2:
+            w2Ts.append(prep2(oc + 1))
+        mm2(oc, w2Ts[oc])
     return out

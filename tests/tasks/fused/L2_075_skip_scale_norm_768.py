@@ -82,11 +82,15 @@ def kernel(x, residual, scale, ln_weight, ln_bias):
         y = nl.add(nl.multiply(n, w_bc[0:ms, :]), b_bc[0:ms, :])
         nl.store(o2[m0:m0 + ms, :], value=y)
 
-    # software pipeline: the statistics of tile mt+1 are computed before tile mt is finished
-    st = [phase1(0)]
+    # software pipeline: the statistics of tiles mt+1 and mt+2 are computed before tile mt is
+    # finished, so the Vector engine never waits on ScalarE's per-row chain
+    DEPTH = 2
+    st = []
+    for mt in nl.static_range(min(DEPTH, MT)):
+        st.append(phase1(mt))
     for mt in nl.static_range(MT):
-        if mt + 1 < MT:
-            st.append(phase1(mt + 1))
+        if mt + DEPTH < MT:
+            st.append(phase1(mt + DEPTH))
         a, rstd, nb = st[mt]
         phase2(mt, a, rstd, nb)
     return out

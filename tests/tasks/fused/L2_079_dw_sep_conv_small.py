@@ -1,13 +1,16 @@
-# Fused kernel for L2_079 dw_sep_conv_small: depthwise 3x3 as 9 diagonal-weight matmuls over a flat zero-padded band (4 images on the partitions), bias+BN1+ReLU on its PSUM evacuation into SBUF, then the 1x1 pointwise conv on the PE straight from SBUF with bias+BN2+ReLU on its evacuation; one HBM read of x, one write of the output.
+# Fused kernel for L2_079 dw_sep_conv_small: depthwise 3x3 on the PE with the even and odd padded rows of two images stacked on the partitions (6 diagonal-block matmuls give an even and an odd output row per position), bias+BN1+ReLU on its PSUM evacuation into SBUF, then the 1x1 pointwise conv on the PE straight from SBUF with bias+BN2+ReLU on its evacuation; one HBM read of x, one write of the output.
 #
 # task: L2_079
 #
-# Layout: G = 128 // C images share the partitions (image g's channels at g*C..). The padded images
-# are flat in SBUF with row pitch WP = W + 2, so tap (kh, kw) of output pixel q = oh*WP + ow reads
-# band[q + kh*WP + kw]: each tap is one matmul whose stationary is diag(w[:, tap]) repeated per
-# image slot, whose moving operand is a contiguous slice. The pad columns are dropped when ACT
-# evacuates PSUM, so the pointwise conv streams only real pixels. The pointwise weights are
-# block-structured stationaries [G*C, 2*CO] (one per pair of images), transposed once on the PE.
+# Layout: lanes 0..2C-1 hold the even padded rows E[i] = prow[2i] of two images (image g's
+# channels at g*C..), lanes 2C..4C-1 their odd rows O[i] = prow[2i+1], flat with row pitch
+# WP = W + 2. Output row 2i needs (E[i], O[i], E[i+1]) and row 2i+1 needs (O[i], E[i+1], O[i+1]),
+# so for each column tap kw the moving slices at row offset a = 0 and a = 1 feed both: the
+# stationary is block diagonal-by-channel, diag(w[:, kh, kw]) in block (half, out-half) by
+#   a = 0: even += w0 E + w1 O, odd += w0 O;      a = 1: even += w2 E, odd += w1 E + w2 O.
+# The pad columns are dropped when ACT evacuates PSUM, so the pointwise conv streams only real
+# pixels: its block stationaries [4C, 2*CO] take the even rows (lanes of half 0) or the odd rows
+# (half 1) of both images, and the results are stored to the even / odd output rows.
 import numpy as np
 
 import neuronxcc.nki as nki
@@ -27,8 +30,6 @@ def kernel(x, depthwise_weight, depthwise_bias, pointwise_weight, pointwise_bias
     KH = depthwise_weight.shape[2]
     KW = depthwise_weight.shape[3]
     T = KH * KW
-    PH = KH // 2
-    PW = KW // 2
     out = nl.ndarray((N, CO, H, W), dtype=x.dtype, buffer=nl.shared_hbm)
 
     G = max(1, 128 // C)               # images per group on the partitions
@@ -36,41 +37,63 @@ def kernel(x, depthwise_weight, depthwise_bias, pointwise_weight, pointwise_bias
     J = max(1, 128 // CO)              # images per pointwise matmul (output partitions)
     n_pairs = (G + J - 1) // J
     GQ = J * CO
-    WP = W + 2 * PW
-    HP = H + 2 * PH + 1
-    R = max(1, min(H, PSUM_F // WP))
-    n_chunks = (H + R - 1) // R
+    WP = W + 2
+    G2 = max(1, G // 2)                # images per group: their even and odd rows fill the lanes
+    NE = (H + 1) // 2                  # even output rows
+    NO = H // 2                        # odd output rows
+    NRB = NE + 2                       # rows of E / O kept (one spare for the last taps' overrun)
+    R = max(1, min(NE, PSUM_F // WP))  # i-rows per PSUM tile
+    n_chunks = (NE + R - 1) // R
     HW = H * W
-    n_pix = (HW + PSUM_F - 1) // PSUM_F
-    n_groups = (N + G - 1) // G
+    n_groups = (N + G2 - 1) // G2
 
     x_rows = x.reshape((N * C, H, W))
-    out_rows = out.reshape((N * CO, HW))
+    out_rows = out.reshape((N * CO, H, W))
 
-    # ---- depthwise stationaries: diag(w[:, t]) per image slot (DVE and ACT take turns) ----
+    # ---- depthwise tap weights, one row per (slot, channel) lane ----
     w_rep = nl.ndarray((GP, T), dtype=nl.float32, buffer=nl.sbuf)
     w_taps = depthwise_weight.reshape((C, T))
     for g in nl.static_range(G):
         w_rep[g * C:(g + 1) * C, :] = nl.load(w_taps[:, :])
     ident = nl.load(nl.shared_identity_matrix(128, dtype=nl.float32))
-    dw_diag = nl.ndarray((GP, T, GP), dtype=nl.float32, buffer=nl.sbuf)
-    for t in nl.static_range(T):
-        if t % 2 == 0:
-            dw_diag[:, t, :] = nisa.tensor_scalar(data=ident[0:GP, 0:GP], op0=np.multiply,
-                                                  operand0=w_rep[:, t:t + 1])
-        else:
-            dw_diag[:, t, :] = nisa.activation(op=nl.copy, data=ident[0:GP, 0:GP],
-                                               scale=w_rep[:, t:t + 1])
+    # row-pair stationaries S[a, kw]: block (half, blk) = diag(w[:, kh*KW + kw]) over the 2*C
+    # (image, channel) lanes of a half, kh from KHS (-1: a zero block); half 0 = even padded rows,
+    # blk 0 = even output rows
+    KHS = [[[0, 1], [-1, 0]], [[2, -1], [1, 2]]]     # [a][blk][half]
+    HL = GP // 2
+    dw_S = nl.zeros((GP, 2 * KW, GP), dtype=nl.float32, buffer=nl.sbuf)
+    cnt = 0
+    for a_ in nl.static_range(2):
+        for kw in nl.static_range(KW):
+            for blk in nl.static_range(2):
+                for half in nl.static_range(2):
+                    kh = KHS[a_][blk][half]
+                    if kh >= 0:
+                        t = kh * KW + kw
+                        src_id = ident[half * HL:(half + 1) * HL, half * HL:(half + 1) * HL]
+                        dst = dw_S[half * HL:(half + 1) * HL, a_ * KW + kw, blk * HL:(blk + 1) * HL]
+                        if cnt % 2 == 0:
+                            dst[...] = nisa.tensor_scalar(data=src_id, op0=np.multiply,
+                                                          operand0=w_rep[half * HL:(half + 1) * HL, t:t + 1])
+                        else:
+                            dst[...] = nisa.activation(op=nl.copy, data=src_id,
+                                                       scale=w_rep[half * HL:(half + 1) * HL, t:t + 1])
+                        cnt += 1
 
     # ---- the input bands (loaded in the order they are needed among the small loads) ----
     flats = []
 
     def load_band(gi):
-        n0 = gi * G
-        P = min(G, N - n0) * C
-        band = nl.zeros((GP, HP, WP), dtype=nl.float32, buffer=nl.sbuf)
-        band[0:P, PH:PH + H, PW:PW + W] = nl.load(x_rows[n0 * C:n0 * C + P, :, :])
-        flats.append(band.reshape((GP, HP * WP)))
+        # lanes [0, HL): even padded rows E[i] = prow[2i] of G2 images; [HL, 2HL): odd rows O[i]
+        n0 = gi * G2
+        P = min(G2, N - n0) * C
+        band = nl.zeros((GP, NRB, WP), dtype=nl.float32, buffer=nl.sbuf)
+        ne = H // 2
+        if ne > 0:
+            band[0:P, 1:1 + ne, 1:1 + W] = nl.load(x_rows[n0 * C:n0 * C + P, 1:2 * ne:2, :])
+        no = (H + 1) // 2
+        band[HL:HL + P, 0:no, 1:1 + W] = nl.load(x_rows[n0 * C:n0 * C + P, 0:2 * no - 1:2, :])
+        flats.append(band.reshape((GP, NRB * WP)))
 
     # ---- BN folded with the conv biases, on the channel partitions, then copied to every image
     #      slot by on-chip DMAs: y1 = relu(s1 * dw + t1), y = relu(s2 * pw + t2) ----
@@ -115,44 +138,41 @@ def kernel(x, depthwise_weight, depthwise_bias, pointwise_weight, pointwise_bias
         return s2, t2
 
     def depthwise(gi):
-        ng = min(G, N - gi * G)
-        P = ng * C
         flat = flats[gi]
-        h = nl.ndarray((GP, H, W), dtype=nl.float32, buffer=nl.sbuf)
+        h = nl.ndarray((GP, NE, W), dtype=nl.float32, buffer=nl.sbuf)
         for ch in nl.static_range(n_chunks):
-            r0 = ch * R
-            nr = min(R, H - r0)
+            i0 = ch * R
+            nr = min(R, NE - i0)
             L = nr * WP
             acc = nl.zeros((GP, R * WP), dtype=nl.float32, buffer=nl.psum)
-            for t in nl.static_range(T):
-                kh = t // KW
-                kw = t % KW
-                off = (r0 + kh) * WP + kw
-                acc[0:P, 0:L] += nisa.nc_matmul(dw_diag[0:P, t, 0:P], flat[0:P, off:off + L])
+            for a_ in nl.static_range(2):
+                for kw in nl.static_range(KW):
+                    off = (i0 + a_) * WP + kw
+                    acc[:, 0:L] += nisa.nc_matmul(dw_S[:, a_ * KW + kw, :], flat[:, off:off + L])
             acc3 = acc.reshape((GP, R, WP))
-            h[0:P, r0:r0 + nr, :] = nisa.activation(op=nl.relu, data=acc3[0:P, 0:nr, 0:W],
-                                                    bias=t1[0:P, :], scale=s1[0:P, :])
-        return h.reshape((GP, HW))
+            h[:, i0:i0 + nr, :] = nisa.activation(op=nl.relu, data=acc3[:, 0:nr, 0:W],
+                                                  bias=t1, scale=s1)
+        return h.reshape((GP, NE * W))
 
     def pointwise(gi, hf, s2, t2, pw_bd):
-        n0 = gi * G
-        ng = min(G, N - n0)
-        P = ng * C
-        for j in nl.static_range(n_pairs):
-            i0 = j * J
-            if i0 < ng:
-                nj = min(J, ng - i0)
-                Q = nj * CO
-                res = nl.ndarray((GQ, HW), dtype=nl.float32, buffer=nl.sbuf)
-                for pc in nl.static_range(n_pix):
-                    q0 = pc * PSUM_F
-                    qs = min(PSUM_F, HW - q0)
+        # pair j = 0: the even rows of the group's images, j = 1: the odd rows
+        n0 = gi * G2
+        ng = min(G2, N - n0)
+        Q = ng * CO
+        for j in nl.static_range(2):
+            nrows = NE if j == 0 else NO
+            if nrows > 0:
+                npx = nrows * W
+                res = nl.ndarray((GQ, NE * W), dtype=nl.float32, buffer=nl.sbuf)
+                for q0 in nl.static_range(0, npx, PSUM_F):
+                    qs = min(PSUM_F, npx - q0)
                     ps = nl.zeros((GQ, PSUM_F), dtype=nl.float32, buffer=nl.psum)
-                    ps[0:Q, 0:qs] += nisa.nc_matmul(pw_bd[0:P, j, 0:Q], hf[0:P, q0:q0 + qs])
+                    ps[0:Q, 0:qs] += nisa.nc_matmul(pw_bd[:, j, 0:Q], hf[:, q0:q0 + qs])
                     res[0:Q, q0:q0 + qs] = nisa.activation(op=nl.relu, data=ps[0:Q, 0:qs],
                                                            bias=t2[0:Q, :], scale=s2[0:Q, :])
-                nb = (n0 + i0) * CO
-                nl.store(out_rows[nb:nb + Q, :], value=res[0:Q, :])
+                r3 = res.reshape((GQ, NE, W))
+                nl.store(out_rows[n0 * CO:n0 * CO + Q, j:j + 2 * nrows - 1:2, :],
+                         value=r3[0:Q, 0:nrows, :])
 
     # software pipeline on the PE: depthwise of group g+1 before the pointwise of group g
     hs = []

@@ -1,0 +1,28 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """nn.LayerNorm(768) of nn.Linear(768, 768)(x), eps 1e-5."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(768, 768)
+        self.ln = nn.LayerNorm(768)
+        # Drawn at random instead of the ones / zeros initialisation, so that a kernel has to apply
+        # them (they are kernel arguments: ln_weight, ln_bias).
+        with torch.no_grad():
+            self.ln.weight.uniform_(0.5, 1.5)
+            self.ln.bias.uniform_(-0.5, 0.5)
+
+    def forward(self, x):
+        return self.ln(self.linear(x))
+
+
+def get_inputs():
+    x = torch.randn(8, 128, 768, dtype=torch.float32)
+    return [x]
+
+
+def get_init_inputs():
+    return []
