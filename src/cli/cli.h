@@ -66,6 +66,7 @@ void add_calibrate_command(CLI::App& app, Context& ctx);
 // and the sandbox's limits.
 struct KernelFlags {
   std::string kernel;             // the kernel's .py file
+  std::vector<std::string> libs;  // folders whose packages the kernel may import (a task baseline's lib/)
   std::string entry;              // the function to call
   std::vector<std::string> args;  // k=v, v a Python literal
   std::string grid;               // "2,2"; empty: a plain call
@@ -76,7 +77,7 @@ struct KernelFlags {
   // The sandbox limits of the run; `large_reply` when a trace comes back.
   SandboxLimits limits(bool large_reply) const { return SandboxLimits::for_kernel(timeout, memory_mib, large_reply); }
 };
-// Adds the kernel file and --entry (required unless `required` is false), --arg and --grid; returns
+// Adds the kernel file and --entry (required unless `required` is false), --lib, --arg and --grid; returns
 // the kernel's and the entry's options.
 std::pair<CLI::Option*, CLI::Option*> add_kernel_options(CLI::App& sub, KernelFlags& f, bool required = true);
 // Adds --timeout and --memory-mib.

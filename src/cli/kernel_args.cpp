@@ -20,6 +20,8 @@ std::pair<CLI::Option*, CLI::Option*> add_kernel_options(CLI::App& sub, KernelFl
     kernel->required();
     entry->required();
   }
+  sub.add_option("--lib", f.libs,
+                 "A folder of Python packages the kernel may import (e.g. tasks/nkibench/lib for a Level-2 baseline)");
   sub.add_option("--arg,-a", f.args, "A non-tensor argument, name=python-literal");
   sub.add_option("--grid", f.grid, "SPMD launch grid, e.g. 2,2");
   return {kernel, entry};
@@ -37,6 +39,8 @@ void add_limit_options(CLI::App& sub, KernelFlags& f) {
 Result<KernelCall> kernel_call_from_options(const KernelFlags& f) {
   auto files = load_kernel_files(f.kernel);
   if (!files) return fail(files.error());
+  for (const auto& lib : f.libs)
+    if (auto r = add_kernel_library(*files, lib); !r) return fail(r.error());
   KernelCall call;
   call.src = std::move(*files);
   call.entry = f.entry;

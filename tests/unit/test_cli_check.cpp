@@ -192,6 +192,21 @@ TEST_F(CliCheck, TheTargetReachesTheKernel) {
   EXPECT_EQ(two["printed"], "True\n");
 }
 
+// A task baseline that imports the shared building blocks runs with --lib (and only with it).
+TEST_F(CliCheck, LibFoldersLendTheirPackages) {
+  const std::string root = std::string(NKIA_SOURCE_DIR) + "/tasks/nkibench";
+  const std::string baseline = root + "/level2/L2_019_matmul_gelu_small/baseline.py";
+  const std::string shapes = " -s 'a=float32[256,256]' -s 'b=float32[256,256]'";
+  auto with = cli("--json check " + baseline + " -e kernel --lib " + root + "/lib" + shapes);
+  EXPECT_EQ(with.exit_code, 0) << with.out;
+  auto j = json_of(with.out);
+  EXPECT_EQ(j["ok"], true) << with.out;
+  EXPECT_GT(j["summary"]["instructions"].get<int64_t>(), 0) << with.out;
+  auto without = cli("check " + baseline + " -e kernel" + shapes, true);
+  EXPECT_NE(without.exit_code, 0) << without.out;
+  EXPECT_EQ(cli("check " + baseline + " -e kernel --lib " + dir_.file("nope") + shapes).exit_code, 1);
+}
+
 TEST_F(CliCheck, MustFailKernelGetsItsCodeAndLine) {
   auto r = cli("--json check " + dir_.file("bad.py") + " --entry k --shapes 'a=float32[256,512]'");
   EXPECT_EQ(r.exit_code, 1);

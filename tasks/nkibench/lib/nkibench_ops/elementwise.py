@@ -12,16 +12,16 @@ TILE_P = 128
 TILE_F = 512
 
 
-def _rows_cols(t):
-    cols = t.shape[-1]
-    return math.prod(t.shape[:-1]), cols
+def rows_cols(t):
+    """(rows, cols) of `t` seen as 2-D: every leading dimension flattened into rows."""
+    return math.prod(t.shape[:-1]), t.shape[-1]
 
 
 @nki.jit
 def unary(x, fn, dtype=None):
     """out = fn(x) elementwise; `fn` maps a tile to a tile (nl.relu, nl.exp, a lambda...)."""
     out = nl.ndarray(x.shape, dtype=dtype or x.dtype, buffer=nl.shared_hbm)
-    rows, cols = _rows_cols(x)
+    rows, cols = rows_cols(x)
     x2 = x.reshape((rows, cols))
     o2 = out.reshape((rows, cols))
     ip = nl.arange(TILE_P)[:, None]
@@ -41,7 +41,7 @@ def binary(a, b, fn):
     """out = fn(a, b) elementwise, a and b of the same shape (nl.add, nl.multiply, ...)."""
     assert tuple(a.shape) == tuple(b.shape), "binary: the operands differ in shape"
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    rows, cols = _rows_cols(a)
+    rows, cols = rows_cols(a)
     a2 = a.reshape((rows, cols))
     b2 = b.reshape((rows, cols))
     o2 = out.reshape((rows, cols))
@@ -61,7 +61,7 @@ def binary(a, b, fn):
 @nki.jit
 def row_broadcast(x, v, fn):
     """out[..., j] = fn(x[..., j], v[j]): a vector along the last dimension (a bias, a scale)."""
-    rows, cols = _rows_cols(x)
+    rows, cols = rows_cols(x)
     assert tuple(v.shape) == (cols,), "row_broadcast: the vector must match the last dimension"
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     x2 = x.reshape((rows, cols))

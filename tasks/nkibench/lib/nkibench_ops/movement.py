@@ -9,19 +9,17 @@ import math
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 
+from nkibench_ops import elementwise
+
 TILE_P = 128
 TILE_F = 512
-
-
-def _rows_cols(t):
-    return math.prod(t.shape[:-1]), t.shape[-1]
 
 
 @nki.jit
 def rotate_half(x):
     """torch.cat([-x2, x1], dim=-1) for x = [x1 | x2] split in halves along an even last
     dimension (the rotation of rotary position embeddings)."""
-    rows, cols = _rows_cols(x)
+    rows, cols = elementwise.rows_cols(x)
     assert cols % 2 == 0, "rotate_half: the last dimension must be even"
     h = cols // 2
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
