@@ -127,7 +127,8 @@ TEST_F(KernelSandbox, ExecKillsTheChild) {
 // Standard modules import as in real files; what they then do that reaches outside fails at that
 // line. A standard module the worker did not load cannot be read from disk in the sandbox.
 TEST_F(KernelSandbox, StandardModulesImportAndTheSandboxRefusesWhatTheyReach) {
-  for (const char* mod : {"ctypes", "subprocess", "os", "sys", "argparse", "unittest", "importlib", "socket"}) {
+  for (const char* mod :
+       {"ctypes", "subprocess", "os", "sys", "argparse", "unittest", "importlib", "socket", "numpy.typing"}) {
     auto r = run(std::string("    import ") + mod + "\n    return a\n");
     ASSERT_TRUE(r) << mod << ": " << r.error().format();
   }

@@ -159,6 +159,13 @@ TEST_F(PyHost, StandardModulesAreRealAndOtherPackagesStandIns) {
       "np.float32(math.pi)\n",
       "entry");
   ASSERT_TRUE(ok) << ok.error().format();
+  // A stand-in in an annotation (a union, a subscript) stays a stand-in: the file still loads.
+  auto annotated = run_src(
+      "from metrics.context import MetricsContext\nimport torch\n"
+      "def helper(x: torch.Tensor[int]) -> MetricsContext | None:\n    return None\n"
+      "def entry() -> None | torch.dtype:\n    return 1\n",
+      "entry");
+  ASSERT_TRUE(annotated) << annotated.error().format();
 }
 
 TEST_F(PyHost, ExceptionsPointIntoTheKernel) {

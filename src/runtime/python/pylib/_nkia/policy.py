@@ -36,7 +36,7 @@ PRELOADED = (
     "subprocess", "signal", "threading", "queue", "errno", "stat", "atexit", "ast", "dis",
     "tokenize", "keyword", "linecache", "codecs", "locale", "shlex", "getpass", "socket", "select",
     "zlib", "gzip", "bz2", "lzma", "zipfile", "tarfile", "typing_extensions", "numpy.testing",
-    "numpy.random", "numpy.linalg", "numpy.fft", "numpy.lib.stride_tricks", "ml_dtypes",
+    "numpy.random", "numpy.linalg", "numpy.fft", "numpy.lib.stride_tricks", "numpy.typing", "ml_dtypes",
 )
 
 # The standard library's top-level names (the modules a kernel file may import).
@@ -70,6 +70,15 @@ class _StandIn(types.ModuleType):
     def __mro_entries__(self, bases):
         return (object,)
 
+    # In annotations (`Ctx | None`, `Tensor[...]`) a stand-in stays a stand-in.
+    def __or__(self, other):
+        return self
+
+    __ror__ = __or__
+
+    def __getitem__(self, item):
+        return self
+
 
 class _StandInValue:
     def __init__(self, path):
@@ -88,6 +97,14 @@ class _StandInValue:
 
     def __mro_entries__(self, bases):
         return (object,)  # "class M(torch.nn.Module)" still defines a class
+
+    def __or__(self, other):
+        return self
+
+    __ror__ = __or__
+
+    def __getitem__(self, item):
+        return self
 
 
 def stand_in(name):
