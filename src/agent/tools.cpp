@@ -213,7 +213,7 @@ ToolResult AgentTools::verify(const KernelFiles& files) {
   r.kernel = main != files.files.end() ? main->second : std::string();
   last_kernel_ = r.kernel;
   const std::string digest = kernel_files_digest(files);
-  if (verified_result_ && verified_source_ == digest) {
+  if (verified_result_ && verified_digest_ == digest) {
     r.verify = verified_result_;
   } else {
     auto v = verify_kernel(task_, files, service_, verify_options_);
@@ -226,7 +226,7 @@ ToolResult AgentTools::verify(const KernelFiles& files) {
       r.data = {{"verifier_error", v.error().to_json()}};
       return r;
     }
-    verified_source_ = digest;
+    verified_digest_ = digest;
     verified_result_ = *v;
     r.verify = std::move(*v);
   }

@@ -80,7 +80,7 @@ class AgentTools {
   std::string last_kernel_;
   // The last verification, by the digest of its files: submit after a passing verify does not
   // verify again.
-  std::string verified_source_;
+  std::string verified_digest_;
   std::optional<VerifyResult> verified_result_;
 };
 

@@ -55,10 +55,8 @@ Result<Suite> load_suite(const std::string& root, const std::string& name) {
   try {
     t = toml::parse_file(s.path);
   } catch (const toml::parse_error& e) {
-    Diagnostic d = Diagnostic::error("nkia_task_toml_syntax", std::string(e.description()),
-                                     "fix the TOML syntax (https://toml.io)");
-    d.at(SourceLoc{s.path, static_cast<int>(e.source().begin.line), static_cast<int>(e.source().begin.column)});
-    return fail(std::move(d));
+    return fail(toml_syntax_error(std::string(e.description()), s.path, static_cast<int>(e.source().begin.line),
+                                  static_cast<int>(e.source().begin.column)));
   }
   for (auto&& [k, v] : t) {
     const std::string key(k.str());

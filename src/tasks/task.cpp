@@ -64,6 +64,13 @@ Tolerance default_tolerance(DType dtype) {
   }
 }
 
+Diagnostic toml_syntax_error(std::string description, const std::string& file, int line, int col) {
+  Diagnostic d =
+      Diagnostic::error("nkia_task_toml_syntax", std::move(description), "fix the TOML syntax (https://toml.io)");
+  d.at(SourceLoc{file, line, col});
+  return d;
+}
+
 std::string Task::baseline_path() const {
   return (fs::path(dir) / baseline).string();
 }
@@ -534,10 +541,8 @@ Result<Task> parse_task(std::string_view toml_text, std::string task_py, const s
   try {
     root = toml::parse(toml_text, file);
   } catch (const toml::parse_error& e) {
-    Diagnostic d = Diagnostic::error("nkia_task_toml_syntax", std::string(e.description()),
-                                     "fix the TOML syntax (https://toml.io)");
-    d.at(SourceLoc{file, static_cast<int>(e.source().begin.line), static_cast<int>(e.source().begin.column)});
-    return fail(std::move(d));
+    return fail(toml_syntax_error(std::string(e.description()), file, static_cast<int>(e.source().begin.line),
+                                  static_cast<int>(e.source().begin.column)));
   }
   r.warn_unknown(root, "",
                  {"id", "name", "level", "category", "operation", "entry", "dialects", "target", "baseline", "args",

@@ -120,6 +120,10 @@ struct Task {
   std::vector<DType> forbidden_dtypes() const;
 };
 
+// A TOML syntax error in task.toml or in another task file (a suite): nkia_task_toml_syntax at
+// the parser's location.
+Diagnostic toml_syntax_error(std::string description, const std::string& file, int line, int col);
+
 // Tolerances used when [tolerance] does not name a dtype.
 Tolerance default_tolerance(DType dtype);
 

@@ -52,7 +52,19 @@ class ModuleUnavailable(ImportError):
     code = "nkia_module_unavailable"
 
 
-class _StandIn(types.ModuleType):
+class _Annotatable:
+    """In annotations (`Ctx | None`, `Tensor[...]`) a stand-in stays a stand-in."""
+
+    def __or__(self, other):
+        return self
+
+    __ror__ = __or__
+
+    def __getitem__(self, item):
+        return self
+
+
+class _StandIn(_Annotatable, types.ModuleType):
     """A module that can be imported and attribute-walked, but fails when anything is called."""
 
     def __init__(self, name):
@@ -70,17 +82,8 @@ class _StandIn(types.ModuleType):
     def __mro_entries__(self, bases):
         return (object,)
 
-    # In annotations (`Ctx | None`, `Tensor[...]`) a stand-in stays a stand-in.
-    def __or__(self, other):
-        return self
 
-    __ror__ = __or__
-
-    def __getitem__(self, item):
-        return self
-
-
-class _StandInValue:
+class _StandInValue(_Annotatable):
     def __init__(self, path):
         self._path = path
 
@@ -97,14 +100,6 @@ class _StandInValue:
 
     def __mro_entries__(self, bases):
         return (object,)  # "class M(torch.nn.Module)" still defines a class
-
-    def __or__(self, other):
-        return self
-
-    __ror__ = __or__
-
-    def __getitem__(self, item):
-        return self
 
 
 def stand_in(name):
