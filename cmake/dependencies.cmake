@@ -16,7 +16,7 @@ pkg_check_modules(SECCOMP REQUIRED IMPORTED_TARGET libseccomp)  # no CMake confi
 find_package(CURL REQUIRED)                    # LLM clients (src/agent)
 find_package(SQLite3 REQUIRED)                 # benchmark results (src/agent)
 find_package(SQLiteCpp CONFIG REQUIRED)
-pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # the loopback LLM server of the tests
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # the reward service (src/serve), the loopback LLM server of the tests
 if(NKIA_BUILD_TESTS)
   find_package(GTest CONFIG REQUIRED)
   find_package(Eigen3 3.4 CONFIG REQUIRED)

@@ -311,11 +311,11 @@ ToolResult AgentTools::lookup(const std::string& query) {
   return r;
 }
 
-std::string extract_kernel(const std::string& text, const std::string& entry) {
+std::vector<PythonBlock> python_blocks(const std::string& text) {
   // Fenced blocks: a line starting with ``` opens (its info string names the language), the next
   // line starting with ``` closes. Scanned by hand: model replies can be long, and std::regex
   // recurses per character.
-  std::string last_any, last_entry;
+  std::vector<PythonBlock> out;
   size_t pos = 0;
   while (true) {
     size_t open = text.find("```", pos);
@@ -337,16 +337,25 @@ std::string extract_kernel(const std::string& text, const std::string& entry) {
       close += 3;
     }
     // An unclosed fence (a reply cut off) runs to the end.
-    const std::string body =
-        text.substr(info_end + 1, (close == std::string::npos ? text.size() : close) - info_end - 1);
+    std::string body = text.substr(info_end + 1, (close == std::string::npos ? text.size() : close) - info_end - 1);
     const bool python = lang == "python" || lang == "py" || lang == "python3" ||
                         (lang.empty() && body.find("nki") != std::string::npos);
-    if (python) {
-      last_any = body;
-      if (body.find("def " + entry + "(") != std::string::npos) last_entry = body;
-    }
+    if (python) out.push_back({open, std::move(body)});
     if (close == std::string::npos) break;
     pos = close + 3;
+  }
+  return out;
+}
+
+bool defines_function(const std::string& source, const std::string& name) {
+  return source.find("def " + name + "(") != std::string::npos;
+}
+
+std::string extract_kernel(const std::string& text, const std::string& entry) {
+  std::string last_any, last_entry;
+  for (auto& b : python_blocks(text)) {
+    if (defines_function(b.body, entry)) last_entry = b.body;
+    last_any = std::move(b.body);
   }
   return last_entry.empty() ? last_any : last_entry;
 }

@@ -88,6 +88,16 @@ class AgentTools {
 // already fitted. Tool results and the loop's excerpts are capped with it.
 bool truncate_utf8(std::string& text, size_t max_bytes);
 
+// The ```python fenced blocks of a text, in order (an unclosed last fence runs to the end; a block
+// with no language counts when it mentions nki), each with the offset of its opening fence.
+struct PythonBlock {
+  size_t offset = 0;
+  std::string body;
+};
+std::vector<PythonBlock> python_blocks(const std::string& text);
+// Whether `source` defines a function `name` (a plain text test: `def name(`).
+bool defines_function(const std::string& source, const std::string& name);
+
 // The last ```python fenced block of a reply that defines `entry` (or, failing that, the last
 // python block); empty when there is none. Single-shot replies and replies that end the turn with
 // code instead of calling a tool are read with this.

@@ -40,6 +40,8 @@ int main(int argc, char** argv) {
   cli::add_tasks_command(app, ctx);
   cli::add_agent_commands(app, ctx);
   cli::add_cache_command(app, ctx);
+  cli::add_serve_command(app, ctx);
+  cli::add_reward_commands(app, ctx);
 
   app.parse_complete_callback([&] {
     if (!init_logging(ctx.log_level))

@@ -1,0 +1,272 @@
+// reward/score.cpp — extract, verify (once per distinct kernel), components and flags, presets.
+#include "reward/score.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "core/hash.h"
+#include "core/version.h"
+#include "reward/flags.h"
+#include "tasks/baseline.h"
+#include "tasks/task_dirs.h"
+
+namespace nki_agent {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Diagnostic bad_request(std::string message, std::string hint = "") {
+  return Diagnostic::error("nkia_reward_bad_request", std::move(message), std::move(hint));
+}
+
+// A task is named by a plain id, never a path: a client must not make the server read folders of
+// its choosing.
+bool plain_task_name(const std::string& id) {
+  if (id.empty() || id.size() > 200 || id[0] == '.') return false;
+  return std::all_of(id.begin(), id.end(),
+                     [](unsigned char c) { return std::isalnum(c) != 0 || c == '_' || c == '-' || c == '.'; });
+}
+
+// The compact verification record a reward carries (the full one is `nki-agent verify --json`'s).
+nlohmann::json verify_summary(const VerifyResult& v) {
+  nlohmann::json j = {{"passed", v.passed},
+                      {"check", v.check},
+                      {"message", v.message},
+                      {"cases_run", v.cases_run},
+                      {"cases_passed", v.cases_passed},
+                      {"cases_total", v.cases_total},
+                      {"speed", v.speed.to_json()}};
+  if (v.diagnostic) j["diagnostic"] = v.diagnostic->to_json();
+  return j;
+}
+
+}  // namespace
+
+RewardScorer::RewardScorer(ScorerOptions options, std::unique_ptr<KernelService> service)
+    : opt_(std::move(options)), service_(std::move(service)), cache_(opt_.cache_entries) {}
+
+Result<std::unique_ptr<RewardScorer>> RewardScorer::create(ScorerOptions options) {
+  if (options.task_roots.empty()) options.task_roots.push_back(default_task_root());
+  KernelServiceOptions so;
+  so.workers = options.kernel_workers > 0
+                   ? options.kernel_workers
+                   : std::max(1, std::min<int>(static_cast<int>(std::thread::hardware_concurrency()), 8));
+  auto service = KernelService::create(so);
+  if (!service) return tl::unexpected(service.error());
+  return std::unique_ptr<RewardScorer>(new RewardScorer(std::move(options), std::move(*service)));
+}
+
+int64_t RewardScorer::worker_restarts() const {
+  return service_->pool().workers_started() - service_->pool().size();
+}
+
+int RewardScorer::kernel_workers() const {
+  return service_->pool().size();
+}
+
+size_t RewardScorer::tasks_loaded() const {
+  std::lock_guard lock(mu_);
+  return tasks_.size();
+}
+
+Result<RewardScorer::LoadedTask> RewardScorer::load(const std::string& id) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = tasks_.find(id);
+    if (it != tasks_.end()) return it->second;
+  }
+  if (!plain_task_name(id))
+    return tl::unexpected(Diagnostic::error("nkia_task_not_found",
+                                            fmt::format("'{}' is not a task id", id.substr(0, 200)),
+                                            "name a task by its id (L1_014) or folder name, never by a path"));
+  std::optional<Diagnostic> first_error;
+  for (const auto& root : opt_.task_roots) {
+    auto dir = resolve_task_dir(id, root);
+    if (!dir) {
+      if (dir.error().code != "nkia_task_not_found" && !first_error) first_error = dir.error();
+      continue;
+    }
+    auto task = load_task(*dir);
+    if (!task) return tl::unexpected(task.error());
+    LoadedTask loaded;
+    auto baseline = load_baseline_files(*task);
+    loaded.baseline_digest = baseline ? kernel_files_digest(*baseline) : std::string();
+    loaded.task = std::make_shared<const Task>(std::move(*task));
+    std::lock_guard lock(mu_);
+    return tasks_.emplace(id, std::move(loaded)).first->second;
+  }
+  if (first_error) return tl::unexpected(*first_error);
+  return tl::unexpected(Diagnostic::error("nkia_task_not_found",
+                                          fmt::format("no task '{}' under the server's task roots", id),
+                                          "GET /health lists the roots; task ids look like L1_014"));
+}
+
+Result<std::shared_ptr<const Task>> RewardScorer::task(const std::string& id) {
+  auto t = load(id);
+  if (!t) return tl::unexpected(t.error());
+  return t->task;
+}
+
+KernelScore RewardScorer::score_kernel(const Task& task, const std::string& baseline_digest, const std::string& source,
+                                       const RewardRequest& request) {
+  Hasher h;
+  h.field(kVersion).field(task.hash).field(baseline_digest).field(source);
+  h.field(request.seeds).field(request.speed ? 1 : 0);
+  const std::string key = to_hex(h.finish());
+  if (auto hit = cache_.get(key)) {
+    hit->cached = true;
+    return *hit;
+  }
+
+  KernelScore ks;
+  VerifyOptions vo = opt_.verify;
+  vo.seeds = request.seeds;
+  if (!request.speed) vo.speed = SpeedModel{};
+  const auto t0 = std::chrono::steady_clock::now();
+  auto v = verify_kernel(task, kernel_files_from_source(source, "kernel.py"), *service_, vo);
+  ks.verify_seconds = seconds_since(t0);
+  if (!v) {
+    // Not the kernel's fault and possibly transient (a reference worker that died): not cached.
+    ks.error = v.error();
+    return ks;
+  }
+  ks.scored = true;
+  RewardComponents& c = ks.components;
+  c.format = 1;
+  c.correct = v->passed ? 1 : 0;
+  if (v->passed) {
+    c.compile = 1;
+  } else if (v->check == "static_policy") {
+    // The policy stops a verification before any case runs; whether the kernel compiles is still
+    // what binary_compile pays for.
+    AgentTools tools(task, *service_, vo);
+    c.compile = tools.compile(source).compiled ? 1 : 0;
+  } else {
+    // The prompt's first case runs alone first: a kernel_error there is a kernel that does not
+    // build at the task's shapes.
+    c.compile = !v->cases.empty() && v->cases[0].check == "kernel_error" ? 0 : 1;
+  }
+  if (v->passed && v->speed.available) {
+    c.speedup = v->speed.speedup;
+    c.coverage = std::clamp(v->speed.roofline_fraction, 0.0, 1.0);
+  }
+  ks.flags = flags_of(*v);
+  ks.verify = verify_summary(*v);
+  cache_.put(key, ks);
+  return ks;
+}
+
+Result<RewardResult> RewardScorer::score(const RewardRequest& request) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const RewardPreset* main = find_preset(request.preset);
+  if (!main)
+    return tl::unexpected(bad_request(fmt::format("unknown preset '{}'", request.preset.substr(0, 100)),
+                                      "GET /health lists the presets"));
+  std::vector<const RewardPreset*> presets;
+  if (request.presets.empty()) {
+    for (const auto& p : reward_presets()) presets.push_back(&p);
+  } else {
+    for (const auto& name : request.presets) {
+      const RewardPreset* p = find_preset(name);
+      if (!p) return tl::unexpected(bad_request(fmt::format("unknown preset '{}'", name.substr(0, 100))));
+      if (std::find(presets.begin(), presets.end(), p) == presets.end()) presets.push_back(p);
+    }
+    if (std::find(presets.begin(), presets.end(), main) == presets.end()) presets.push_back(main);
+  }
+  if (request.gamma && !(*request.gamma >= 0 && *request.gamma <= 1))
+    return tl::unexpected(bad_request("gamma must be between 0 and 1"));
+  if (request.seeds < 0 || request.seeds > 64) return tl::unexpected(bad_request("seeds must be between 1 and 64"));
+  auto loaded = load(request.task_id);
+  if (!loaded) return tl::unexpected(loaded.error());
+  const Task& task = *loaded->task;
+
+  RewardResult r;
+  r.preset = main->name;
+  const ExtractedKernels ex = extract_kernels(request.submission, task.entry);
+  r.extracted_from = ex.source;
+  RewardContext ctx;
+  if (task.expected_speedup) ctx.optimized_speedup = task.expected_speedup->first;
+
+  if (ex.kernels.empty()) {
+    r.status = "format_error";
+    for (const auto* p : presets) r.scores[std::string(p->name)] = preset_score(*p, r.components, ctx, false);
+    r.score = r.scores[std::string(main->name)];
+    r.verify = {{"passed", false},
+                {"check", "format"},
+                {"message", ex.source == "response"
+                                ? fmt::format("no ```python block defining {}() was found in the response", task.entry)
+                                : "the submission holds no kernel_code"}};
+    r.total_seconds = seconds_since(t0);
+    return r;
+  }
+
+  std::vector<std::string> kernels;
+  if (request.all_turns)
+    kernels = ex.kernels;
+  else
+    kernels.push_back(ex.kernels.back());
+  std::map<std::string, std::vector<double>> per_preset;
+  r.cached = true;
+  for (const auto& source : kernels) {
+    KernelScore ks = score_kernel(task, loaded->baseline_digest, source, request);
+    r.verify_seconds += ks.verify_seconds;
+    r.cached = r.cached && ks.cached;
+    if (!ks.scored) {
+      r.status = "error";
+      r.error = ks.error;
+      r.turns.push_back(std::move(ks));
+      r.total_seconds = seconds_since(t0);
+      return r;
+    }
+    const bool flagged = has_zeroing_flag(ks.flags);
+    for (const auto* p : presets) {
+      const double s = preset_score(*p, ks.components, ctx, flagged);
+      ks.scores[std::string(p->name)] = s;
+      per_preset[std::string(p->name)].push_back(s);
+    }
+    r.turns.push_back(std::move(ks));
+  }
+  const KernelScore& last = r.turns.back();
+  r.status = "ok";
+  r.components = last.components;
+  r.flags = last.flags;
+  r.verify = last.verify;
+  for (const auto* p : presets) {
+    const auto& turn_scores = per_preset[std::string(p->name)];
+    r.scores[std::string(p->name)] =
+        request.all_turns ? trajectory_score(*p, turn_scores, request.gamma) : turn_scores.back();
+  }
+  r.score = r.scores[std::string(main->name)];
+  r.total_seconds = seconds_since(t0);
+  return r;
+}
+
+Result<ToolResult> RewardScorer::tool(const std::string& task_id, const std::string& name,
+                                      const std::string& kernel_code) {
+  auto loaded = load(task_id);
+  if (!loaded) return tl::unexpected(loaded.error());
+  AgentTools tools(*loaded->task, *service_, opt_.verify);
+  if (name == "compile") return tools.compile(kernel_code);
+  if (name == "verify") return tools.verify(kernel_code);
+  if (name == "profile") return tools.profile(kernel_code);
+  return tl::unexpected(
+      bad_request(fmt::format("unknown tool '{}'", name.substr(0, 100)), "the tools are compile, verify and profile"));
+}
+
+Result<SpeedResult> RewardScorer::baseline_speed(const std::string& task_id) {
+  auto loaded = load(task_id);
+  if (!loaded) return tl::unexpected(loaded.error());
+  auto files = load_baseline_files(*loaded->task);
+  if (!files) return tl::unexpected(files.error());
+  const VerifyOptions& vo = opt_.verify;
+  return measure_speed(*loaded->task, *files, *service_, vo.speed,
+                       SandboxLimits::for_kernel(vo.kernel_seconds, vo.kernel_memory_mib, /*large_reply=*/true));
+}
+
+}  // namespace nki_agent

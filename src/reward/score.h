@@ -1,0 +1,83 @@
+// reward/score.h — the scoring core: from a model's answer to a reward, for every preset.
+//
+// RewardScorer::score() runs the whole pipeline once per distinct kernel: extract the kernel(s)
+// (reward/extract.h), verify each against the task (tasks/verify.h: static policy, seeds x shapes x
+// input distributions, the simulated speed against the task's baseline), read the components and
+// flags off the verification (reward/flags.h), then score every preset requested
+// (reward/presets.h). A kernel's score is cached by (kernel source, task files, options, simulator
+// version), so the same request always gets the same answer and a repeat costs microseconds.
+//
+// The scorer resolves tasks by id under its roots only: a client names a task, never a path.
+// Failures are never exceptions: a malformed request (an unknown task or preset) is a Result error
+// the caller answers 4xx; a verification that could not be done (a broken task, a missing
+// reference worker) is a result with status "error", scored by no preset; a failing kernel is
+// simply scored. Thread-safe: a server calls score() from many threads at once.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/tools.h"
+#include "reward/result_cache.h"
+#include "reward/score_types.h"
+#include "runtime/kernel_service.h"
+#include "tasks/task.h"
+#include "tasks/verify.h"
+
+namespace nki_agent {
+
+struct ScorerOptions {
+  std::vector<std::string> task_roots;  // empty: default_task_root()
+  VerifyOptions verify;                 // timeouts, the reference cache, the speed model
+  int kernel_workers = 0;               // sandboxed kernel workers; 0: one per core, at most 8
+  size_t cache_entries = 8192;          // scored kernels kept in memory
+};
+
+class RewardScorer {
+ public:
+  // Starts the kernel workers. Codes: the worker pool's (nkia_worker_*).
+  static Result<std::unique_ptr<RewardScorer>> create(ScorerOptions options);
+
+  // Codes: nkia_task_not_found (no root holds the task, or the id is not a plain name),
+  // nkia_reward_bad_request (an unknown preset, a gamma outside [0, 1], seeds outside 1..64).
+  Result<RewardResult> score(const RewardRequest& request);
+
+  // The agent's tools on a task: "compile", "verify", "profile" (agent/tools.h).
+  Result<ToolResult> tool(const std::string& task_id, const std::string& name, const std::string& kernel_code);
+
+  // The simulated speed of the task's own baseline (candidate_seconds is the baseline's time).
+  Result<SpeedResult> baseline_speed(const std::string& task_id);
+
+  // A task by id under the roots (loaded once). Codes: nkia_task_not_found, the task's own.
+  Result<std::shared_ptr<const Task>> task(const std::string& id);
+
+  int64_t cache_hits() const { return cache_.hits(); }
+  int64_t cache_misses() const { return cache_.misses(); }
+  // Kernel workers replaced after dying or hanging.
+  int64_t worker_restarts() const;
+  int kernel_workers() const;
+  size_t tasks_loaded() const;
+  const ScorerOptions& options() const { return opt_; }
+
+ private:
+  RewardScorer(ScorerOptions options, std::unique_ptr<KernelService> service);
+  KernelScore score_kernel(const Task& task, const std::string& baseline_digest, const std::string& source,
+                           const RewardRequest& request);
+
+  struct LoadedTask {
+    std::shared_ptr<const Task> task;
+    std::string baseline_digest;  // the baseline's files: the speed depends on them
+  };
+  Result<LoadedTask> load(const std::string& id);
+
+  ScorerOptions opt_;
+  std::unique_ptr<KernelService> service_;
+  RewardResultCache cache_;
+  mutable std::mutex mu_;
+  std::map<std::string, LoadedTask> tasks_;  // by the id asked for
+};
+
+}  // namespace nki_agent

@@ -1,0 +1,61 @@
+// serve/auth.cpp — the token file and a comparison that does not leak timing.
+#include "serve/auth.h"
+
+#include <fmt/format.h>
+#include <openssl/crypto.h>
+
+#include <fstream>
+
+namespace nki_agent::serve {
+
+namespace {
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+}  // namespace
+
+Result<TokenSet> TokenSet::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    return tl::unexpected(Diagnostic::error("nkia_bad_argument", fmt::format("cannot read the token file {}", path),
+                                            "give --tokens a readable file with one token per line"));
+  TokenSet t;
+  std::string line;
+  while (std::getline(in, line)) {
+    line = trim(line);
+    if (line.empty() || line[0] == '#') continue;
+    if (line.size() < 16)
+      return tl::unexpected(Diagnostic::error(
+          "nkia_bad_argument", fmt::format("a token in {} is {} bytes; tokens must be at least 16", path, line.size()),
+          "make tokens with e.g. `openssl rand -hex 32`"));
+    t.tokens_.push_back(line);
+  }
+  if (t.tokens_.empty())
+    return tl::unexpected(Diagnostic::error("nkia_bad_argument", fmt::format("the token file {} holds no token", path),
+                                            "write one token per line"));
+  return t;
+}
+
+bool TokenSet::accepts(std::string_view authorization) const {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (authorization.size() <= kBearer.size() || authorization.substr(0, kBearer.size()) != kBearer) return false;
+  const std::string_view given = authorization.substr(kBearer.size());
+  bool match = false;
+  for (const auto& t : tokens_) {
+    // Equal lengths compared in constant time; a length difference says only the length.
+    const bool same = t.size() == given.size() && CRYPTO_memcmp(t.data(), given.data(), t.size()) == 0;
+    match = match || same;
+  }
+  return match;
+}
+
+bool is_loopback_host(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
+}  // namespace nki_agent::serve

@@ -1,0 +1,436 @@
+// serve/wire.cpp — every route's fields, checked one by one.
+#include "serve/wire.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "tasks/verify.h"
+
+namespace nki_agent::serve {
+
+namespace {
+
+using nlohmann::json;
+
+Diagnostic bad(std::string message) {
+  return Diagnostic::error("nkia_reward_bad_request", std::move(message),
+                           "docs/serve.md lists each route's fields and their types");
+}
+
+// The deepest nesting of `body`'s arrays and objects, counted outside strings, stopping early past
+// `limit`: nlohmann's parser recurses per level, so a hostile body is refused before it is parsed.
+int nesting_depth(std::string_view body, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : body) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+Result<std::string> string_field(const json& j, const char* name, bool required) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) {
+    if (required) return tl::unexpected(bad(fmt::format("the field '{}' is required", name)));
+    return std::string();
+  }
+  if (!it->is_string()) return tl::unexpected(bad(fmt::format("the field '{}' must be a string", name)));
+  return it->get<std::string>();
+}
+
+Result<void> refuse_inline_reference(const json& j) {
+  for (const char* f : {"reference_code", "reference_source"}) {
+    auto it = j.find(f);
+    if (it != j.end() && it->is_string() && !it->get<std::string>().empty())
+      return tl::unexpected(Diagnostic::error(
+          "nkia_serve_inline_reference",
+          fmt::format("the request carries its own reference ('{}'); this server scores kernels only against the "
+                      "tasks in its roots",
+                      f),
+          "name a task the server holds with task_id (GET /health lists the roots)"));
+  }
+  return {};
+}
+
+// The text of a conversational value (a list of {role, content} messages) or a plain string.
+std::string text_of(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  std::string out;
+  if (v.is_array())
+    for (const auto& m : v)
+      if (m.is_object() && m.contains("content") && m["content"].is_string())
+        out += m["content"].get<std::string>() + "\n";
+  return out;
+}
+
+}  // namespace
+
+Result<json> parse_json_body(std::string_view body, int max_depth) {
+  if (nesting_depth(body, max_depth) > max_depth)
+    return tl::unexpected(Diagnostic::error("nkia_serve_bad_json",
+                                            fmt::format("the body is nested deeper than {} levels", max_depth),
+                                            "send a flat JSON object of the route's fields"));
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return tl::unexpected(Diagnostic::error("nkia_serve_bad_json", "the body is not valid JSON",
+                                            "send a JSON object with Content-Type: application/json"));
+  return j;
+}
+
+Result<RewardRequest> reward_request_from_json(const json& j) {
+  if (!j.is_object()) return tl::unexpected(bad("a reward request must be a JSON object"));
+  if (auto r = refuse_inline_reference(j); !r) return tl::unexpected(r.error());
+  RewardRequest req;
+  auto task = string_field(j, "task_id", true);
+  if (!task) return tl::unexpected(task.error());
+  req.task_id = *task;
+  int given = 0;
+  if (j.contains("response") && !j["response"].is_null()) {
+    const json& v = j["response"];
+    if (!v.is_string() && !v.is_array()) return tl::unexpected(bad("the field 'response' must be a string"));
+    req.submission.response = text_of(v);
+    ++given;
+  }
+  if (j.contains("kernel_code") && !j["kernel_code"].is_null()) {
+    if (!j["kernel_code"].is_string()) return tl::unexpected(bad("the field 'kernel_code' must be a string"));
+    req.submission.kernel_code = j["kernel_code"].get<std::string>();
+    ++given;
+  }
+  if (j.contains("tool_call") && !j["tool_call"].is_null()) {
+    if (!j["tool_call"].is_object()) return tl::unexpected(bad("the field 'tool_call' must be an object"));
+    req.submission.tool_call = j["tool_call"];
+    ++given;
+  }
+  if (given != 1)
+    return tl::unexpected(bad(given == 0 ? "give the kernel as one of 'response', 'kernel_code' or 'tool_call'"
+                                         : "give only one of 'response', 'kernel_code' and 'tool_call'"));
+  auto prompt = string_field(j, "prompt", false);
+  if (!prompt) return tl::unexpected(prompt.error());
+  req.submission.prompt = *prompt;
+  auto preset = string_field(j, "preset", false);
+  if (!preset) return tl::unexpected(preset.error());
+  if (!preset->empty()) req.preset = *preset;
+  if (j.contains("presets") && !j["presets"].is_null()) {
+    if (!j["presets"].is_array()) return tl::unexpected(bad("the field 'presets' must be a list of preset names"));
+    for (const auto& p : j["presets"]) {
+      if (!p.is_string()) return tl::unexpected(bad("the field 'presets' must be a list of preset names"));
+      req.presets.push_back(p.get<std::string>());
+    }
+  }
+  auto turns = string_field(j, "turns", false);
+  if (!turns) return tl::unexpected(turns.error());
+  if (*turns == "all")
+    req.all_turns = true;
+  else if (!turns->empty() && *turns != "last")
+    return tl::unexpected(bad("the field 'turns' must be \"last\" or \"all\""));
+  if (j.contains("gamma") && !j["gamma"].is_null()) {
+    if (!j["gamma"].is_number()) return tl::unexpected(bad("the field 'gamma' must be a number in [0, 1]"));
+    req.gamma = j["gamma"].get<double>();
+  }
+  if (j.contains("seeds") && !j["seeds"].is_null()) {
+    if (!j["seeds"].is_number_integer() || j["seeds"].get<int64_t>() < 1 || j["seeds"].get<int64_t>() > 64)
+      return tl::unexpected(bad("the field 'seeds' must be an integer from 1 to 64"));
+    req.seeds = j["seeds"].get<int>();
+  }
+  if (j.contains("speed") && !j["speed"].is_null()) {
+    if (!j["speed"].is_boolean()) return tl::unexpected(bad("the field 'speed' must be true or false"));
+    req.speed = j["speed"].get<bool>();
+  }
+  return req;
+}
+
+Result<std::vector<Result<RewardRequest>>> batch_requests_from_json(const json& j) {
+  if (!j.is_object() || !j.contains("items") || !j["items"].is_array())
+    return tl::unexpected(bad("a batch is {\"items\": [<reward request>, ...]}"));
+  if (j["items"].size() > kMaxBatchItems)
+    return tl::unexpected(
+        bad(fmt::format("a batch holds at most {} items, this one {}", kMaxBatchItems, j["items"].size())));
+  std::vector<Result<RewardRequest>> out;
+  for (const auto& item : j["items"]) out.push_back(reward_request_from_json(item));
+  return out;
+}
+
+Result<ToolRequest> tool_request_from_json(const json& j) {
+  if (!j.is_object()) return tl::unexpected(bad("a tool request must be a JSON object"));
+  ToolRequest t;
+  auto task = string_field(j, "task_id", true);
+  if (!task) return tl::unexpected(task.error());
+  auto code = string_field(j, "kernel_code", true);
+  if (!code) return tl::unexpected(code.error());
+  t.task_id = *task;
+  t.kernel_code = *code;
+  return t;
+}
+
+json tool_answer(const ToolResult& r) {
+  return {{"ok", !r.is_error && (r.verified ? r.passed : true) && (r.compiled || r.verified)},
+          {"content", r.content},
+          {"data", r.data},
+          {"seconds", r.seconds}};
+}
+
+Result<std::vector<Result<RewardRequest>>> openrlhf_requests(const json& j) {
+  if (!j.is_object() || !j.contains("query") || !j["query"].is_array())
+    return tl::unexpected(bad("an OpenRLHF request is {\"query\": [...], \"prompts\": [...], \"labels\": [...]}"));
+  const json& query = j["query"];
+  const json prompts = j.contains("prompts") && j["prompts"].is_array() ? j["prompts"] : json::array();
+  const json labels = j.contains("labels") && j["labels"].is_array() ? j["labels"] : json::array();
+  if (query.size() > kMaxBatchItems)
+    return tl::unexpected(
+        bad(fmt::format("a request holds at most {} queries, this one {}", kMaxBatchItems, query.size())));
+  if (labels.size() != query.size())
+    return tl::unexpected(
+        bad(fmt::format("{} queries but {} labels: each query needs its label (the task id; "
+                        "--data.label_key)",
+                        query.size(), labels.size())));
+  std::vector<Result<RewardRequest>> out;
+  for (size_t i = 0; i < query.size(); ++i) {
+    json label = labels[i];
+    if (label.is_string()) {
+      const std::string s = label.get<std::string>();
+      if (!s.empty() && s.front() == '{')
+        label = json::parse(s, nullptr, false);
+      else
+        label = json{{"task_id", s}};
+    }
+    if (!label.is_object()) {
+      out.push_back(tl::unexpected(bad(fmt::format("label {} is neither a task id nor an object with task_id", i))));
+      continue;
+    }
+    json item = label;
+    item.erase("kernel_code");
+    item.erase("tool_call");
+    item["response"] = query[i].is_string() ? query[i] : json(text_of(query[i]));
+    if (i < prompts.size() && prompts[i].is_string()) item["prompt"] = prompts[i];
+    out.push_back(reward_request_from_json(item));
+  }
+  return out;
+}
+
+json openrlhf_answer(const std::vector<RewardResult>& results) {
+  json rewards = json::array(), scores = json::array();
+  json correct = json::array(), compiled = json::array(), flagged = json::array();
+  int errors = 0;
+  for (const auto& r : results) {
+    const bool ok = r.status != "error" && r.score;
+    errors += ok ? 0 : 1;
+    rewards.push_back(ok ? *r.score : 0.0);
+    scores.push_back(r.components.correct);
+    correct.push_back(r.components.correct);
+    compiled.push_back(r.components.compile);
+    flagged.push_back(r.flags.empty() ? 0 : 1);
+  }
+  return {
+      {"rewards", rewards},
+      {"scores", scores},
+      {"extra_logs",
+       {{"nkia_correct", correct}, {"nkia_compiled", compiled}, {"nkia_flagged", flagged}, {"nkia_errors", errors}}}};
+}
+
+Result<RewardRequest> slime_request(const json& j) {
+  if (!j.is_object() || !j.contains("response"))
+    return tl::unexpected(bad("a slime request is {\"prompt\", \"response\", \"label\"}"));
+  json label = j.contains("label") ? j["label"] : json();
+  if (label.is_string()) {
+    const std::string s = label.get<std::string>();
+    label = !s.empty() && s.front() == '{' ? json::parse(s, nullptr, false) : json{{"task_id", s}};
+  }
+  if (!label.is_object()) return tl::unexpected(bad("the label must be a task id or an object with task_id"));
+  json item = label;
+  item.erase("kernel_code");
+  item.erase("tool_call");
+  item["response"] = j["response"];
+  if (j.contains("prompt") && j["prompt"].is_string()) item["prompt"] = j["prompt"];
+  return reward_request_from_json(item);
+}
+
+json slime_answer(const RewardResult& r) {
+  return r.score && r.status != "error" ? *r.score : 0.0;
+}
+
+Result<RewardRequest> kernelgym_request(const json& j, std::string& request_id) {
+  if (!j.is_object()) return tl::unexpected(bad("an /evaluate request must be a JSON object"));
+  if (auto r = refuse_inline_reference(j); !r) return tl::unexpected(r.error());
+  auto id = string_field(j, "task_id", true);
+  if (!id) return tl::unexpected(id.error());
+  if (id->empty() || id->size() > 100) return tl::unexpected(bad("task_id must be 1 to 100 characters"));
+  request_id = *id;
+  json item = {{"task_id", *id}};
+  if (j.contains("metadata") && j["metadata"].is_object() && j["metadata"].contains("task") &&
+      j["metadata"]["task"].is_string())
+    item["task_id"] = j["metadata"]["task"];
+  auto code = string_field(j, "kernel_code", true);
+  if (!code) return tl::unexpected(code.error());
+  item["kernel_code"] = *code;
+  if (j.contains("num_correct_trials") && j["num_correct_trials"].is_number_integer())
+    item["seeds"] = std::clamp<int64_t>(j["num_correct_trials"].get<int64_t>(), 1, 64);
+  if (j.contains("preset")) item["preset"] = j["preset"];
+  return reward_request_from_json(item);
+}
+
+json kernelgym_answer(const std::string& request_id, const RewardResult& r) {
+  const bool scored = r.status == "ok";
+  const json speed = r.verify.is_object() && r.verify.contains("speed") ? r.verify["speed"] : json::object();
+  auto seconds_ms = [&](const char* key) -> json {
+    if (!speed.value("available", false) || !speed.contains(key)) return nullptr;
+    return speed[key].get<double>() * 1e3;
+  };
+  // KernelGYM's error codes from the failed check.
+  std::string code;
+  const std::string check = r.verify.is_object() ? r.verify.value("check", "") : "";
+  if (r.status == "error")
+    code = "SYSTEM_ERROR";
+  else if (r.status == "format_error")
+    code = "VALIDATION_ERROR";
+  else if (r.components.compile == 0)
+    code = check == "static_policy" ? "VALIDATION_ERROR" : "COMPILATION_ERROR";
+  else if (r.components.correct == 0)
+    code = check == "kernel_error" ? "RUNTIME_ERROR" : "CORRECTNESS_ERROR";
+  json answer = {
+      {"task_id", request_id},
+      {"status", scored || r.status == "format_error" ? "completed" : "failed"},
+      {"compiled", r.components.compile == 1},
+      {"correctness", r.components.correct == 1},
+      {"decoy_kernel", !r.flags.empty() && r.components.correct == 0},
+      {"reference_runtime", seconds_ms("baseline_seconds")},
+      {"kernel_runtime", seconds_ms("candidate_seconds")},
+      {"speedup", r.components.speedup ? json(*r.components.speedup) : json(nullptr)},
+      {"score", r.score ? json(*r.score) : json(nullptr)},
+      {"reward", r.score ? json(*r.score) : json(nullptr)},
+      {"metadata",
+       {{"device", "nki-agent simulator"},
+        {"runtime_unit", "ms (simulated)"},
+        {"preset", r.preset},
+        {"flags", r.flags},
+        {"coverage", r.components.coverage},
+        {"check", check},
+        {"excessive_speedup", std::find(r.flags.begin(), r.flags.end(), "excessive_speedup") != r.flags.end()}}},
+      {"error_code", code.empty() ? json(nullptr) : json(code)},
+      {"error_message", r.error ? json(r.error->message)
+                        : r.verify.is_object() && !r.verify.value("message", "").empty()
+                            ? json(r.verify.value("message", ""))
+                            : json(nullptr)},
+      {"processing_time", r.total_seconds}};
+  return answer;
+}
+
+json kernelgym_error(const std::string& request_id, const Diagnostic& d) {
+  return {{"task_id", request_id},
+          {"status", "failed"},
+          {"compiled", false},
+          {"correctness", false},
+          {"decoy_kernel", false},
+          {"speedup", nullptr},
+          {"error_code", "VALIDATION_ERROR"},
+          {"error_message", d.message},
+          {"metadata", {{"code", d.code}}}};
+}
+
+Result<OpRequest> op_request_from_json(const json& j) {
+  if (!j.is_object()) return tl::unexpected(bad("a /reward item must be a JSON object with 'op'"));
+  if (auto r = refuse_inline_reference(j); !r) return tl::unexpected(r.error());
+  OpRequest op;
+  auto name = string_field(j, "op", true);
+  if (!name) return tl::unexpected(name.error());
+  op.op = *name;
+  if (op.op != "compile" && op.op != "verify" && op.op != "profile" && op.op != "baseline")
+    return tl::unexpected(bad(fmt::format("unknown op: {}", op.op.substr(0, 100))));
+  auto task = string_field(j, "task_id", true);
+  if (!task) return tl::unexpected(task.error());
+  op.task_id = *task;
+  auto src = string_field(j, "kernel_source", op.op != "baseline");
+  if (!src) return tl::unexpected(src.error());
+  op.kernel_source = *src;
+  return op;
+}
+
+json op_answer(const OpRequest& req, const ToolResult& r) {
+  if (req.op == "compile") {
+    json errors = json::array(), warnings = json::array();
+    if (!r.compiled && r.data.contains("diagnostic")) errors.push_back(r.data["diagnostic"].value("message", ""));
+    if (r.data.contains("warnings"))
+      for (const auto& w : r.data["warnings"]) warnings.push_back(w.value("message", ""));
+    return {{"success", r.compiled},
+            {"neff_path", nullptr},
+            {"returncode", r.compiled ? 0 : 1},
+            {"errors", errors},
+            {"warnings", warnings},
+            {"stderr_tail", json::array()},
+            {"compile_time_s", r.seconds},
+            {"content", r.content}};
+  }
+  if (req.op == "verify") {
+    json a = {{"correct", r.passed}, {"verify_time_s", r.seconds}, {"content", r.content}};
+    double max_abs = 0, max_rel = 0;
+    int64_t mismatched = 0, total = 0;
+    if (r.verify) {
+      for (const auto& c : r.verify->cases)
+        for (const auto& o : c.outputs) {
+          max_abs = std::max(max_abs, o.max_abs_error);
+          max_rel = std::max(max_rel, o.max_rel_error);
+          mismatched += o.mismatches;
+          total += o.elements;
+        }
+    }
+    a["max_abs_error"] = max_abs;
+    a["max_rel_error"] = max_rel;
+    a["mismatched_elements"] = mismatched;
+    a["total_elements"] = total;
+    a["error"] = r.passed ? json(nullptr) : json(r.verify ? r.verify->message : r.content);
+    if (r.verify) a["check"] = r.verify->check;
+    return a;
+  }
+  // profile
+  const bool ok = !r.is_error && r.data.contains("summary");
+  const double us = ok ? r.data["summary"].value("total_time_ns", 0.0) / 1e3 : 0.0;
+  json lat = ok ? json(us) : json(nullptr);
+  return {{"success", ok},
+          {"latency_mean_us", lat},
+          {"latency_median_us", lat},
+          {"latency_p99_us", lat},
+          {"latency_min_us", lat},
+          {"latency_max_us", lat},
+          {"throughput_ops_per_s", ok && us > 0 ? json(1e6 / us) : json(nullptr)},
+          {"flops_utilization", ok ? json(r.data["summary"].value("mfu_estimated_percent", 0.0) / 100) : json(nullptr)},
+          {"warmup_runs", 0},
+          {"measure_runs", 1},
+          {"profile_time_s", r.seconds},
+          {"error", ok ? json(nullptr) : json(r.content)},
+          {"content", r.content}};
+}
+
+json op_baseline_answer(const SpeedResult& s, double seconds) {
+  const json lat = s.available ? json(s.candidate_seconds * 1e6) : json(nullptr);
+  return {{"success", s.available},
+          {"latency_mean_us", lat},
+          {"latency_median_us", lat},
+          {"latency_p99_us", lat},
+          {"latency_min_us", lat},
+          {"latency_max_us", lat},
+          {"backend", "nki-agent: the task's eager baseline kernel, simulated"},
+          {"baseline_time_s", seconds},
+          {"error", s.available ? json(nullptr) : json(s.reason)}};
+}
+
+json error_body(const Diagnostic& d) {
+  return {{"error", {{"code", d.code}, {"message", d.message}}}};
+}
+
+}  // namespace nki_agent::serve
