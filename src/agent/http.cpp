@@ -159,9 +159,13 @@ HttpResponse http_post(const HttpRequest& req) {
 
   char errbuf[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(easy, CURLOPT_URL, req.url.c_str());
-  curl_easy_setopt(easy, CURLOPT_POST, 1L);
-  curl_easy_setopt(easy, CURLOPT_POSTFIELDS, req.body.data());
-  curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+  if (req.get) {
+    curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
+  } else {
+    curl_easy_setopt(easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, req.body.data());
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+  }
   curl_easy_setopt(easy, CURLOPT_HTTPHEADER, hdrs);
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for DNS timeouts
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);

@@ -1,4 +1,4 @@
-// agent/http.h — one HTTP POST over libcurl, the way the LLM clients need it.
+// agent/http.h — one HTTP POST (or GET) over libcurl, the way the LLM clients need it.
 //
 // A request carries a JSON body and headers, a deadline for the whole transfer, a connect timeout
 // and a cancellation flag. The transfer runs on a curl multi handle polled in short slices, so a
@@ -23,6 +23,7 @@ struct HttpRequest {
   std::string url;
   std::vector<std::string> headers;  // "Name: value"
   std::string body;                  // sent as-is (the caller sets Content-Type)
+  bool get = false;                  // a GET (no body) instead of a POST: health checks, metrics
   double timeout_s = 60;             // the whole transfer, connect included
   double connect_timeout_s = 10;
   const std::atomic<bool>* cancel = nullptr;  // may be null
@@ -58,7 +59,7 @@ struct HttpResponse {
   }
 };
 
-// Performs one POST. Never throws for network or server behaviour; thread-safe (one curl handle
+// Performs one POST (or GET). Never throws for network or server behaviour; thread-safe (one curl handle
 // per call).
 HttpResponse http_post(const HttpRequest& req);
 

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "reward/flags.h"
 #include "reward/score.h"
+#include "reward/study.h"
 #include "tasks/speed_cost.h"
 #include "tasks/task_dirs.h"
 
@@ -104,6 +105,41 @@ int run_reward(const Context& ctx, const RewardCliOptions& o) {
   return r->status == "error" ? kExitInternal : kExitOk;
 }
 
+struct StudyCliOptions {
+  std::string source = ".";
+  int seeds = 0;
+  std::string cache;
+  int workers = 0;
+  bool markdown = false;
+};
+
+int run_study(const Context& ctx, const StudyCliOptions& o) {
+  auto catalogue = study_catalogue(o.source);
+  if (!catalogue) return report(ctx, catalogue.error());
+  const std::filesystem::path src(o.source);
+  ScorerOptions so;
+  so.task_roots = {(src / "tests" / "tasks").string(), (src / "tasks" / "nkibench").string()};
+  so.verify.reference.cache_dir = o.cache;
+  so.verify.speed = cost_speed_model();
+  so.kernel_workers = o.workers;
+  auto scorer = RewardScorer::create(so);
+  if (!scorer) return report(ctx, scorer.error());
+  const bool quiet = ctx.json || o.markdown;
+  auto study = run_reward_study(**scorer, *catalogue, o.seeds, [&](const std::string& line) {
+    if (!quiet) std::fprintf(stderr, "%s\n", line.c_str());
+  });
+  if (ctx.json) {
+    print_json(study.to_json());
+  } else {
+    std::fputs(study.markdown().c_str(), stdout);
+    if (!o.markdown)
+      std::printf("\n%zu kernels in %.0f s; quality: 0 for compile errors and hacks, 1 + speedup when correct\n",
+                  study.rows.size(), study.seconds);
+    for (const auto& u : study.unexpected) std::printf("unexpected: %s\n", u.c_str());
+  }
+  return study.unexpected.empty() ? kExitOk : kExitUserError;
+}
+
 }  // namespace
 
 void add_reward_commands(CLI::App& app, Context& ctx) {
@@ -121,6 +157,17 @@ void add_reward_commands(CLI::App& app, Context& ctx) {
   sub->add_option("--workers", o->workers, "Kernel workers")->check(CLI::Range(1, 64));
   sub->add_flag("--list", o->list, "List the presets and their formulas");
   sub->callback([&ctx, o] { ctx.exit_code = run_reward(ctx, *o); });
+
+  auto so = std::make_shared<StudyCliOptions>();
+  auto* study = app.add_subcommand(
+      "reward-study",
+      "Every reward preset over a labelled catalogue of kernels: mean reward per family, rank correlation");
+  study->add_option("--source", so->source, "The repository root (its tests/tasks kernels)")->capture_default_str();
+  study->add_option("--seeds", so->seeds, "Seeds per shape set (default: the tasks' own)")->check(CLI::Range(1, 64));
+  study->add_option("--cache", so->cache, "Reference cache folder");
+  study->add_option("--workers", so->workers, "Kernel workers")->check(CLI::Range(1, 64));
+  study->add_flag("--markdown", so->markdown, "Only the table");
+  study->callback([&ctx, so] { ctx.exit_code = run_study(ctx, *so); });
 }
 
 }  // namespace nki_agent::cli

@@ -50,11 +50,13 @@ double tritonforge(const RewardComponents& c, const RewardContext&) {
   return 0.1 * c.compile + c.correct * (0.3 + std::clamp(speed(c) - 1.0, 0.0, 10.0));
 }
 
-// Ours (docs/rl.md): a compile credit ten times below correctness, then speed on a log scale
-// (speedups multiply; clamped so a cost-model outlier cannot dominate a batch) and the share of the
-// roofline reached (signal where the eager baseline is already near the bound).
+// Ours (docs/rl.md "Presets"): correctness gates everything (no credit for compiling: that is the
+// reward the paper found teaches nothing, and it pays a hack what it pays an honest attempt), then
+// speed on a log scale (speedups multiply; clamped so a cost-model outlier cannot dominate a
+// group) and the share of the roofline reached (signal where the eager baseline is already near
+// the bound). A correct kernel earns at least 0.5, whatever its speed.
 double nki(const RewardComponents& c, const RewardContext&) {
-  if (c.correct == 0) return 0.1 * c.compile;
+  if (c.correct == 0) return 0;
   const double log_speed = c.speedup && *c.speedup > 0 ? std::clamp(std::log2(*c.speedup), -1.0, 2.0) : 0.0;
   return 1.0 + 0.5 * log_speed + 0.5 * std::clamp(c.coverage, 0.0, 1.0);
 }
@@ -69,8 +71,7 @@ constexpr RewardPreset kPresets[] = {
      std::nullopt, true, cuda_agent},
     {"drkernel", "correct * (0.5 + 0.5 min(speedup, 3) + 0.5 coverage)", 0, std::nullopt, true, drkernel},
     {"tritonforge", "0.1 compile + correct * (0.3 + clamp(speedup - 1, 0, 10))", 0, std::nullopt, true, tritonforge},
-    {"nki", "0.1 compile if incorrect; correct: 1 + 0.5 clamp(log2 speedup, -1, 2) + 0.5 coverage", 0, std::nullopt,
-     true, nki},
+    {"nki", "correct * (1 + 0.5 clamp(log2 speedup, -1, 2) + 0.5 coverage)", 0, std::nullopt, true, nki},
 };
 
 }  // namespace

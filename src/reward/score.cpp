@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <set>
 #include <thread>
 
 #include "core/hash.h"
@@ -75,36 +77,56 @@ size_t RewardScorer::tasks_loaded() const {
   return tasks_.size();
 }
 
+void RewardScorer::index_tasks() {
+  // Under mu_. Every task folder of every root, by folder name and by the id and label of its
+  // task.toml: a lookup never touches a path a client chose, and an unknown id costs a map miss.
+  for (const auto& root : opt_.task_roots) {
+    auto dirs = find_task_dirs(root);
+    if (!dirs) continue;
+    for (const auto& d : *dirs) {
+      const std::string name = std::filesystem::path(d).filename().string();
+      index_.emplace(name, d);
+      if (auto t = load_task(d)) {
+        if (!t->id.empty()) index_.emplace(t->id, d);
+        index_.emplace(t->label(), d);
+      }
+    }
+  }
+  indexed_ = true;
+}
+
 Result<RewardScorer::LoadedTask> RewardScorer::load(const std::string& id) {
+  std::string dir;
   {
     std::lock_guard lock(mu_);
     auto it = tasks_.find(id);
     if (it != tasks_.end()) return it->second;
-  }
-  if (!plain_task_name(id))
-    return tl::unexpected(Diagnostic::error("nkia_task_not_found",
-                                            fmt::format("'{}' is not a task id", id.substr(0, 200)),
-                                            "name a task by its id (L1_014) or folder name, never by a path"));
-  std::optional<Diagnostic> first_error;
-  for (const auto& root : opt_.task_roots) {
-    auto dir = resolve_task_dir(id, root);
-    if (!dir) {
-      if (dir.error().code != "nkia_task_not_found" && !first_error) first_error = dir.error();
-      continue;
+    if (!indexed_) index_tasks();
+    if (plain_task_name(id)) {
+      auto hit = index_.find(id);
+      if (hit != index_.end()) {
+        dir = hit->second;
+      } else {
+        // "L1_014" names L1_014_softmax_fp32 when exactly one folder starts so.
+        std::set<std::string> prefixed;
+        for (auto p = index_.lower_bound(id + "_"); p != index_.end() && p->first.rfind(id + "_", 0) == 0; ++p)
+          prefixed.insert(p->second);
+        if (prefixed.size() == 1) dir = *prefixed.begin();
+      }
     }
-    auto task = load_task(*dir);
-    if (!task) return tl::unexpected(task.error());
-    LoadedTask loaded;
-    auto baseline = load_baseline_files(*task);
-    loaded.baseline_digest = baseline ? kernel_files_digest(*baseline) : std::string();
-    loaded.task = std::make_shared<const Task>(std::move(*task));
-    std::lock_guard lock(mu_);
-    return tasks_.emplace(id, std::move(loaded)).first->second;
   }
-  if (first_error) return tl::unexpected(*first_error);
-  return tl::unexpected(Diagnostic::error("nkia_task_not_found",
-                                          fmt::format("no task '{}' under the server's task roots", id),
-                                          "GET /health lists the roots; task ids look like L1_014"));
+  if (dir.empty())
+    return tl::unexpected(Diagnostic::error(
+        "nkia_task_not_found", fmt::format("no task '{}' under the server's task roots", id.substr(0, 200)),
+        "name a task by its id (L1_014), id_name or folder name; GET /health lists the roots"));
+  auto task = load_task(dir);
+  if (!task) return tl::unexpected(task.error());
+  LoadedTask loaded;
+  auto baseline = load_baseline_files(*task);
+  loaded.baseline_digest = baseline ? kernel_files_digest(*baseline) : std::string();
+  loaded.task = std::make_shared<const Task>(std::move(*task));
+  std::lock_guard lock(mu_);
+  return tasks_.emplace(id, std::move(loaded)).first->second;
 }
 
 Result<std::shared_ptr<const Task>> RewardScorer::task(const std::string& id) {

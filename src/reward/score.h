@@ -7,7 +7,8 @@
 // (reward/presets.h). A kernel's score is cached by (kernel source, task files, options, simulator
 // version), so the same request always gets the same answer and a repeat costs microseconds.
 //
-// The scorer resolves tasks by id under its roots only: a client names a task, never a path.
+// The scorer resolves tasks by id under its roots only (an index of the roots' task folders, made
+// on the first lookup): a client names a task, never a path.
 // Failures are never exceptions: a malformed request (an unknown task or preset) is a Result error
 // the caller answers 4xx; a verification that could not be done (a broken task, a missing
 // reference worker) is a result with status "error", scored by no preset; a failing kernel is
@@ -72,12 +73,15 @@ class RewardScorer {
     std::string baseline_digest;  // the baseline's files: the speed depends on them
   };
   Result<LoadedTask> load(const std::string& id);
+  void index_tasks();
 
   ScorerOptions opt_;
   std::unique_ptr<KernelService> service_;
   RewardResultCache cache_;
   mutable std::mutex mu_;
   std::map<std::string, LoadedTask> tasks_;  // by the id asked for
+  bool indexed_ = false;
+  std::map<std::string, std::string> index_;  // folder name, id, id_name -> folder
 };
 
 }  // namespace nki_agent

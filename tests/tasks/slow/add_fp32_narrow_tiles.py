@@ -1,6 +1,8 @@
 # A correct but slow kernel for the add_fp32 test task: 128 x 32 tiles instead of 128 x 512, so it
 # issues sixteen times the DMAs and instructions of the baseline. Verify must accept it and report
 # a speedup below 1.
+#
+# task: add_fp32
 import math
 
 import neuronxcc.nki as nki
