@@ -59,6 +59,7 @@ Result<std::unique_ptr<RewardScorer>> RewardScorer::create(ScorerOptions options
   so.workers = options.kernel_workers > 0
                    ? options.kernel_workers
                    : std::max(1, std::min<int>(static_cast<int>(std::thread::hardware_concurrency()), 8));
+  so.worker_path = options.worker_path;
   auto service = KernelService::create(so);
   if (!service) return tl::unexpected(service.error());
   return std::unique_ptr<RewardScorer>(new RewardScorer(std::move(options), std::move(*service)));

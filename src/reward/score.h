@@ -34,6 +34,7 @@ struct ScorerOptions {
   std::vector<std::string> task_roots;  // empty: default_task_root()
   VerifyOptions verify;                 // timeouts, the reference cache, the speed model
   int kernel_workers = 0;               // sandboxed kernel workers; 0: one per core, at most 8
+  std::string worker_path;              // the worker program; empty: KernelService's search
   size_t cache_entries = 8192;          // scored kernels kept in memory
 };
 
