@@ -58,7 +58,10 @@ ExtractedKernels extract_kernels(const Submission& s, const std::string& entry) 
   }
   out.source = "response";
   std::string text = s.response;
-  if (!s.prompt.empty() && text.compare(0, s.prompt.size(), s.prompt) == 0) text.erase(0, s.prompt.size());
+  // The prompt (which may show example code) is cut wherever the response repeats it: OpenRLHF's
+  // query is the prompt decoded with special tokens, which may precede it.
+  if (!s.prompt.empty())
+    if (size_t at = text.find(s.prompt); at != std::string::npos) text.erase(0, at + s.prompt.size());
   std::vector<Found> found;
   for (auto& b : python_blocks(text)) found.push_back({b.offset, std::move(b.body)});
   tool_call_tags(text, found);

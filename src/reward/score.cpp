@@ -80,20 +80,60 @@ size_t RewardScorer::tasks_loaded() const {
 
 void RewardScorer::index_tasks() {
   // Under mu_. Every task folder of every root, by folder name and by the id and label of its
-  // task.toml: a lookup never touches a path a client chose, and an unknown id costs a map miss.
+  // task.toml: a lookup never touches a path a client chose, and an unknown id costs a map miss
+  // (the roots are indexed again on a miss at most every kReindexSeconds, so tasks added to a
+  // root are found).
+  index_.clear();
   for (const auto& root : opt_.task_roots) {
     auto dirs = find_task_dirs(root);
     if (!dirs) continue;
     for (const auto& d : *dirs) {
-      const std::string name = std::filesystem::path(d).filename().string();
-      index_.emplace(name, d);
+      index_[std::filesystem::path(d).filename().string()].insert(d);
       if (auto t = load_task(d)) {
-        if (!t->id.empty()) index_.emplace(t->id, d);
-        index_.emplace(t->label(), d);
+        if (!t->id.empty()) index_[t->id].insert(d);
+        index_[t->label()].insert(d);
       }
     }
   }
+  indexed_at_ = std::chrono::steady_clock::now();
   indexed_ = true;
+}
+
+Result<std::string> RewardScorer::find_dir(const std::string& id) {
+  // Under mu_.
+  auto lookup = [&]() -> std::set<std::string> {
+    auto hit = index_.find(id);
+    if (hit != index_.end()) return hit->second;
+    // "L1_014" names L1_014_softmax_fp32 when exactly one folder starts so.
+    std::set<std::string> prefixed;
+    for (auto p = index_.lower_bound(id + "_"); p != index_.end() && p->first.rfind(id + "_", 0) == 0; ++p)
+      prefixed.insert(p->second.begin(), p->second.end());
+    return prefixed;
+  };
+  if (!indexed_) index_tasks();
+  std::set<std::string> dirs = lookup();
+  if (dirs.empty() && seconds_since(indexed_at_) > kReindexSeconds) {
+    index_tasks();
+    dirs = lookup();
+  }
+  if (dirs.size() > 1)
+    return tl::unexpected(
+        Diagnostic::error("nkia_task_ambiguous",
+                          fmt::format("'{}' names {} tasks under the server's roots", id.substr(0, 200), dirs.size()),
+                          "name the task by its folder name"));
+  if (dirs.empty())
+    return tl::unexpected(Diagnostic::error(
+        "nkia_task_not_found", fmt::format("no task '{}' under the server's task roots", id.substr(0, 200)),
+        "name a task by its id (L1_014), id_name or folder name; GET /health lists the roots"));
+  return *dirs.begin();
+}
+
+size_t RewardScorer::tasks_indexed() {
+  std::lock_guard lock(mu_);
+  if (!indexed_) index_tasks();
+  std::set<std::string> dirs;
+  for (const auto& [name, d] : index_) dirs.insert(d.begin(), d.end());
+  return dirs.size();
 }
 
 Result<RewardScorer::LoadedTask> RewardScorer::load(const std::string& id) {
@@ -102,24 +142,14 @@ Result<RewardScorer::LoadedTask> RewardScorer::load(const std::string& id) {
     std::lock_guard lock(mu_);
     auto it = tasks_.find(id);
     if (it != tasks_.end()) return it->second;
-    if (!indexed_) index_tasks();
-    if (plain_task_name(id)) {
-      auto hit = index_.find(id);
-      if (hit != index_.end()) {
-        dir = hit->second;
-      } else {
-        // "L1_014" names L1_014_softmax_fp32 when exactly one folder starts so.
-        std::set<std::string> prefixed;
-        for (auto p = index_.lower_bound(id + "_"); p != index_.end() && p->first.rfind(id + "_", 0) == 0; ++p)
-          prefixed.insert(p->second);
-        if (prefixed.size() == 1) dir = *prefixed.begin();
-      }
-    }
+    if (!plain_task_name(id))
+      return tl::unexpected(Diagnostic::error("nkia_task_not_found",
+                                              fmt::format("'{}' is not a task id", id.substr(0, 200)),
+                                              "name a task by its id (L1_014) or folder name, never by a path"));
+    auto found = find_dir(id);
+    if (!found) return tl::unexpected(found.error());
+    dir = *found;
   }
-  if (dir.empty())
-    return tl::unexpected(Diagnostic::error(
-        "nkia_task_not_found", fmt::format("no task '{}' under the server's task roots", id.substr(0, 200)),
-        "name a task by its id (L1_014), id_name or folder name; GET /health lists the roots"));
   auto task = load_task(dir);
   if (!task) return tl::unexpected(task.error());
   LoadedTask loaded;
@@ -144,6 +174,7 @@ KernelScore RewardScorer::score_kernel(const Task& task, const std::string& base
   const std::string key = to_hex(h.finish());
   if (auto hit = cache_.get(key)) {
     hit->cached = true;
+    hit->verify_seconds = 0;  // nothing was verified for this request
     return *hit;
   }
 

@@ -15,9 +15,11 @@
 // simply scored. Thread-safe: a server calls score() from many threads at once.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,8 @@ class RewardScorer {
   int64_t worker_restarts() const;
   int kernel_workers() const;
   size_t tasks_loaded() const;
+  // Task folders under the roots.
+  size_t tasks_indexed();
   const ScorerOptions& options() const { return opt_; }
 
  private:
@@ -75,6 +79,7 @@ class RewardScorer {
   };
   Result<LoadedTask> load(const std::string& id);
   void index_tasks();
+  Result<std::string> find_dir(const std::string& id);
 
   ScorerOptions opt_;
   std::unique_ptr<KernelService> service_;
@@ -82,7 +87,9 @@ class RewardScorer {
   mutable std::mutex mu_;
   std::map<std::string, LoadedTask> tasks_;  // by the id asked for
   bool indexed_ = false;
-  std::map<std::string, std::string> index_;  // folder name, id, id_name -> folder
+  std::chrono::steady_clock::time_point indexed_at_;
+  static constexpr double kReindexSeconds = 10;
+  std::map<std::string, std::set<std::string>> index_;  // folder name, id, id_name -> folders
 };
 
 }  // namespace nki_agent

@@ -33,7 +33,12 @@ nlohmann::json RewardResult::to_json() const {
   if (!extracted_from.empty()) j["extracted_from"] = extracted_from;
   if (turns.size() > 1) {
     j["turns"] = nlohmann::json::array();
-    for (const auto& t : turns) j["turns"].push_back(t.to_json());
+    for (const auto& t : turns) {
+      nlohmann::json tj = t.to_json();
+      auto it = t.scores.find(preset);
+      tj["score"] = it != t.scores.end() ? nlohmann::json(it->second) : nlohmann::json(nullptr);
+      j["turns"].push_back(std::move(tj));
+    }
   }
   return j;
 }

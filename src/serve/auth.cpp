@@ -1,6 +1,7 @@
 // serve/auth.cpp — the token file and a comparison that does not leak timing.
 #include "serve/auth.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <openssl/crypto.h>
 
@@ -42,8 +43,11 @@ Result<TokenSet> TokenSet::load(const std::string& path) {
 }
 
 bool TokenSet::accepts(std::string_view authorization) const {
-  constexpr std::string_view kBearer = "Bearer ";
-  if (authorization.size() <= kBearer.size() || authorization.substr(0, kBearer.size()) != kBearer) return false;
+  // The scheme is case-insensitive (RFC 7235); the token is not.
+  constexpr std::string_view kBearer = "bearer ";
+  if (authorization.size() <= kBearer.size()) return false;
+  for (size_t i = 0; i < kBearer.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(authorization[i])) != kBearer[i]) return false;
   const std::string_view given = authorization.substr(kBearer.size());
   bool match = false;
   for (const auto& t : tokens_) {
@@ -55,7 +59,10 @@ bool TokenSet::accepts(std::string_view authorization) const {
 }
 
 bool is_loopback_host(const std::string& host) {
-  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+  if (host == "localhost" || host == "::1" || host == "[::1]") return true;
+  // An IPv4 literal in 127.0.0.0/8; a name such as 127.example.net may resolve anywhere.
+  in_addr a{};
+  return ::inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
 }  // namespace nki_agent::serve

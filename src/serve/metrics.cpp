@@ -39,7 +39,9 @@ std::string Metrics::render(const Gauges& g) const {
   }
   out += "# HELP nkia_rewards_total Kernels scored, by the preset of the answer.\n# TYPE nkia_rewards_total counter\n";
   for (const auto& [p, r] : rewards_) out += fmt::format("nkia_rewards_total{{preset=\"{}\"}} {}\n", p, r.first);
-  out += "# HELP nkia_reward_sum Sum of the rewards given, by preset.\n# TYPE nkia_reward_sum counter\n";
+  out +=
+      "# HELP nkia_reward_sum Sum of the rewards given, by preset (it can fall: some presets pay below 0).\n"
+      "# TYPE nkia_reward_sum gauge\n";
   for (const auto& [p, r] : rewards_) out += fmt::format("nkia_reward_sum{{preset=\"{}\"}} {}\n", p, r.second);
   auto gauge = [&](const char* name, const char* help, const char* type, int64_t v) {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name, type, name, v);

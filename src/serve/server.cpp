@@ -30,7 +30,8 @@ using Clock = std::chrono::steady_clock;
 
 int status_of(const Diagnostic& d) {
   if (d.code == "nkia_task_not_found" || d.code == "nkia_serve_not_found") return 404;
-  if (d.code == "nkia_reward_bad_request" || d.code == "nkia_serve_bad_json" || d.code == "nkia_serve_inline_reference")
+  if (d.code == "nkia_reward_bad_request" || d.code == "nkia_serve_bad_json" ||
+      d.code == "nkia_serve_inline_reference" || d.code == "nkia_task_ambiguous")
     return 400;
   if (d.code == "nkia_serve_unauthorized") return 401;
   if (d.code == "nkia_serve_body_too_large") return 413;
@@ -83,6 +84,7 @@ struct RewardServer::Impl {
   httplib::Server http;
   int port = 0;
   std::atomic<bool> stopping{false};
+  std::atomic<bool> run_entered{false}, run_returned{false};
   std::mutex shutdown_mu;
 
   Impl(ServeOptions o, int workers, int queue) : opt(std::move(o)), admission(workers, queue) {}
@@ -142,6 +144,16 @@ struct RewardServer::Impl {
   bool admit(const std::vector<Result<RewardRequest>>& items, httplib::Response& res) {
     const int n =
         static_cast<int>(std::count_if(items.begin(), items.end(), [](const auto& r) { return r.has_value(); }));
+    if (n > opt.workers + opt.queue) {
+      // It could never be admitted: retrying would not help.
+      refuse(res,
+             Diagnostic::error("nkia_reward_bad_request",
+                               fmt::format("a batch of {} items is more than this server takes at once ({} workers "
+                                           "+ {} queued)",
+                                           n, opt.workers, opt.queue),
+                               "split the batch, or start the server with a larger --queue"));
+      return false;
+    }
     if (n == 0 || admission.try_admit(n)) return true;
     refuse(res, busy());
     return false;
@@ -306,10 +318,8 @@ struct RewardServer::Impl {
                 auto j = body(req, res);
                 if (!j) return;
                 const json a = op_item(*j);
-                if (a.contains("error") && a["error"].is_object()) {
-                  const std::string code = a["error"].value("code", "");
-                  return send(res, status_of(Diagnostic::error(code, "")), a);
-                }
+                if (a.contains("error") && a["error"].is_object())
+                  return refuse(res, Diagnostic::error(a["error"].value("code", ""), a["error"].value("message", "")));
                 send(res, 200, a);
               }));
     http.Post("/reward/batch", route("/reward/batch", [this](const auto& req, auto& res) {
@@ -339,6 +349,7 @@ struct RewardServer::Impl {
                     {{"status", admission.draining() ? "draining" : "ok"},
                      {"version", kVersion},
                      {"task_roots", scorer->options().task_roots},
+                     {"tasks", scorer->tasks_indexed()},
                      {"presets", presets},
                      {"default_preset", std::string(kDefaultPreset)},
                      {"workers", opt.workers},
@@ -449,14 +460,27 @@ int RewardServer::port() const {
 }
 
 void RewardServer::run() {
-  if (!impl_->stopping) impl_->http.listen_after_bind();
+  {
+    std::lock_guard lock(impl_->shutdown_mu);
+    if (impl_->stopping) return;
+    impl_->run_entered = true;
+  }
+  impl_->http.listen_after_bind();
+  impl_->run_returned = true;
 }
 
 void RewardServer::shutdown(double drain_seconds) {
-  std::lock_guard lock(impl_->shutdown_mu);
-  if (impl_->stopping.exchange(true)) return;
+  {
+    std::lock_guard lock(impl_->shutdown_mu);
+    if (impl_->stopping.exchange(true)) return;
+  }
   impl_->admission.drain();
   impl_->admission.wait_idle(Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(drain_seconds * 1e3)));
+  // httplib's stop() does nothing until its listen loop runs: a run() that has entered but not yet
+  // started listening is waited for (briefly), so that it cannot begin listening after the stop.
+  if (impl_->run_entered)
+    for (int i = 0; i < 5000 && !impl_->http.is_running() && !impl_->run_returned; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
   impl_->http.stop();
 }
 

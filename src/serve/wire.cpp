@@ -58,7 +58,7 @@ Result<std::string> string_field(const json& j, const char* name, bool required)
 Result<void> refuse_inline_reference(const json& j) {
   for (const char* f : {"reference_code", "reference_source"}) {
     auto it = j.find(f);
-    if (it != j.end() && it->is_string() && !it->get<std::string>().empty())
+    if (it != j.end() && !it->is_null() && !(it->is_string() && it->get<std::string>().empty()))
       return tl::unexpected(Diagnostic::error(
           "nkia_serve_inline_reference",
           fmt::format("the request carries its own reference ('{}'); this server scores kernels only against the "
@@ -337,10 +337,16 @@ json kernelgym_error(const std::string& request_id, const Diagnostic& d) {
           {"compiled", false},
           {"correctness", false},
           {"decoy_kernel", false},
+          {"reference_runtime", nullptr},
+          {"kernel_runtime", nullptr},
           {"speedup", nullptr},
-          {"error_code", "VALIDATION_ERROR"},
+          {"score", nullptr},
+          {"reward", nullptr},
+          {"metadata", {{"device", "nki-agent simulator"}, {"code", d.code}}},
+          {"error_code", d.code == "nkia_task_not_found" || d.code == "nkia_reward_bad_request" ? "VALIDATION_ERROR"
+                                                                                                : "SYSTEM_ERROR"},
           {"error_message", d.message},
-          {"metadata", {{"code", d.code}}}};
+          {"processing_time", 0.0}};
 }
 
 Result<OpRequest> op_request_from_json(const json& j) {
