@@ -27,6 +27,7 @@
 #include "support/cli_runner.h"
 #include "support/mock_llm.h"
 #include "support/shared_service.h"
+#include "support/test_files.h"
 #include "tasks/speed_cost.h"
 
 namespace nki_agent {
@@ -36,21 +37,12 @@ namespace fs = std::filesystem;
 using testing::MockLlmServer;
 using testing::MockReply;
 using testing::MockToolCall;
+using testing::read_text;
+using testing::shared_cache;
 
 const fs::path kSource = NKIA_SOURCE_DIR;
 const fs::path kL1_001 = kSource / "tasks" / "nkibench" / "level1" / "L1_001_matmul_small_fp32";
 const fs::path kAdd = kSource / "tests" / "tasks" / "add_fp32";
-
-std::string read_text(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string shared_cache() {
-  return (fs::path(NKIA_CLI).parent_path() / "test-cache" / "references").string();
-}
 
 std::string args_with(const std::string& source) {
   return nlohmann::json({{"kernel_code", source}}).dump();

@@ -20,6 +20,7 @@
 #include "reward/flags.h"
 #include "reward/presets.h"
 #include "reward/score.h"
+#include "support/test_files.h"
 #include "tasks/speed_cost.h"
 
 namespace nki_agent {
@@ -27,19 +28,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testing::read_text;
+using testing::shared_cache;
 
 const fs::path kTasks = fs::path(NKIA_SOURCE_DIR) / "tests" / "tasks";
-
-std::string shared_cache() {
-  return (fs::path(NKIA_CLI).parent_path() / "test-cache" / "references").string();
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 const std::string& baseline() {
   static const std::string text = read_text(kTasks / "add_fp32" / "baseline.py");

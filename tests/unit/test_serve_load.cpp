@@ -19,6 +19,7 @@
 
 #include "agent/http.h"
 #include "serve/server.h"
+#include "support/test_files.h"
 #include "tasks/speed_cost.h"
 
 namespace fs = std::filesystem;
@@ -28,13 +29,6 @@ namespace nki_agent {
 namespace {
 
 const fs::path kTasks = fs::path(NKIA_SOURCE_DIR) / "tests" / "tasks";
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string header(const std::string& src, const std::string& key) {
   const std::string prefix = "# " + key + ": ";
@@ -60,15 +54,15 @@ std::vector<Kind> catalogue() {
     return json{{"task_id", task}, {"kernel_code", code}, {"seeds", 2}};
   };
   for (const char* t : {"add_fp32", "int_scale", "layernorm_affine", "bn_relu_add"})
-    k.push_back(
-        {std::string("baseline ") + t, "/v1/reward", reward(t, read(kTasks / t / "baseline.py")).dump(), 200, 1});
-  const std::string add = read(kTasks / "add_fp32" / "baseline.py");
+    k.push_back({std::string("baseline ") + t, "/v1/reward",
+                 reward(t, testing::read_text(kTasks / t / "baseline.py")).dump(), 200, 1});
+  const std::string add = testing::read_text(kTasks / "add_fp32" / "baseline.py");
   k.push_back(
       {"response text", "/v1/reward",
        json{{"task_id", "add_fp32"}, {"response", "Here it is:\n```python\n" + add + "```\n"}, {"seeds", 2}}.dump(),
        200, 1});
   for (const auto& e : fs::directory_iterator(kTasks / "slow")) {
-    const std::string src = read(e.path());
+    const std::string src = testing::read_text(e.path());
     k.push_back(
         {"slow " + e.path().filename().string(), "/v1/reward", reward(header(src, "task"), src).dump(), 200, 1});
   }
@@ -76,14 +70,14 @@ std::vector<Kind> catalogue() {
   broken.replace(broken.find("nl.load("), 8, "nl.lod(");
   k.push_back({"compile error", "/v1/reward", reward("add_fp32", broken).dump(), 200, 0});
   for (const auto& e : fs::directory_iterator(kTasks / "hacks")) {
-    const std::string src = read(e.path());
+    const std::string src = testing::read_text(e.path());
     if (header(src, "task") != "add_fp32") continue;
     k.push_back({"hack " + e.path().filename().string(), "/v1/reward", reward("add_fp32", src).dump(), 200, 0});
   }
   json batch = {{"items", json::array()}};
   batch["items"].push_back(reward("add_fp32", add));
   batch["items"].push_back({{"task_id", 7}});
-  batch["items"].push_back(reward("add_fp32", read(kTasks / "hacks" / "zeros_add.py")));
+  batch["items"].push_back(reward("add_fp32", testing::read_text(kTasks / "hacks" / "zeros_add.py")));
   k.push_back({"batch", "/v1/reward/batch", batch.dump(), 200, -1, 3});
   k.push_back({"openrlhf", "/get_reward",
                json{{"query", {"```python\n" + add + "```"}}, {"prompts", {""}}, {"labels", {"add_fp32"}}}.dump(),
@@ -133,7 +127,7 @@ TEST(ServeLoad, ThirtyTwoClientsTwoThousandRequestsKilledWorkersAndDrain) {
   so.scorer.kernel_workers = 2;
   so.scorer.worker_path = NKIA_WORKER_BIN;
   so.scorer.task_roots = {kTasks.string()};
-  so.scorer.verify.reference.cache_dir = (fs::path(NKIA_CLI).parent_path() / "test-cache" / "references").string();
+  so.scorer.verify.reference.cache_dir = testing::shared_cache();
   so.scorer.verify.speed = cost_speed_model();
   auto server = serve::RewardServer::create(so);
   ASSERT_TRUE(server) << server.error().format();
@@ -266,8 +260,9 @@ TEST(ServeLoad, ThirtyTwoClientsTwoThousandRequestsKilledWorkersAndDrain) {
   // answered in full, and the server then takes nothing new.
   json batch = {{"items", json::array()}};
   for (int seeds : {3, 4, 5})
-    batch["items"].push_back(
-        {{"task_id", "add_fp32"}, {"kernel_code", read(kTasks / "add_fp32" / "baseline.py")}, {"seeds", seeds}});
+    batch["items"].push_back({{"task_id", "add_fp32"},
+                              {"kernel_code", testing::read_text(kTasks / "add_fp32" / "baseline.py")},
+                              {"seeds", seeds}});
   HttpResponse drained;
   std::thread inflight([&] {
     HttpRequest req;

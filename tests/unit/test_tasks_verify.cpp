@@ -23,6 +23,7 @@
 #include "runtime/kernel_service.h"
 #include "support/cli_runner.h"
 #include "support/shared_service.h"
+#include "support/test_files.h"
 #include "tasks/speed_cost.h"
 #include "tasks/static_policy.h"
 #include "tasks/task.h"
@@ -32,19 +33,10 @@ namespace nki_agent {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_text;
+using testing::shared_cache;
 
 const fs::path kTasks = fs::path(NKIA_SOURCE_DIR) / "tests" / "tasks";
-
-std::string shared_cache() {
-  return (fs::path(NKIA_CLI).parent_path() / "test-cache" / "references").string();
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 class TasksVerify : public testing::SharedServiceTest {
  protected:
