@@ -48,7 +48,10 @@ bool TokenSet::accepts(std::string_view authorization) const {
   if (authorization.size() <= kBearer.size()) return false;
   for (size_t i = 0; i < kBearer.size(); ++i)
     if (std::tolower(static_cast<unsigned char>(authorization[i])) != kBearer[i]) return false;
-  const std::string_view given = authorization.substr(kBearer.size());
+  return holds(authorization.substr(kBearer.size()));
+}
+
+bool TokenSet::holds(std::string_view given) const {
   bool match = false;
   for (const auto& t : tokens_) {
     // Equal lengths compared in constant time; a length difference says only the length.

@@ -374,7 +374,9 @@ struct RewardServer::Impl {
     // Authorisation first, for every route but /health.
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       if (!tokens.required() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
-      if (tokens.accepts(req.get_header_value("Authorization"))) return httplib::Server::HandlerResponse::Unhandled;
+      if (tokens.accepts(req.get_header_value("Authorization")) ||
+          (req.has_param("token") && tokens.holds(req.get_param_value("token"))))
+        return httplib::Server::HandlerResponse::Unhandled;
       refuse(res, Diagnostic::error("nkia_serve_unauthorized", "a missing or wrong bearer token",
                                     "send Authorization: Bearer <token>"));
       metrics.request("unauthorized", 401, 0);

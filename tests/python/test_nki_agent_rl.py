@@ -31,7 +31,7 @@ sys.path.insert(0, str(SOURCE_DIR / "python"))
 from nki_agent_rl import (AsyncRewardClient, RewardClient, RewardServiceError, compute_score,  # noqa: E402
                           compute_score_batch, compute_score_sync, make_nki_reward, nki_reward, nki_reward_async)
 from nki_agent_rl import verl_tools  # noqa: E402
-from nki_agent_rl._shared import flat_result, inline_tool_calls, task_from_label  # noqa: E402
+from nki_agent_rl._shared import flat_result, task_from_label  # noqa: E402
 from nki_agent_rl.trl import completion_text  # noqa: E402
 
 SERVE_URL = os.environ.get("NKIA_SERVE_URL") or None
@@ -546,15 +546,6 @@ class AdapterUnitTest(unittest.TestCase):
             {"role": "user", "content": "nor this"},
         ])
         self.assertEqual(text, "thinking\n\n```python\nK1\n```\n\nPASS")
-
-    def test_hermes_tool_calls_become_fenced_blocks_in_place(self):
-        text = inline_tool_calls('a <tool_call>{"name": "verify", "arguments": {"kernel_code": "K1\\n"}}</tool_call> b '
-                                 '<tool_call>{"name": "lookup", "arguments": {"query": "q"}}</tool_call> c '
-                                 '<tool_call>{"name": "verify", "arguments": "{\\"kernel_code\\": \\"K2\\"}"}'
-                                 '</tool_call> <tool_call>{not json</tool_call>')
-        self.assertEqual(text, 'a ```python\nK1\n``` b <tool_call>{"name": "lookup", "arguments": {"query": "q"}}'
-                               '</tool_call> c ```python\nK2\n``` <tool_call>{not json</tool_call>')
-        self.assertEqual(inline_tool_calls(HERMES_RESPONSE).count("```python"), 1)
 
     def test_reward_function_names_and_pickling(self):
         self.assertEqual(make_nki_reward().__name__, "nki_reward")

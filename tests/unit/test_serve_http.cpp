@@ -473,6 +473,10 @@ TEST_F(ServeHttpGuarded, EveryRouteButHealthNeedsTheToken) {
   EXPECT_EQ(get("/metrics").status, 401);
   EXPECT_EQ(get("/metrics", "Bearer " + kToken).status, 200);
   EXPECT_EQ(get("/status/anything").status, 401);
+  // Trainers that send no headers put the token in the URL.
+  EXPECT_EQ(post("/v1/reward?token=" + kToken, no_code(), "").status, 200);
+  EXPECT_EQ(post("/v1/reward?token=" + kToken + "x", no_code(), "").status, 401);
+  EXPECT_EQ(post("/v1/reward?token=", no_code(), "").status, 401);
   EXPECT_EQ(post("/get_reward", {{"query", {"x"}}, {"labels", {"add_fp32"}}}, "").status, 401);
 }
 
