@@ -3,7 +3,7 @@
 // Requests by route and status, their latency as a histogram per route, rewards by preset (count
 // and sum, so a dashboard can plot the mean reward of a run), and the gauges the server reads at
 // render time: requests in flight and queued, result-cache hits and misses, kernel workers
-// restarted. Thread-safe; names are prefixed nkia_.
+// restarted. Thread-safe; names are prefixed nki_agent_.
 #pragma once
 
 #include <array>

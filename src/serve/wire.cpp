@@ -237,11 +237,10 @@ json openrlhf_answer(const std::vector<RewardResult>& results) {
     compiled.push_back(r.components.compile);
     flagged.push_back(r.flags.empty() ? 0 : 1);
   }
-  return {
-      {"rewards", rewards},
-      {"scores", scores},
-      {"extra_logs",
-       {{"nkia_correct", correct}, {"nkia_compiled", compiled}, {"nkia_flagged", flagged}, {"nkia_errors", errors}}}};
+  return {{"rewards", rewards},
+          {"scores", scores},
+          {"extra_logs",
+           {{"nki_correct", correct}, {"nki_compiled", compiled}, {"nki_flagged", flagged}, {"nki_errors", errors}}}};
 }
 
 Result<RewardRequest> slime_request(const json& j) {

@@ -44,7 +44,7 @@ nlohmann::json tool_answer(const ToolResult& r);
 // is a task id, or an object (or its JSON text) of reward-request fields with task_id.
 Result<std::vector<Result<RewardRequest>>> openrlhf_requests(const nlohmann::json& j);
 // {"rewards": [...], "scores": [...], "extra_logs": {...}}: a result that could not be scored is
-// reward 0 and counted in extra_logs.nkia_errors.
+// reward 0 and counted in extra_logs.nki_errors.
 nlohmann::json openrlhf_answer(const std::vector<RewardResult>& results);
 
 // slime: {"prompt", "response", "label"} -> one request; the answer is the bare score (0 when it

@@ -252,14 +252,14 @@ TEST_F(ServeHttp, OpenRlhfGetReward) {
   EXPECT_EQ(j["scores"][0], 1);
   EXPECT_EQ(j["rewards"][1], -1);  // cuda_agent's floor: no kernel in the answer
   EXPECT_EQ(j["scores"][1], 0);
-  EXPECT_EQ(j["extra_logs"]["nkia_errors"], 0);
+  EXPECT_EQ(j["extra_logs"]["nki_errors"], 0);
 
   // The same on the long route, and a label without a task is an error item rewarded 0.
   const HttpResponse bad = post("/openrlhf/get_reward", {{"query", {query}}, {"labels", {R"({"preset": "nki"})"}}});
   ASSERT_EQ(bad.status, 200) << bad.body;
   const json b = body_json(bad);
   EXPECT_EQ(b["rewards"], json::array({0.0}));
-  EXPECT_EQ(b["extra_logs"]["nkia_errors"], 1);
+  EXPECT_EQ(b["extra_logs"]["nki_errors"], 1);
 
   expect_refusal(post("/get_reward", {{"query", {query, query}}, {"labels", {"add_fp32"}}}), 400,
                  "nkia_reward_bad_request");
@@ -400,17 +400,17 @@ TEST_F(ServeHttp, MetricsCountRequestsAndCacheHits) {
   ASSERT_EQ(m.status, 200) << m.error;
   EXPECT_NE(m.header("content-type").find("text/plain"), std::string::npos);
   const std::string& t = m.body;
-  EXPECT_NE(t.find("# TYPE nkia_requests_total counter"), std::string::npos) << t;
-  EXPECT_NE(t.find(R"(nkia_requests_total{route="/health",code="200"})"), std::string::npos) << t;
-  EXPECT_NE(t.find(R"(nkia_requests_total{route="/v1/reward",code="200"})"), std::string::npos) << t;
-  EXPECT_NE(t.find(R"(nkia_request_seconds_bucket{route="/v1/reward",le="+Inf"})"), std::string::npos) << t;
-  EXPECT_NE(t.find(R"(nkia_rewards_total{preset="nki"})"), std::string::npos) << t;
-  const size_t at = t.find("\nnkia_reward_cache_hits_total ");
+  EXPECT_NE(t.find("# TYPE nki_agent_requests_total counter"), std::string::npos) << t;
+  EXPECT_NE(t.find(R"(nki_agent_requests_total{route="/health",code="200"})"), std::string::npos) << t;
+  EXPECT_NE(t.find(R"(nki_agent_requests_total{route="/v1/reward",code="200"})"), std::string::npos) << t;
+  EXPECT_NE(t.find(R"(nki_agent_request_seconds_bucket{route="/v1/reward",le="+Inf"})"), std::string::npos) << t;
+  EXPECT_NE(t.find(R"(nki_agent_rewards_total{preset="nki"})"), std::string::npos) << t;
+  const size_t at = t.find("\nnki_agent_reward_cache_hits_total ");
   ASSERT_NE(at, std::string::npos) << t;
-  EXPECT_GE(std::stod(t.substr(at + std::string("\nnkia_reward_cache_hits_total ").size())), 1.0);
-  EXPECT_NE(t.find("\nnkia_reward_cache_misses_total "), std::string::npos);
-  EXPECT_NE(t.find("\nnkia_in_flight "), std::string::npos);
-  EXPECT_NE(t.find("\nnkia_queue_depth "), std::string::npos);
+  EXPECT_GE(std::stod(t.substr(at + std::string("\nnki_agent_reward_cache_hits_total ").size())), 1.0);
+  EXPECT_NE(t.find("\nnki_agent_reward_cache_misses_total "), std::string::npos);
+  EXPECT_NE(t.find("\nnki_agent_in_flight "), std::string::npos);
+  EXPECT_NE(t.find("\nnki_agent_queue_depth "), std::string::npos);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -525,8 +525,9 @@ TEST_F(ServeHttpGuarded, ABatchThatNeverFitsIs400AndOneThatDoesNotFitNowIs429Wit
   // The 429 is counted.
   const HttpResponse m = get("/metrics", auth);
   ASSERT_EQ(m.status, 200);
-  EXPECT_NE(m.body.find(R"(nkia_requests_total{route="/v1/reward/batch",code="429"} 1)"), std::string::npos) << m.body;
-  EXPECT_NE(m.body.find("\nnkia_rejected_busy_total "), std::string::npos) << m.body;
+  EXPECT_NE(m.body.find(R"(nki_agent_requests_total{route="/v1/reward/batch",code="429"} 1)"), std::string::npos)
+      << m.body;
+  EXPECT_NE(m.body.find("\nnki_agent_rejected_busy_total "), std::string::npos) << m.body;
 }
 
 // ---------------------------------------------------------------------------------------------

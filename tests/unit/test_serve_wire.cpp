@@ -379,10 +379,10 @@ TEST(ServeWireOpenRlhf, TheAnswerHasExactlyRewardsScoresAndExtraLogs) {
   EXPECT_EQ(a["scores"], json::array({1.0, 0.0, 0.0, 0.0}));  // the correct component: dynamic filtering
   const json& logs = a["extra_logs"];
   ASSERT_TRUE(logs.is_object());
-  EXPECT_EQ(logs["nkia_errors"], 1);
-  EXPECT_EQ(logs["nkia_correct"], json::array({1.0, 0.0, 0.0, 0.0}));
-  EXPECT_EQ(logs["nkia_compiled"], json::array({1.0, 1.0, 0.0, 0.0}));
-  EXPECT_EQ(logs["nkia_flagged"], json::array({0, 1, 0, 0}));
+  EXPECT_EQ(logs["nki_errors"], 1);
+  EXPECT_EQ(logs["nki_correct"], json::array({1.0, 0.0, 0.0, 0.0}));
+  EXPECT_EQ(logs["nki_compiled"], json::array({1.0, 1.0, 0.0, 0.0}));
+  EXPECT_EQ(logs["nki_flagged"], json::array({0, 1, 0, 0}));
   // One reward per query, in order, also for an empty batch.
   const json empty = openrlhf_answer({});
   EXPECT_EQ(empty["rewards"], json::array());
@@ -831,19 +831,19 @@ TEST(ServeMetrics, TheTextHasEveryMetricAndACumulativeHistogram) {
   g.worker_restarts = 7;
   g.rejected_busy = 8;
   const std::string t = m.render(g);
-  for (const char* name :
-       {"nkia_requests_total", "nkia_request_seconds", "nkia_rewards_total", "nkia_reward_sum", "nkia_in_flight",
-        "nkia_queue_depth", "nkia_rejected_busy_total", "nkia_reward_cache_hits_total",
-        "nkia_reward_cache_misses_total", "nkia_kernel_worker_restarts_total"}) {
+  for (const char* name : {"nki_agent_requests_total", "nki_agent_request_seconds", "nki_agent_rewards_total",
+                           "nki_agent_reward_sum", "nki_agent_in_flight", "nki_agent_queue_depth",
+                           "nki_agent_rejected_busy_total", "nki_agent_reward_cache_hits_total",
+                           "nki_agent_reward_cache_misses_total", "nki_agent_kernel_worker_restarts_total"}) {
     EXPECT_NE(t.find(std::string("# TYPE ") + name + " "), std::string::npos) << name;
     EXPECT_NE(t.find(std::string("# HELP ") + name + " "), std::string::npos) << name;
   }
-  EXPECT_EQ(sample(t, R"(nkia_requests_total{route="/v1/reward",code="200"})"), 2);
-  EXPECT_EQ(sample(t, R"(nkia_requests_total{route="/v1/reward",code="400"})"), 1);
-  EXPECT_EQ(sample(t, R"(nkia_requests_total{route="/health",code="200"})"), 1);
-  EXPECT_NE(t.find("# TYPE nkia_request_seconds histogram"), std::string::npos);
+  EXPECT_EQ(sample(t, R"(nki_agent_requests_total{route="/v1/reward",code="200"})"), 2);
+  EXPECT_EQ(sample(t, R"(nki_agent_requests_total{route="/v1/reward",code="400"})"), 1);
+  EXPECT_EQ(sample(t, R"(nki_agent_requests_total{route="/health",code="200"})"), 1);
+  EXPECT_NE(t.find("# TYPE nki_agent_request_seconds histogram"), std::string::npos);
   // Cumulative buckets: 0.001 in le=0.005; 0.3 from le=0.5; 2.5 from le=5.
-  const std::string b = R"(nkia_request_seconds_bucket{route="/v1/reward",le=")";
+  const std::string b = R"(nki_agent_request_seconds_bucket{route="/v1/reward",le=")";
   EXPECT_EQ(sample(t, b + R"(0.005"})"), 1);
   EXPECT_EQ(sample(t, b + R"(0.25"})"), 1);
   EXPECT_EQ(sample(t, b + R"(0.5"})"), 2);
@@ -851,23 +851,23 @@ TEST(ServeMetrics, TheTextHasEveryMetricAndACumulativeHistogram) {
   EXPECT_EQ(sample(t, b + R"(5"})"), 3);
   EXPECT_EQ(sample(t, b + R"(600"})"), 3);
   EXPECT_EQ(sample(t, b + R"(+Inf"})"), 3);
-  EXPECT_EQ(sample(t, R"(nkia_request_seconds_count{route="/v1/reward"})"), 3);
-  EXPECT_NEAR(sample(t, R"(nkia_request_seconds_sum{route="/v1/reward"})"), 2.801, 1e-9);
+  EXPECT_EQ(sample(t, R"(nki_agent_request_seconds_count{route="/v1/reward"})"), 3);
+  EXPECT_NEAR(sample(t, R"(nki_agent_request_seconds_sum{route="/v1/reward"})"), 2.801, 1e-9);
   double previous = 0;
   for (double le : Metrics::kBuckets) {
     const double v = sample(t, b + fmt::format("{}", le) + "\"}");
     EXPECT_GE(v, previous) << le;
     previous = v;
   }
-  EXPECT_EQ(sample(t, R"(nkia_rewards_total{preset="nki"})"), 2);
-  EXPECT_EQ(sample(t, R"(nkia_reward_sum{preset="nki"})"), 2);
-  EXPECT_EQ(sample(t, R"(nkia_rewards_total{preset="cuda_agent"})"), 1);
-  EXPECT_EQ(sample(t, "nkia_in_flight"), 3);
-  EXPECT_EQ(sample(t, "nkia_queue_depth"), 4);
-  EXPECT_EQ(sample(t, "nkia_reward_cache_hits_total"), 5);
-  EXPECT_EQ(sample(t, "nkia_reward_cache_misses_total"), 6);
-  EXPECT_EQ(sample(t, "nkia_kernel_worker_restarts_total"), 7);
-  EXPECT_EQ(sample(t, "nkia_rejected_busy_total"), 8);
+  EXPECT_EQ(sample(t, R"(nki_agent_rewards_total{preset="nki"})"), 2);
+  EXPECT_EQ(sample(t, R"(nki_agent_reward_sum{preset="nki"})"), 2);
+  EXPECT_EQ(sample(t, R"(nki_agent_rewards_total{preset="cuda_agent"})"), 1);
+  EXPECT_EQ(sample(t, "nki_agent_in_flight"), 3);
+  EXPECT_EQ(sample(t, "nki_agent_queue_depth"), 4);
+  EXPECT_EQ(sample(t, "nki_agent_reward_cache_hits_total"), 5);
+  EXPECT_EQ(sample(t, "nki_agent_reward_cache_misses_total"), 6);
+  EXPECT_EQ(sample(t, "nki_agent_kernel_worker_restarts_total"), 7);
+  EXPECT_EQ(sample(t, "nki_agent_rejected_busy_total"), 8);
 }
 
 // Rewards can be negative (cuda_agent, compile_correct): their running sum can fall, which a
@@ -877,8 +877,9 @@ TEST(ServeMetrics, ARewardSumThatCanFallIsNotExposedAsACounter) {
   m.reward("cuda_agent", -1);
   m.reward("cuda_agent", -1);
   const std::string t = m.render(Gauges{});
-  EXPECT_EQ(sample(t, R"(nkia_reward_sum{preset="cuda_agent"})"), -2);
-  EXPECT_EQ(t.find("# TYPE nkia_reward_sum counter"), std::string::npos) << "nkia_reward_sum falls; make it a gauge";
+  EXPECT_EQ(sample(t, R"(nki_agent_reward_sum{preset="cuda_agent"})"), -2);
+  EXPECT_EQ(t.find("# TYPE nki_agent_reward_sum counter"), std::string::npos)
+      << "nki_agent_reward_sum falls; make it a gauge";
 }
 
 }  // namespace
