@@ -228,6 +228,7 @@ struct RewardServer::Impl {
       answer = r ? op_answer(*op, *r) : error_body(r.error());
     }
     admission.finish();
+    if (carries_inline_reference(item) && !answer.contains("error")) answer["reference_source"] = kInlineReferenceNote;
     return answer;
   }
 
@@ -271,8 +272,9 @@ struct RewardServer::Impl {
                 if (!rr) return refuse(res, rr.error());
                 if (!admission.try_admit(1)) return refuse(res, busy());
                 const RewardResult r = score_admitted(*rr, deadline());
-                const json answer = r.status == "error" && r.error && r.turns.empty() ? kernelgym_error(id, *r.error)
-                                                                                      : kernelgym_answer(id, r);
+                json answer = r.status == "error" && r.error && r.turns.empty() ? kernelgym_error(id, *r.error)
+                                                                                : kernelgym_answer(id, r);
+                if (carries_inline_reference(*j)) answer["metadata"]["reference_code"] = kInlineReferenceNote;
                 answers.put(id, answer);
                 send(res, 200, answer);
               }));
@@ -296,6 +298,7 @@ struct RewardServer::Impl {
             const RewardResult& r = results[i];
             json a = r.status == "error" && r.error && r.turns.empty() ? kernelgym_error(ids[i], *r.error)
                                                                        : kernelgym_answer(ids[i], r);
+            if (carries_inline_reference(list[i])) a["metadata"]["reference_code"] = kInlineReferenceNote;
             if (!ids[i].empty()) answers.put(ids[i], a);
             out.push_back(a);
           }

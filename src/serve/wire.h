@@ -71,6 +71,13 @@ nlohmann::json op_answer(const OpRequest& req, const ToolResult& r);
 // op = baseline: the task baseline's simulated latency.
 nlohmann::json op_baseline_answer(const SpeedResult& s, double seconds);
 
+// Whether a request carries reference code of its own (reference_code, reference_source). The
+// native routes refuse it; the KernelGYM and op-based adapters set it aside when the request names
+// a task of the server's, and their answers say that it was (inline_reference_note).
+bool carries_inline_reference(const nlohmann::json& j);
+inline constexpr const char* kInlineReferenceNote =
+    "ignored: the kernel was scored against the server's own task and its reference";
+
 // {"error": {"code", "message"}} of a refusal.
 nlohmann::json error_body(const Diagnostic& d);
 

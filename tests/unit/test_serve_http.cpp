@@ -5,6 +5,8 @@
 // tests; a second one with tokens and a one-item queue for authorisation and 429; shutdown gets a
 // server of its own. The client is the agent's libcurl layer (agent/http.h).
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -325,6 +327,15 @@ TEST_F(ServeHttp, KernelGymEvaluateThenStatusAndResults) {
 
   expect_refusal(post("/evaluate", {{"task_id", "x"}, {"kernel_code", baseline()}, {"reference_code", "import torch"}}),
                  400, "nkia_serve_inline_reference");
+  // Beside a task of the server's, a client's reference is set aside, and the answer says so.
+  const HttpResponse beside = post("/evaluate", {{"task_id", "x2"},
+                                                 {"kernel_code", baseline()},
+                                                 {"reference_code", "import os; os.system('id')"},
+                                                 {"metadata", {{"task", "add_fp32"}}}});
+  ASSERT_EQ(beside.status, 200) << beside.body;
+  EXPECT_EQ(body_json(beside)["correctness"], true) << beside.body;
+  EXPECT_NE(body_json(beside)["metadata"].value("reference_code", "").find("ignored"), std::string::npos)
+      << beside.body;
 }
 
 TEST_F(ServeHttp, TheOpBasedRewardRouteAndTheTools) {
@@ -637,6 +648,45 @@ TEST(ServeHttpShutdown, EveryRouteRefusesWith503AndRetryAfterWhileDraining) {
   std::printf("probed %d of %zu routes while draining\n", answered, probes.size());
   d.finish();
   EXPECT_EQ(d.in_flight.status, 200) << d.in_flight.body;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A slow client: one that sends half a request and then nothing holds one connection until the
+// read timeout, and no one else waits for it.
+
+TEST(ServeHttpSlowClient, AStalledRequestIsDroppedAfterTheReadTimeoutAndOthersAreServedMeanwhile) {
+  ServeOptions o = options(1, 1, 1);
+  o.read_timeout_seconds = 1;
+  auto running = Running::start(o);
+  ASSERT_NE(running, nullptr);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(running->port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string half =
+      "POST /v1/reward HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Content-Length: 1000\r\n\r\n{\"task_id\": ";
+  ASSERT_EQ(::send(fd, half.data(), half.size(), MSG_NOSIGNAL), static_cast<ssize_t>(half.size()));
+  // Served while the stalled connection is open.
+  const HttpResponse h = call(running->port(), "/health", "", true);
+  EXPECT_EQ(h.status, 200) << h.body;
+  const HttpResponse r = call(running->port(), "/v1/reward", json{{"task_id", "add_fp32"}, {"response", "x"}}.dump());
+  EXPECT_EQ(r.status, 200) << r.body;
+  // The stalled connection is closed by the server (after any answer it sends), within a bound.
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char buf[4096];
+  ssize_t n;
+  std::string answer;
+  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) answer.append(buf, static_cast<size_t>(n));
+  EXPECT_EQ(n, 0) << "the stalled connection was not closed within 10 s (errno " << errno << ")";
+  ::close(fd);
+  // And the server is unaffected.
+  EXPECT_EQ(call(running->port(), "/health", "", true).status, 200);
+  running->stop();
 }
 
 }  // namespace

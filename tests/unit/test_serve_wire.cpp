@@ -476,6 +476,14 @@ TEST(ServeWireKernelGym, TaskIdLengthKernelCodeAndInlineReference) {
       kernelgym_request({{"task_id", "x"}, {"kernel_code", kCode}, {"reference_code", "class Model: pass"}}, id);
   ASSERT_FALSE(inline_ref);
   EXPECT_EQ(inline_ref.error().code, "nkia_serve_inline_reference");
+  // Beside a task of the server's (metadata.task) the reference is set aside, not refused.
+  auto beside = kernelgym_request({{"task_id", "x"},
+                                   {"kernel_code", kCode},
+                                   {"reference_code", "class Model: pass"},
+                                   {"metadata", {{"task", "add_fp32"}}}},
+                                  id);
+  ASSERT_TRUE(beside) << beside.error().format();
+  EXPECT_EQ(beside->task_id, "add_fp32");
 }
 
 // RL-CONVENTIONS.md §4.5, EvaluationResponse: the fields we produce.
@@ -587,10 +595,14 @@ TEST(ServeWireOps, EachOpAndItsFields) {
   EXPECT_FALSE(op_request_from_json({{"op", "compile"}, {"kernel_source", kCode}}));
   EXPECT_FALSE(op_request_from_json({{"op", 1}, {"task_id", "add_fp32"}}));
   EXPECT_FALSE(op_request_from_json(json::array()));
-  auto ref = op_request_from_json(
-      {{"op", "verify"}, {"task_id", "add_fp32"}, {"kernel_source", kCode}, {"reference_source", "import torch"}});
-  ASSERT_FALSE(ref);
-  EXPECT_EQ(ref.error().code, "nkia_serve_inline_reference");
+  // A reference beside the task named is set aside (the server's answer says so), never run.
+  const json with_reference = {
+      {"op", "verify"}, {"task_id", "add_fp32"}, {"kernel_source", kCode}, {"reference_source", "import torch"}};
+  auto ref = op_request_from_json(with_reference);
+  ASSERT_TRUE(ref) << ref.error().format();
+  EXPECT_EQ(ref->task_id, "add_fp32");
+  EXPECT_TRUE(carries_inline_reference(with_reference));
+  EXPECT_FALSE(carries_inline_reference({{"op", "verify"}, {"reference_source", ""}}));
 }
 
 TEST(ServeWireOps, AnswersCarryTheOpsFields) {
