@@ -409,27 +409,7 @@ std::string error_message_of(const json& answer) {
 }
 
 json parse_untrusted_json(std::string_view text) {
-  // One pass over the text, counting brackets outside strings.
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (const char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) return json(json::value_t::discarded);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return json::parse(text, nullptr, false);
+  return parse_json_bounded(text, kMaxJsonDepth);
 }
 
 std::optional<json> arguments_object(const std::string& raw) {

@@ -16,6 +16,7 @@
 
 #include "agent/llm.h"
 #include "agent/sse.h"
+#include "core/json_bounded.h"
 
 namespace nki_agent {
 
@@ -53,10 +54,10 @@ std::unique_ptr<LlmProtocol> make_openai_protocol();
 std::unique_ptr<LlmProtocol> make_anthropic_protocol();
 
 // Shared helpers of the two protocols.
-// JSON from a server (or from a model, through it), nested at most kMaxJsonDepth deep: nlohmann
-// parses any depth, but dump() recurses, and a hostile answer of a million '[' would overflow
-// the stack. Returns a discarded value when the text is not JSON or nests deeper.
-constexpr int kMaxJsonDepth = 256;
+// JSON from a server (or from a model, through it), nested at most kMaxJsonDepth deep
+// (core/json_bounded.h): nlohmann parses any depth, but dump() recurses, and a hostile answer of a
+// million '[' would overflow the stack. Returns a discarded value when the text is not JSON or nests
+// deeper.
 nlohmann::json parse_untrusted_json(std::string_view text);
 // base_url without trailing slashes, then "/" + path.
 std::string join_url(const std::string& base_url, const std::string& path);

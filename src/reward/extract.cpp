@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "agent/tools.h"
+#include "core/json_bounded.h"
 
 namespace nki_agent {
 
@@ -16,7 +17,7 @@ std::optional<std::string> tool_call_kernel(const nlohmann::json& call) {
   if (it == call.end()) it = call.find("parameters");
   if (it == call.end()) return std::nullopt;
   nlohmann::json args = *it;
-  if (args.is_string()) args = nlohmann::json::parse(args.get<std::string>(), nullptr, false);
+  if (args.is_string()) args = parse_json_bounded(args.get<std::string>());
   if (!args.is_object()) return std::nullopt;
   auto code = args.find("kernel_code");
   if (code == args.end() || !code->is_string() || code->get<std::string>().empty()) return std::nullopt;
@@ -36,7 +37,7 @@ void tool_call_tags(const std::string& text, std::vector<Found>& out) {
     const size_t body = pos + kOpen.size();
     const size_t close = text.find(kClose, body);
     const std::string json_text = text.substr(body, close == std::string::npos ? std::string::npos : close - body);
-    if (auto k = tool_call_kernel(nlohmann::json::parse(json_text, nullptr, false))) out.push_back({pos, *k});
+    if (auto k = tool_call_kernel(parse_json_bounded(json_text))) out.push_back({pos, *k});
     if (close == std::string::npos) break;
     pos = close + kClose.size();
   }

@@ -260,6 +260,10 @@ Result<RewardResult> RewardScorer::score(const RewardRequest& request) {
     return r;
   }
 
+  if (request.all_turns && ex.kernels.size() > kMaxTurns)
+    return tl::unexpected(bad_request(fmt::format("the response holds {} kernels; \"turns\": \"all\" scores at most {}",
+                                                  ex.kernels.size(), kMaxTurns),
+                                      "score the last kernel (\"turns\": \"last\"), or send the turns apart"));
   std::vector<std::string> kernels;
   if (request.all_turns)
     kernels = ex.kernels;

@@ -32,6 +32,9 @@
 
 namespace nki_agent {
 
+// The most kernels one request scores with "turns": "all" (each is a verification).
+inline constexpr size_t kMaxTurns = 32;
+
 struct ScorerOptions {
   std::vector<std::string> task_roots;  // empty: default_task_root()
   VerifyOptions verify;                 // timeouts, the reference cache, the speed model
@@ -46,7 +49,8 @@ class RewardScorer {
   static Result<std::unique_ptr<RewardScorer>> create(ScorerOptions options);
 
   // Codes: nkia_task_not_found (no root holds the task, or the id is not a plain name),
-  // nkia_reward_bad_request (an unknown preset, a gamma outside [0, 1], seeds outside 1..64).
+  // nkia_reward_bad_request (an unknown preset, a gamma outside [0, 1], seeds outside 1..64, more
+  // than kMaxTurns kernels with all_turns).
   Result<RewardResult> score(const RewardRequest& request);
 
   // The agent's tools on a task: "compile", "verify", "profile" (agent/tools.h).

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "core/json_bounded.h"
+
 #include "tasks/verify.h"
 
 namespace nki_agent::serve {
@@ -16,33 +18,6 @@ using nlohmann::json;
 Diagnostic bad(std::string message) {
   return Diagnostic::error("nkia_reward_bad_request", std::move(message),
                            "docs/serve.md lists each route's fields and their types");
-}
-
-// The deepest nesting of `body`'s arrays and objects, counted outside strings, stopping early past
-// `limit`: nlohmann's parser recurses per level, so a hostile body is refused before it is parsed.
-int nesting_depth(std::string_view body, int limit) {
-  int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (char c : body) {
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-      if (deepest > limit) return deepest;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
 }
 
 Result<std::string> string_field(const json& j, const char* name, bool required) {
@@ -96,11 +71,11 @@ std::string text_of(const json& v) {
 }  // namespace
 
 Result<json> parse_json_body(std::string_view body, int max_depth) {
-  if (nesting_depth(body, max_depth) > max_depth)
+  if (json_nesting_depth(body, max_depth) > max_depth)
     return tl::unexpected(Diagnostic::error("nkia_serve_bad_json",
                                             fmt::format("the body is nested deeper than {} levels", max_depth),
                                             "send a flat JSON object of the route's fields"));
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);  // depth checked above
   if (j.is_discarded())
     return tl::unexpected(Diagnostic::error("nkia_serve_bad_json", "the body is not valid JSON",
                                             "send a JSON object with Content-Type: application/json"));
@@ -219,7 +194,7 @@ Result<std::vector<Result<RewardRequest>>> openrlhf_requests(const json& j) {
     if (label.is_string()) {
       const std::string s = label.get<std::string>();
       if (!s.empty() && s.front() == '{')
-        label = json::parse(s, nullptr, false);
+        label = parse_json_bounded(s);
       else
         label = json{{"task_id", s}};
     }
@@ -262,7 +237,7 @@ Result<RewardRequest> slime_request(const json& j) {
   json label = j.contains("label") ? j["label"] : json();
   if (label.is_string()) {
     const std::string s = label.get<std::string>();
-    label = !s.empty() && s.front() == '{' ? json::parse(s, nullptr, false) : json{{"task_id", s}};
+    label = !s.empty() && s.front() == '{' ? parse_json_bounded(s) : json{{"task_id", s}};
   }
   if (!label.is_object()) return tl::unexpected(bad("the label must be a task id or an object with task_id"));
   json item = label;

@@ -14,16 +14,17 @@
 
 #include "agent/tools.h"
 #include "core/diagnostic.h"
+#include "core/json_bounded.h"
 #include "reward/score_types.h"
 #include "tasks/speed.h"
 
 namespace nki_agent::serve {
 
-inline constexpr int kMaxJsonDepth = 64;
 inline constexpr size_t kMaxBatchItems = 256;
 
 // The body as JSON. Code nkia_serve_bad_json: not JSON, or nested deeper than `max_depth`.
-Result<nlohmann::json> parse_json_body(std::string_view body, int max_depth = kMaxJsonDepth);
+inline constexpr int kMaxBodyDepth = 64;
+Result<nlohmann::json> parse_json_body(std::string_view body, int max_depth = kMaxBodyDepth);
 
 // POST /v1/reward. Codes: nkia_reward_bad_request (a field of the wrong type or range, none or
 // several of response / kernel_code / tool_call), nkia_serve_inline_reference.

@@ -517,6 +517,15 @@ TEST(RewardExtract, AnAnswerWithoutAKernelHasNone) {
   }
 }
 
+TEST(RewardExtract, AToolCallNestedTooDeeplyHoldsNoKernel) {
+  // The JSON of a tag (and of string arguments) is depth-bounded like a request body.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_TRUE(from_response("<tool_call>" + deep + "</tool_call>").kernels.empty());
+  Submission call;
+  call.tool_call = json{{"name", "verify"}, {"arguments", "{\"kernel_code\": " + deep + "}"}};
+  EXPECT_TRUE(extract_kernels(call, kEntry).kernels.empty());
+}
+
 // ---------------------------------------------------------------------------------------------
 // The result cache.
 

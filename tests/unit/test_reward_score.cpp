@@ -438,6 +438,21 @@ TEST_F(RewardScore, OnlyThePresetsAskedForAreReportedWithTheMainOne) {
   EXPECT_EQ(*res.score, res.scores.at("nki"));
 }
 
+TEST_F(RewardScore, AllTurnsScoresAtMostThirtyTwoKernels) {
+  // Each kernel is a verification: a response of many fenced blocks is refused, not scored for hours.
+  std::string text;
+  for (size_t i = 0; i <= kMaxTurns; ++i) text += "turn:\n" + fence(baseline());
+  RewardRequest req = response_request(text);
+  req.all_turns = true;
+  auto r = scorer_->score(req);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "nkia_reward_bad_request");
+  req.all_turns = false;  // the last kernel alone is fine
+  auto last = scorer_->score(req);
+  ASSERT_TRUE(last) << last.error().format();
+  EXPECT_EQ(last->components.correct, 1);
+}
+
 TEST_F(RewardScore, AllTurnsScoresEveryKernelAndDiscountsThem) {
   const std::string broken = name_error_kernel();
   RewardRequest req = response_request("Turn 1:\n" + fence(broken) + "It failed; turn 2:\n" + fence(baseline()));
