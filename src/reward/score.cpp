@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <set>
 #include <thread>
 
@@ -177,7 +178,32 @@ KernelScore RewardScorer::score_kernel(const Task& task, const std::string& base
     hit->verify_seconds = 0;  // nothing was verified for this request
     return *hit;
   }
+  // A GRPO group often holds identical completions, which arrive together: the first verifies, the
+  // others wait for its result instead of verifying the same kernel again.
+  std::promise<KernelScore> promise;
+  {
+    std::unique_lock lock(in_flight_mu_);
+    auto it = in_flight_.find(key);
+    if (it != in_flight_.end()) {
+      std::shared_future<KernelScore> pending = it->second;
+      lock.unlock();
+      KernelScore shared = pending.get();
+      shared.cached = shared.scored;
+      shared.verify_seconds = 0;
+      return shared;
+    }
+    in_flight_.emplace(key, promise.get_future().share());
+  }
+  KernelScore ks = verify_for_reward(task, source, request, key);
+  promise.set_value(ks);
+  std::lock_guard lock(in_flight_mu_);
+  in_flight_.erase(key);
+  return ks;
+}
 
+KernelScore RewardScorer::verify_for_reward(const Task& task, const std::string& source, const RewardRequest& request,
+                                            const std::string& key) {
+  ++verifications_;
   KernelScore ks;
   VerifyOptions vo = opt_.verify;
   vo.seeds = request.seeds;

@@ -15,7 +15,9 @@
 // simply scored. Thread-safe: a server calls score() from many threads at once.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -64,6 +66,8 @@ class RewardScorer {
 
   int64_t cache_hits() const { return cache_.hits(); }
   int64_t cache_misses() const { return cache_.misses(); }
+  // Kernels verified: a miss that found the same kernel in flight waited for it instead.
+  int64_t verifications() const { return verifications_; }
   // Kernel workers replaced after dying or hanging.
   int64_t worker_restarts() const;
   int kernel_workers() const;
@@ -74,8 +78,12 @@ class RewardScorer {
 
  private:
   RewardScorer(ScorerOptions options, std::unique_ptr<KernelService> service);
+  // The cache, then the verifications in flight, then verify_for_reward.
   KernelScore score_kernel(const Task& task, const std::string& baseline_digest, const std::string& source,
                            const RewardRequest& request);
+  // One verification, its components and flags; cached under `key` when it could be done.
+  KernelScore verify_for_reward(const Task& task, const std::string& source, const RewardRequest& request,
+                                const std::string& key);
 
   struct LoadedTask {
     std::shared_ptr<const Task> task;
@@ -88,6 +96,9 @@ class RewardScorer {
   ScorerOptions opt_;
   std::unique_ptr<KernelService> service_;
   RewardResultCache cache_;
+  std::atomic<int64_t> verifications_{0};
+  std::mutex in_flight_mu_;
+  std::map<std::string, std::shared_future<KernelScore>> in_flight_;  // by cache key
   mutable std::mutex mu_;
   std::map<std::string, LoadedTask> tasks_;  // by the id asked for
   bool indexed_ = false;

@@ -55,7 +55,9 @@ std::string Metrics::render(const Gauges& g) const {
   gauge("nki_agent_rejected_busy_total", "Requests answered 429 because the queue was full.", "counter",
         g.rejected_busy);
   gauge("nki_agent_reward_cache_hits_total", "Kernels answered from the result cache.", "counter", g.cache_hits);
-  gauge("nki_agent_reward_cache_misses_total", "Kernels verified.", "counter", g.cache_misses);
+  gauge("nki_agent_reward_cache_misses_total", "Kernels not in the result cache.", "counter", g.cache_misses);
+  gauge("nki_agent_verifications_total", "Kernels verified (a miss whose kernel was in flight waited for it).",
+        "counter", g.verifications);
   gauge("nki_agent_kernel_worker_restarts_total", "Sandboxed kernel workers replaced after dying or hanging.",
         "counter", g.worker_restarts);
   return out;

@@ -20,6 +20,7 @@ struct Gauges {
   int64_t queued = 0;
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;
+  int64_t verifications = 0;
   int64_t worker_restarts = 0;
   int64_t rejected_busy = 0;
 };

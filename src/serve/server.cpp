@@ -366,6 +366,7 @@ struct RewardServer::Impl {
                g.queued = admission.queued();
                g.cache_hits = scorer->cache_hits();
                g.cache_misses = scorer->cache_misses();
+               g.verifications = scorer->verifications();
                g.worker_restarts = scorer->worker_restarts();
                g.rejected_busy = admission.rejected();
                res.status = 200;

@@ -525,6 +525,7 @@ TEST_F(RewardScore, EveryTurnOnTheWireCarriesItsScore) {
 
 TEST_F(RewardScore, ConcurrentRequestsGetTheSameAnswer) {
   const std::string code = baseline() + "\n# scored by three threads at once\n";
+  const int64_t verified = scorer_->verifications();
   std::vector<RewardResult> results(3);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < results.size(); ++i)
@@ -538,6 +539,8 @@ TEST_F(RewardScore, ConcurrentRequestsGetTheSameAnswer) {
     EXPECT_EQ(r.components.correct, 1);
     EXPECT_EQ(r.scores, results[0].scores);
   }
+  // One verification: the requests that found the kernel in flight waited for it.
+  EXPECT_EQ(scorer_->verifications(), verified + 1);
 }
 
 TEST_F(RewardScore, TheBaselineSpeedIsTheBaselineAgainstItself) {
