@@ -170,13 +170,15 @@ ToolResult AgentTools::compile(const std::string& source) {
     if (s.per_engine[e] > 0)
       per_engine +=
           fmt::format("{}{} {}", per_engine.empty() ? "" : ", ", engine_name(static_cast<Engine>(e)), s.per_engine[e]);
-  std::string text =
-      fmt::format("COMPILED on {} at the prompt's shapes: {} instructions ({}), {} bytes moved by DMA.\n", task_.target,
-                  s.instructions, per_engine.empty() ? "none" : per_engine, s.dma_bytes);
+  std::string text = fmt::format("COMPILED on {} at the {} shapes: {} instructions ({}), {} bytes moved by DMA.\n",
+                                 task_.target, task_.outputs.empty() ? "given" : "prompt's", s.instructions,
+                                 per_engine.empty() ? "none" : per_engine, s.dma_bytes);
   text += "outputs: " + output_list(outcome->output_specs) + "\n";
   // The outputs the task expects: a cheap early warning before verify.
   std::vector<std::string> problems;
-  if (outcome->output_specs.size() != task_.outputs.size()) {
+  if (task_.outputs.empty()) {
+    // Shapes without a task (the reward service's compile at given input shapes): nothing to expect.
+  } else if (outcome->output_specs.size() != task_.outputs.size()) {
     problems.push_back(fmt::format("the task expects {} output(s), the kernel returns {}", task_.outputs.size(),
                                    outcome->output_specs.size()));
   } else {
@@ -189,7 +191,8 @@ ToolResult AgentTools::compile(const std::string& source) {
     }
   }
   for (const auto& p : problems) text += "warning: " + p + "\n";
-  if (problems.empty()) text += "The outputs match the task's shapes and dtypes. Next: verify.\n";
+  if (problems.empty() && !task_.outputs.empty())
+    text += "The outputs match the task's shapes and dtypes. Next: verify.\n";
   nlohmann::json warnings = nlohmann::json::array();
   for (const Diagnostic& w : outcome->warnings) {  // the simulator's (nkia_sbuf_capacity_exceeded, ...)
     text += fmt::format("warning: {}[{}] {}{}\n", w.loc.line > 0 ? fmt::format("line {}: ", w.loc.line) : "", w.code,

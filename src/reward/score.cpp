@@ -92,6 +92,8 @@ void RewardScorer::index_tasks() {
       index_[std::filesystem::path(d).filename().string()].insert(d);
       if (auto t = load_task(d)) {
         if (!t->id.empty()) index_[t->id].insert(d);
+        // The reference implementation's name for it (L2_conv_fusions_001), which its clients send.
+        if (!t->reference_task_id.empty()) index_[t->reference_task_id].insert(d);
         index_[t->label()].insert(d);
       }
     }
@@ -341,6 +343,26 @@ Result<ToolResult> RewardScorer::tool(const std::string& task_id, const std::str
   if (name == "profile") return tools.profile(kernel_code);
   return tl::unexpected(
       bad_request(fmt::format("unknown tool '{}'", name.substr(0, 100)), "the tools are compile, verify and profile"));
+}
+
+Result<ToolResult> RewardScorer::tool_at_shapes(const std::string& name, const std::string& source,
+                                                const std::string& entry, const std::vector<TensorSpec>& inputs,
+                                                const std::string& target) {
+  if (name != "compile" && name != "profile")
+    return tl::unexpected(bad_request(fmt::format("'{}' needs a task", name.substr(0, 100)),
+                                      "compile and profile run at given shapes; verify needs a task_id"));
+  // A task of the kernel's inputs alone: no reference, no outputs to expect.
+  Task t;
+  t.entry = entry;
+  t.target = target;
+  for (const auto& spec : inputs) {
+    TaskArg a;  // unnamed: bound by position, as the reference server calls nki_kernel(*inputs)
+    a.dtype = spec.dtype;
+    a.shape = spec.shape;
+    t.args.push_back(std::move(a));
+  }
+  AgentTools tools(t, *service_, opt_.verify);
+  return name == "compile" ? tools.compile(source) : tools.profile(source);
 }
 
 Result<SpeedResult> RewardScorer::baseline_speed(const std::string& task_id) {

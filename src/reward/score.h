@@ -31,6 +31,7 @@
 #include "runtime/kernel_service.h"
 #include "tasks/task.h"
 #include "tasks/verify.h"
+#include "tensor/tensor_spec.h"
 
 namespace nki_agent {
 
@@ -57,6 +58,11 @@ class RewardScorer {
 
   // The agent's tools on a task: "compile", "verify", "profile" (agent/tools.h).
   Result<ToolResult> tool(const std::string& task_id, const std::string& name, const std::string& kernel_code);
+
+  // compile or profile without a task: `source`'s `entry` run timing-only on zeros of `inputs`
+  // (bound by position) on `target`.
+  Result<ToolResult> tool_at_shapes(const std::string& name, const std::string& source, const std::string& entry,
+                                    const std::vector<TensorSpec>& inputs, const std::string& target);
 
   // The simulated speed of the task's own baseline (candidate_seconds is the baseline's time).
   Result<SpeedResult> baseline_speed(const std::string& task_id);

@@ -224,7 +224,9 @@ struct RewardServer::Impl {
       auto s = scorer->baseline_speed(op->task_id);
       answer = s ? op_baseline_answer(*s, seconds_since(t0)) : error_body(s.error());
     } else {
-      auto r = scorer->tool(op->task_id, op->op, op->kernel_source);
+      auto r = op->task_id.empty()
+                   ? scorer->tool_at_shapes(op->op, op->kernel_source, kOpEntry, op->input_specs, op->target)
+                   : scorer->tool(op->task_id, op->op, op->kernel_source);
       answer = r ? op_answer(*op, *r) : error_body(r.error());
     }
     admission.finish();

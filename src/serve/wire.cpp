@@ -349,12 +349,51 @@ Result<OpRequest> op_request_from_json(const json& j) {
   op.op = *name;
   if (op.op != "compile" && op.op != "verify" && op.op != "profile" && op.op != "baseline")
     return tl::unexpected(bad(fmt::format("unknown op: {}", op.op.substr(0, 100))));
-  auto task = string_field(j, "task_id", true);
+  auto task = string_field(j, "task_id", false);
   if (!task) return tl::unexpected(task.error());
   op.task_id = *task;
   auto src = string_field(j, "kernel_source", op.op != "baseline");
   if (!src) return tl::unexpected(src.error());
   op.kernel_source = *src;
+  auto target = string_field(j, "target", false);
+  if (!target) return tl::unexpected(target.error());
+  if (!target->empty()) op.target = *target;
+  if (op.target != "trn1" && op.target != "trn2") return tl::unexpected(bad("target must be \"trn1\" or \"trn2\""));
+  if (!op.task_id.empty()) return op;
+  // No task: compile and profile run at the given shapes; verify and baseline need a task's
+  // reference and baseline.
+  if (op.op == "verify" || op.op == "baseline")
+    return tl::unexpected(
+        bad(fmt::format("op {} needs a task_id: this server verifies against its own tasks only", op.op)));
+  if (!j.contains("input_specs"))
+    return tl::unexpected(bad("give a task_id, or input_specs ([{\"shape\": [128, 256], \"dtype\": \"float32\"}])"));
+  const json& specs = j["input_specs"];
+  if (!specs.is_array() || specs.empty() || specs.size() > 64)
+    return tl::unexpected(bad("input_specs must be a list of 1 to 64 {\"shape\", \"dtype\"} objects"));
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const json& s = specs[i];
+    if (!s.is_object() || !s.contains("shape") || !s["shape"].is_array() || s["shape"].empty() || s["shape"].size() > 8)
+      return tl::unexpected(bad(fmt::format("input_specs[{}].shape must be a list of 1 to 8 positive integers", i)));
+    TensorSpec t;
+    t.name = fmt::format("in{}", i);
+    double elements = 1;
+    for (const auto& d : s["shape"]) {
+      if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > (int64_t{1} << 31))
+        return tl::unexpected(bad(fmt::format("input_specs[{}].shape must be a list of positive integers", i)));
+      t.shape.push_back(d.get<int64_t>());
+      elements *= static_cast<double>(d.get<int64_t>());
+    }
+    if (elements > static_cast<double>(int64_t{1} << 34))
+      return tl::unexpected(
+          bad(fmt::format("input_specs[{}] has {:.3g} elements, more than any kernel input", i, elements)));
+    const std::string dtype = s.contains("dtype") && s["dtype"].is_string() ? s["dtype"].get<std::string>() : "float32";
+    auto dt = dtype_from_name(dtype);
+    if (!dt)
+      return tl::unexpected(
+          bad(fmt::format("input_specs[{}].dtype '{}' is not an element type", i, dtype.substr(0, 40))));
+    t.dtype = *dt;
+    op.input_specs.push_back(std::move(t));
+  }
   return op;
 }
 

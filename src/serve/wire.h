@@ -17,6 +17,7 @@
 #include "core/json_bounded.h"
 #include "reward/score_types.h"
 #include "tasks/speed.h"
+#include "tensor/tensor_spec.h"
 
 namespace nki_agent::serve {
 
@@ -61,11 +62,17 @@ nlohmann::json kernelgym_error(const std::string& request_id, const Diagnostic& 
 
 // The op-based reward server: {"op": "compile"|"verify"|"profile"|"baseline", "kernel_source",
 // "task_id", ...}.
+// compile and profile need no task: given `input_specs` ([{"shape": [..], "dtype": ".."}], the
+// reference server's field) instead of a task_id, the kernel's entry `nki_kernel` (that server's
+// convention) runs timing-only on zeros of those shapes.
 struct OpRequest {
-  std::string op;
-  std::string task_id;
-  std::string kernel_source;
+  std::string op{};
+  std::string task_id{};  // empty: input_specs
+  std::string kernel_source{};
+  std::vector<TensorSpec> input_specs{};
+  std::string target = "trn1";
 };
+inline constexpr const char* kOpEntry = "nki_kernel";
 Result<OpRequest> op_request_from_json(const nlohmann::json& j);
 // That op's answer fields from the tool's result (compile, verify, profile).
 nlohmann::json op_answer(const OpRequest& req, const ToolResult& r);

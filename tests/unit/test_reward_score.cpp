@@ -372,6 +372,21 @@ TEST_F(RewardScore, ATaskIsNamedByFolderIdOrIdName) {
   }
 }
 
+TEST(RewardScoreNames, ANKIBenchTaskIsAlsoNamedByTheReferenceImplementationsId) {
+  ScorerOptions o;
+  o.task_roots = {(fs::path(NKIA_SOURCE_DIR) / "tasks" / "nkibench" / "level2").string()};
+  o.kernel_workers = 1;
+  o.worker_path = NKIA_WORKER_BIN;
+  auto scorer = RewardScorer::create(o);
+  ASSERT_TRUE(scorer) << scorer.error().format();
+  for (const char* id : {"L2_001", "L2_conv_fusions_001", "L2_001_conv2d_relu_k3"}) {
+    auto t = (*scorer)->task(id);
+    ASSERT_TRUE(t) << id << ": " << t.error().format();
+    EXPECT_EQ((*t)->id, "L2_001") << id;
+  }
+  EXPECT_EQ((*scorer)->tasks_indexed(), 100u);
+}
+
 TEST_F(RewardScore, AnIdThatLooksLikeAPathIsNeverResolvedAsOne) {
   const std::string abs = (kTasks / "add_fp32").string();
   for (const std::string& id :

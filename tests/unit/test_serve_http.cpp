@@ -346,6 +346,24 @@ TEST_F(ServeHttp, TheOpBasedRewardRouteAndTheTools) {
   EXPECT_EQ(cj["returncode"], 0);
   EXPECT_EQ(cj["errors"], json::array());
 
+  // Without a task: the reference server's nki_kernel at the given input_specs, bound by position.
+  std::string nki_kernel = baseline();
+  nki_kernel.replace(nki_kernel.find("def kernel("), 11, "def nki_kernel(");
+  const json specs = {{{"shape", {256, 512}}, {"dtype", "float32"}}, {{"shape", {256, 512}}, {"dtype", "float32"}}};
+  const HttpResponse at = post("/reward", {{"op", "compile"}, {"kernel_source", nki_kernel}, {"input_specs", specs}});
+  ASSERT_EQ(at.status, 200) << at.body;
+  EXPECT_EQ(body_json(at)["success"], true) << at.body;
+  EXPECT_EQ(body_json(at)["warnings"], json::array()) << at.body;
+  const HttpResponse ap = post("/reward", {{"op", "profile"}, {"kernel_source", nki_kernel}, {"input_specs", specs}});
+  ASSERT_EQ(ap.status, 200) << ap.body;
+  EXPECT_GT(body_json(ap)["latency_mean_us"].get<double>(), 0) << ap.body;
+  const HttpResponse wrong = post("/reward", {{"op", "compile"},
+                                              {"kernel_source", nki_kernel},
+                                              {"input_specs", {{{"shape", {256, 512}}, {"dtype", "float32"}}}}});
+  ASSERT_EQ(wrong.status, 200) << wrong.body;
+  EXPECT_EQ(body_json(wrong)["success"], false) << wrong.body;  // one input for two parameters
+  EXPECT_EQ(post("/reward", {{"op", "verify"}, {"kernel_source", nki_kernel}, {"input_specs", specs}}).status, 400);
+
   const HttpResponse b = post("/reward", {{"op", "baseline"}, {"task_id", "add_fp32"}});
   ASSERT_EQ(b.status, 200) << b.body;
   EXPECT_EQ(body_json(b)["success"], true) << b.body;

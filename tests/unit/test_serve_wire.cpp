@@ -605,8 +605,37 @@ TEST(ServeWireOps, EachOpAndItsFields) {
   EXPECT_FALSE(carries_inline_reference({{"op", "verify"}, {"reference_source", ""}}));
 }
 
+TEST(ServeWireOps, CompileAndProfileTakeInputSpecsInsteadOfATask) {
+  auto c = op_request_from_json({{"op", "compile"},
+                                 {"kernel_source", kCode},
+                                 {"input_specs", {{{"shape", {128, 256}}, {"dtype", "bfloat16"}}, {{"shape", {4}}}}}});
+  ASSERT_TRUE(c) << c.error().format();
+  EXPECT_TRUE(c->task_id.empty());
+  ASSERT_EQ(c->input_specs.size(), 2u);
+  EXPECT_EQ(c->input_specs[0].shape, (Shape{128, 256}));
+  EXPECT_EQ(c->input_specs[0].dtype, DType::kBFloat16);
+  EXPECT_EQ(c->input_specs[1].dtype, DType::kFloat32);  // the reference server's default
+  EXPECT_EQ(c->target, "trn1");
+  // Verify and baseline need a task; bad specs are refused with the field named.
+  for (const json& bad :
+       {json{{"op", "verify"}, {"kernel_source", kCode}, {"input_specs", {{{"shape", {1}}}}}},
+        json{{"op", "baseline"}, {"input_specs", {{{"shape", {1}}}}}},
+        json{{"op", "compile"}, {"kernel_source", kCode}},
+        json{{"op", "compile"}, {"kernel_source", kCode}, {"input_specs", json::array()}},
+        json{{"op", "compile"}, {"kernel_source", kCode}, {"input_specs", {{{"shape", {0}}}}}},
+        json{{"op", "compile"}, {"kernel_source", kCode}, {"input_specs", {{{"shape", {-3}}}}}},
+        json{{"op", "compile"}, {"kernel_source", kCode}, {"input_specs", {{{"shape", {1.5}}}}}},
+        json{{"op", "compile"}, {"kernel_source", kCode}, {"input_specs", {{{"shape", {1 << 20, 1 << 20, 1 << 20}}}}}},
+        json{{"op", "compile"}, {"kernel_source", kCode}, {"input_specs", {{{"shape", {4}}, {"dtype", "complex128"}}}}},
+        json{{"op", "compile"}, {"kernel_source", kCode}, {"target", "trn9"}, {"task_id", "t"}}}) {
+    auto r = op_request_from_json(bad);
+    ASSERT_FALSE(r) << bad.dump();
+    EXPECT_EQ(r.error().code, "nkia_reward_bad_request") << bad.dump();
+  }
+}
+
 TEST(ServeWireOps, AnswersCarryTheOpsFields) {
-  OpRequest compile{"compile", "add_fp32", kCode};
+  OpRequest compile{.op = "compile", .task_id = "add_fp32", .kernel_source = kCode};
   ToolResult ok;
   ok.compiled = true;
   ok.content = "COMPILED";
@@ -623,7 +652,7 @@ TEST(ServeWireOps, AnswersCarryTheOpsFields) {
   EXPECT_EQ(cf["returncode"], 1);
   EXPECT_EQ(cf["errors"], json::array({"NameError"}));
 
-  OpRequest verify{"verify", "add_fp32", kCode};
+  OpRequest verify{.op = "verify", .task_id = "add_fp32", .kernel_source = kCode};
   ToolResult v;
   v.verified = true;
   v.passed = true;
@@ -633,7 +662,7 @@ TEST(ServeWireOps, AnswersCarryTheOpsFields) {
   for (const char* k : {"max_abs_error", "max_rel_error", "mismatched_elements", "total_elements", "verify_time_s"})
     EXPECT_TRUE(va.contains(k)) << k;
 
-  OpRequest profile{"profile", "add_fp32", kCode};
+  OpRequest profile{.op = "profile", .task_id = "add_fp32", .kernel_source = kCode};
   ToolResult p;
   p.data = {{"summary", {{"total_time_ns", 5000.0}, {"mfu_estimated_percent", 12.0}}}};
   const json pa = op_answer(profile, p);

@@ -99,7 +99,7 @@ def _bind(fn, args, names):
         params = inspect.signature(target).parameters
     except (TypeError, ValueError):
         return list(args), {}, None
-    if not names:
+    if not names or not any(names):  # unnamed inputs bind by position, as the caller meant
         return list(args), {}, None
     kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     explicit = [n for n, p in params.items() if p.kind in kinds]
