@@ -11,6 +11,18 @@ namespace nki_agent {
 
 namespace {
 
+// A row of SELECT run_id, key, model, tasks_root, options, created FROM runs.
+RunInfo run_of(SQLite::Statement& q) {
+  RunInfo r;
+  r.run_id = q.getColumn(0).getString();
+  r.key = q.getColumn(1).getString();
+  r.model = q.getColumn(2).getString();
+  r.tasks_root = q.getColumn(3).getString();
+  r.options = nlohmann::json::parse(q.getColumn(4).getString(), nullptr, false);
+  r.created = q.getColumn(5).getString();
+  return r;
+}
+
 tl::unexpected<Diagnostic> db_error(const std::string& what, const std::exception& e) {
   return fail("nkia_store_io", fmt::format("results database: {}: {}", what, e.what()));
 }
@@ -96,16 +108,26 @@ Result<std::optional<RunInfo>> ResultStore::find_run(const std::string& key) {
                         "ORDER BY created DESC, rowid DESC LIMIT 1");
     q.bind(1, key);
     if (!q.executeStep()) return std::optional<RunInfo>();
-    RunInfo r;
-    r.run_id = q.getColumn(0).getString();
-    r.key = q.getColumn(1).getString();
-    r.model = q.getColumn(2).getString();
-    r.tasks_root = q.getColumn(3).getString();
-    r.options = nlohmann::json::parse(q.getColumn(4).getString(), nullptr, false);
-    r.created = q.getColumn(5).getString();
-    return std::optional<RunInfo>(std::move(r));
+    return std::optional<RunInfo>(run_of(q));
   } catch (const std::exception& e) {
     return db_error("cannot look up runs", e);
+  }
+}
+
+Result<std::vector<RunInfo>> ResultStore::runs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  try {
+    SQLite::Statement q(
+        *db_,
+        "SELECT run_id, key, model, tasks_root, options, created FROM runs ORDER BY created DESC, rowid "
+        "DESC");
+    std::vector<RunInfo> out;
+    while (q.executeStep()) {
+      out.push_back(run_of(q));
+    }
+    return out;
+  } catch (const std::exception& e) {
+    return db_error("cannot list runs", e);
   }
 }
 

@@ -55,6 +55,8 @@ class ResultStore {
   Result<void> add_run(const RunInfo& run);
   // The most recent run with this key, if any.
   Result<std::optional<RunInfo>> find_run(const std::string& key);
+  // Every run, the most recent first.
+  Result<std::vector<RunInfo>> runs();
   Result<void> add_result(const TaskRow& row);  // replaces an earlier row of the same (run, task)
   // The tasks of the run with a result (an "interrupted" row is none).
   Result<std::set<std::string>> finished_tasks(const std::string& run_id);
