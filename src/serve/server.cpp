@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "core/log.h"
+#include "core/thread_pool.h"
 #include "core/version.h"
 #include "reward/presets.h"
 #include "serve/admission.h"
@@ -81,6 +82,9 @@ struct RewardServer::Impl {
   Admission admission;
   Metrics metrics;
   AnswerStore answers;
+  // The items of batches, `workers` at a time (each waits for a worker slot as a single request does);
+  // declared before `http` so that it outlives every handler.
+  std::unique_ptr<ThreadPool> batch_pool;
   httplib::Server http;
   int port = 0;
   std::atomic<bool> stopping{false};
@@ -127,16 +131,10 @@ struct RewardServer::Impl {
   // as their own error results. All valid items must already be admitted.
   std::vector<RewardResult> score_items(const std::vector<Result<RewardRequest>>& items, Clock::time_point deadline) {
     std::vector<RewardResult> results(items.size());
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-      for (size_t i; (i = next.fetch_add(1)) < items.size();)
-        results[i] = items[i] ? score_admitted(*items[i], deadline) : RewardResult::failure(items[i].error());
-    };
-    const size_t threads = std::min<size_t>(items.size(), std::max(1, opt.workers));
-    std::vector<std::thread> pool;
-    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
+    batch_pool->parallel_for(static_cast<int64_t>(items.size()), [&](int64_t i) {
+      const auto& item = items[static_cast<size_t>(i)];
+      results[static_cast<size_t>(i)] = item ? score_admitted(*item, deadline) : RewardResult::failure(item.error());
+    });
     return results;
   }
 
@@ -336,15 +334,9 @@ struct RewardServer::Impl {
                 if (items.size() > 64)
                   return refuse(res, Diagnostic::error("nkia_reward_bad_request", "batch size exceeds 64"));
                 std::vector<json> out(items.size());
-                std::atomic<size_t> next{0};
-                auto work = [&] {
-                  for (size_t i; (i = next.fetch_add(1)) < items.size();) out[i] = op_item(items[i]);
-                };
-                std::vector<std::thread> pool;
-                for (int t = 1; t < std::min<int>(static_cast<int>(items.size()), opt.workers); ++t)
-                  pool.emplace_back(work);
-                work();
-                for (auto& t : pool) t.join();
+                batch_pool->parallel_for(static_cast<int64_t>(items.size()), [&](int64_t i) {
+                  out[static_cast<size_t>(i)] = op_item(items[static_cast<size_t>(i)]);
+                });
                 send(res, 200, {{"results", out}});
               }));
     http.Get("/health", route("/health", [this](const auto&, auto& res) {
@@ -446,6 +438,7 @@ Result<std::unique_ptr<RewardServer>> RewardServer::create(ServeOptions options)
   const int workers = options.workers, queue = options.queue;
   auto impl = std::make_unique<Impl>(std::move(options), workers, queue);
   impl->scorer = std::move(*scorer);
+  impl->batch_pool = std::make_unique<ThreadPool>(static_cast<unsigned>(workers));
   impl->tokens = std::move(tokens);
   impl->install_guards();
   impl->install_routes();

@@ -32,28 +32,34 @@ Result<std::string> string_field(const json& j, const char* name, bool required)
 
 }  // namespace
 
-bool carries_inline_reference(const json& j) {
-  if (!j.is_object()) return false;
+namespace {
+
+// The field that carries reference code of the request's own, or nullptr.
+const char* inline_reference_field(const json& j) {
+  if (!j.is_object()) return nullptr;
   for (const char* f : {"reference_code", "reference_source"}) {
     auto it = j.find(f);
-    if (it != j.end() && !it->is_null() && !(it->is_string() && it->get<std::string>().empty())) return true;
+    if (it != j.end() && !it->is_null() && !(it->is_string() && it->get<std::string>().empty())) return f;
   }
-  return false;
+  return nullptr;
+}
+
+}  // namespace
+
+bool carries_inline_reference(const json& j) {
+  return inline_reference_field(j) != nullptr;
 }
 
 namespace {
 
 Result<void> refuse_inline_reference(const json& j) {
-  for (const char* f : {"reference_code", "reference_source"}) {
-    auto it = j.find(f);
-    if (it != j.end() && !it->is_null() && !(it->is_string() && it->get<std::string>().empty()))
-      return tl::unexpected(Diagnostic::error(
-          "nkia_serve_inline_reference",
-          fmt::format("the request carries its own reference ('{}'); this server scores kernels only against the "
-                      "tasks in its roots",
-                      f),
-          "name a task the server holds with task_id (GET /health lists the roots)"));
-  }
+  if (const char* f = inline_reference_field(j))
+    return tl::unexpected(Diagnostic::error(
+        "nkia_serve_inline_reference",
+        fmt::format("the request carries its own reference ('{}'); this server scores kernels only against the "
+                    "tasks in its roots",
+                    f),
+        "name a task the server holds with task_id (GET /health lists the roots)"));
   return {};
 }
 
