@@ -414,6 +414,13 @@ constexpr ErrorInfo kPart[] = {
      .title = "Two arrays to compare have different shapes",
      .meaning = "A command that compares arrays (`nki-agent npy compare`) was given arrays of different shapes.",
      .hint = "Compare arrays of the same shape."},
+    {.code = "nkia_shared_memory",
+     .origin = kSandbox,
+     .title = "Shared memory for a kernel's inputs failed",
+     .meaning = "Large inputs reach the kernel worker as sealed shared memory; creating, sealing or mapping it "
+                "failed, or a worker received a descriptor that is not sealed shared memory.",
+     .hint = "Not caused by the kernel: the machine may be short of memory, or a memory limit is too low for the "
+             "task's inputs."},
     {.code = "nkia_source_encoding",
      .origin = kTool,
      .title = "A Python file declares an encoding nki-agent does not read",

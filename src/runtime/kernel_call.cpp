@@ -29,14 +29,33 @@ void put_u64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
+// The index in `shared` of the buffer a contiguous tensor's storage lives in, else -1.
+int attachment_index(const Tensor& t, const Attachments& shared) {
+  if (!t.defined() || !t.is_contiguous() || !t.storage()->external()) return -1;
+  for (size_t k = 0; k < shared.size(); ++k)
+    if (shared[k].get() == t.storage()->external().get()) return static_cast<int>(k);
+  return -1;
+}
+
 // `extra`: one more binary section after the arrays (the trace); its offset goes to
 // header[extra_key]["offset"] and its size to ["size"].
+// `shared`: arrays that live in one of these buffers travel as references into it (index, where
+// their storage begins, its size, the element offset, dtype and shape); the others as .npy images.
 std::string pack(const nlohmann::json& header, const std::vector<Tensor>& arrays, const char* key,
-                 const char* extra_key = nullptr, std::string_view extra = {}) {
+                 const char* extra_key = nullptr, std::string_view extra = {}, const Attachments& shared = {}) {
   nlohmann::json h = header;
   std::string blobs;
   h[key] = nlohmann::json::array();
   for (const Tensor& t : arrays) {
+    if (int k = attachment_index(t, shared); k >= 0) {
+      h[key].push_back({{"attachment", k},
+                        {"base", t.storage()->external_offset()},
+                        {"bytes", t.storage()->nbytes()},
+                        {"offset", t.offset()},
+                        {"dtype", dtype_name(t.dtype())},
+                        {"shape", t.shape()}});
+      continue;
+    }
     std::vector<uint8_t> img = npy_serialize(t);
     h[key].push_back({{"offset", blobs.size()}, {"size", img.size()}});
     blobs.append(reinterpret_cast<const char*>(img.data()), img.size());
@@ -66,7 +85,35 @@ struct Unpacked {
   std::string_view blobs;  // the binary sections, into the caller's bytes
 };
 
-Result<Unpacked> unpack(std::string_view bytes, const char* key) {
+// An array entry that refers to shared memory (see pack).
+Result<Tensor> shared_array(const nlohmann::json& a, const Attachments& shared) {
+  for (const char* f : {"attachment", "base", "bytes", "offset"})
+    if (!a.contains(f) || !a[f].is_number_unsigned()) return fail(bad_wire("bad shared array entry"));
+  if (!a.contains("dtype") || !a["dtype"].is_string() || !a.contains("shape") || !a["shape"].is_array() ||
+      a["shape"].size() > kMaxTraceRank)
+    return fail(bad_wire("bad shared array entry"));
+  const uint64_t k = a["attachment"], base = a["base"], nbytes = a["bytes"], offset = a["offset"];
+  if (k >= shared.size()) return fail(bad_wire("an array in shared memory that did not come"));
+  auto dtype = dtype_from_name(a["dtype"].get<std::string>());
+  if (!dtype) return fail(bad_wire("an unknown dtype"));
+  Shape shape;
+  int64_t numel = 1;
+  for (const auto& d : a["shape"]) {
+    if (!d.is_number_unsigned() || d.get<uint64_t>() > (uint64_t{1} << 40)) return fail(bad_wire("a bad dimension"));
+    shape.push_back(d.get<int64_t>());
+    numel = numel > 0 && shape.back() > (INT64_MAX / 16) / numel ? -1 : numel * shape.back();
+    if (numel < 0) return fail(bad_wire("an array too large"));
+  }
+  const auto size = static_cast<uint64_t>(shared[k]->byte_size());
+  const auto item = static_cast<uint64_t>(dtype_size(*dtype));
+  if (base % 64 != 0 || base > size || nbytes > size - base || offset > nbytes / item ||
+      static_cast<uint64_t>(numel) > nbytes / item - offset)
+    return fail(bad_wire("an array beyond its shared memory"));
+  auto storage = std::make_shared<Storage>(shared[k], static_cast<int64_t>(base), static_cast<int64_t>(nbytes));
+  return Tensor(std::move(storage), *dtype, shape, contiguous_strides(shape), static_cast<int64_t>(offset));
+}
+
+Result<Unpacked> unpack(std::string_view bytes, const char* key, const Attachments& shared = {}) {
   if (bytes.size() < 8) return fail(bad_wire("shorter than its length prefix"));
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i])) << (8 * i);
@@ -79,6 +126,12 @@ Result<Unpacked> unpack(std::string_view bytes, const char* key) {
   auto it = u.header.find(key);
   if (it == u.header.end() || !it->is_array()) return fail(bad_wire(fmt::format("no '{}' list", key)));
   for (const auto& a : *it) {
+    if (a.is_object() && a.contains("attachment")) {
+      auto t = shared_array(a, shared);
+      if (!t) return fail(t.error());
+      u.arrays.push_back(std::move(*t));
+      continue;
+    }
     if (!a.is_object() || !a.contains("offset") || !a.contains("size") || !a["offset"].is_number_unsigned() ||
         !a["size"].is_number_unsigned())
       return fail(bad_wire("bad array entry"));
@@ -557,7 +610,52 @@ Result<std::vector<OutputStores>> stores_from_json(const nlohmann::json& header,
 
 }  // namespace
 
-std::string encode_call(const KernelCall& c) {
+Result<Attachments> share_large_inputs(KernelCall& call, int64_t min_bytes) {
+  Attachments shared;
+  auto known = [&](const Tensor& t) {
+    auto* m = dynamic_cast<SharedMemory*>(t.storage()->external().get());
+    if (m == nullptr || !m->sealed() || m->fd() < 0 || !t.is_contiguous()) return false;
+    if (attachment_index(t, shared) < 0)
+      shared.push_back(std::static_pointer_cast<SharedMemory>(t.storage()->external()));
+    return true;
+  };
+  std::vector<size_t> to_copy;
+  int64_t total = 0;
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    const Tensor& t = call.inputs[i];
+    if (!t.defined() || known(t) || t.nbytes() < min_bytes) continue;
+    to_copy.push_back(i);
+    total += (t.nbytes() + 63) / 64 * 64;
+  }
+  if (shared.size() + (to_copy.empty() ? 0 : 1) > kMaxAttachmentsPerCall)
+    return fail(Diagnostic::error(std::string(kSharedMemoryError),
+                                  fmt::format("the inputs live in {} shared buffers; a call carries at most {}",
+                                              shared.size() + 1, kMaxAttachmentsPerCall),
+                                  "keep a call's inputs in fewer shared buffers"));
+  if (to_copy.empty()) return shared;
+  auto mem = SharedMemory::create(total);
+  if (!mem) return fail(mem.error());
+  int64_t at = 0;
+  std::vector<std::pair<size_t, int64_t>> placed;
+  for (size_t i : to_copy) {
+    const Tensor& t = call.inputs[i];
+    auto storage = std::make_shared<Storage>(*mem, at, t.nbytes());
+    Tensor dst(storage, t.dtype(), t.shape(), contiguous_strides(t.shape()), 0);
+    dst.assign(t);
+    placed.emplace_back(i, at);
+    at += (t.nbytes() + 63) / 64 * 64;
+  }
+  if (auto ok = (*mem)->seal(); !ok) return fail(ok.error());
+  for (auto [i, offset] : placed) {
+    const Tensor& t = call.inputs[i];
+    auto storage = std::make_shared<Storage>(*mem, offset, t.nbytes());
+    call.inputs[i] = Tensor(std::move(storage), t.dtype(), t.shape(), contiguous_strides(t.shape()), 0);
+  }
+  shared.push_back(std::move(*mem));
+  return shared;
+}
+
+std::string encode_call(const KernelCall& c, const Attachments& shared) {
   nlohmann::json h = {{"root", c.src.root},
                       {"main_path", c.src.main_path},
                       {"files", c.src.files},
@@ -573,11 +671,11 @@ std::string encode_call(const KernelCall& c) {
                       {"kernel_only", c.kernel_only},
                       {"zero_inputs", specs_to_json(c.zero_inputs)},
                       {"want_outputs", c.want_outputs}};
-  return pack(h, c.inputs, "inputs");
+  return pack(h, c.inputs, "inputs", nullptr, {}, shared);
 }
 
-Result<KernelCall> decode_call(std::string_view bytes) {
-  auto u = unpack(bytes, "inputs");
+Result<KernelCall> decode_call(std::string_view bytes, const Attachments& shared) {
+  auto u = unpack(bytes, "inputs", shared);
   if (!u) return fail(u.error());
   KernelCall c;
   if (!get_to(u->header, "root", c.src.root) || !get_to(u->header, "main_path", c.src.main_path) ||

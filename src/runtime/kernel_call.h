@@ -3,8 +3,9 @@
 //
 // The wire form is one byte string: an 8-byte little-endian length, a JSON header of that length,
 // then the arrays as .npy images (bf16/fp8 as tagged raw bits, so types survive exactly) at the
-// offsets the header gives. Decoding validates everything — lengths, offsets, JSON types — since a
-// compromised worker's reply must not be able to hurt the host.
+// offsets the header gives. A call's large inputs may instead live in sealed shared memory sent
+// with the request (share_large_inputs): their entries say which buffer and where. Decoding validates everything —
+// lengths, offsets, JSON types — since a compromised worker's reply must not be able to hurt the host.
 //
 // An outcome's trace travels as one more binary section, compact: the header holds its record
 // count, its dropped count and a table of the strings it uses (opcodes, tensor names, files); the
@@ -28,6 +29,7 @@
 
 #include "core/diagnostic.h"
 #include "nki/trace.h"
+#include "runtime/shared_memory.h"
 #include "tensor/tensor.h"
 #include "tensor/tensor_spec.h"
 
@@ -131,8 +133,20 @@ inline constexpr size_t kMaxTraceStrings = 1'000'000;
 inline constexpr uint64_t kMaxTraceOperands = 64;
 inline constexpr uint64_t kMaxTraceRank = 64;
 
-std::string encode_call(const KernelCall& call);
-Result<KernelCall> decode_call(std::string_view bytes);
+// Inputs at least this large cross into the worker as shared memory, not through the socket.
+inline constexpr int64_t kShareInputBytes = 1 << 20;
+// Most shared buffers one call's inputs may live in (protocol.h's kMaxAttachments bounds a request).
+inline constexpr size_t kMaxAttachmentsPerCall = 8;
+
+// Readies `call`'s inputs to cross without copies: those already in sealed shared memory stay
+// where they are; the others of at least `min_bytes` are copied, once, into one new sealed buffer, and
+// the call's tensors replaced by views of it. Returns the buffers to send with the call (at most
+// kMaxAttachmentsPerCall). kSharedMemoryError when the system refuses the memory.
+Result<Attachments> share_large_inputs(KernelCall& call, int64_t min_bytes = kShareInputBytes);
+// An input whose storage lies in one of `shared` travels as a reference into it; the others as
+// .npy images in the bytes. decode_call resolves the references against the buffers received.
+std::string encode_call(const KernelCall& call, const Attachments& shared = {});
+Result<KernelCall> decode_call(std::string_view bytes, const Attachments& shared = {});
 // A worker's reply: the outcome, or the Diagnostic that ended the run.
 std::string encode_outcome(const Result<KernelOutcome>& outcome);
 Result<KernelOutcome> decode_outcome(std::string_view bytes);

@@ -1,6 +1,7 @@
 #include "runtime/kernel_service.h"
 
 #include <fmt/format.h>
+#include <algorithm>
 
 #include "core/clock.h"
 #include "core/log.h"
@@ -60,8 +61,20 @@ Result<KernelOutcome> KernelService::run(const KernelCall& call, const SandboxLi
     if (auto ok = check_call_text(call); !ok) return fail(ok.error());
     WorkerRequest req;
     req.handler = kKernelHandler;
-    req.payload = encode_call(call);
     req.limits = limits;
+    // Large inputs cross as sealed shared memory (a copy at most, none when they live there already).
+    const bool large = std::any_of(call.inputs.begin(), call.inputs.end(), [](const Tensor& t) {
+      return t.defined() && (t.nbytes() >= kShareInputBytes || t.storage()->external());
+    });
+    if (large) {
+      KernelCall shared = call;
+      auto attachments = share_large_inputs(shared);
+      if (!attachments) return fail(attachments.error());
+      req.attachments = std::move(*attachments);
+      req.payload = encode_call(shared, req.attachments);
+    } else {
+      req.payload = encode_call(call);
+    }
     auto resp = pool_->call(req);
     if (!resp) {
       Diagnostic d = resp.error();

@@ -133,13 +133,43 @@ Diagnostic timeout_diag() {
 }
 
 // Reads exactly n bytes. at_boundary: a close before the first byte is kFrameEof, not an error.
-Result<void> read_exact(int fd, char* buf, size_t n, Deadline deadline, bool at_boundary) {
+// Receives into buf, collecting the descriptors that come with the bytes into *fds (MSG_CTRUNC —
+// more than the control buffer holds — is a bad frame; the system closed the rest).
+ssize_t receive(int fd, char* buf, size_t n, std::vector<OwnedFd>* fds, bool* truncated) {
+  if (fds == nullptr) return ::read(fd, buf, n);
+  iovec iov{buf, n};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxAttachments)];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  const ssize_t r = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+  if (r < 0) return r;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int received = -1;
+      std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      fds->emplace_back(received);
+    }
+  }
+  if ((msg.msg_flags & MSG_CTRUNC) != 0) *truncated = true;
+  return r;
+}
+
+Result<void> read_exact(int fd, char* buf, size_t n, Deadline deadline, bool at_boundary,
+                        std::vector<OwnedFd>* fds = nullptr) {
   size_t got = 0;
+  bool truncated = false;
   while (got < n) {
     auto ready = wait_ready(fd, POLLIN, deadline);
     if (!ready) return fail(ready.error());
     if (!*ready) return fail(timeout_diag());
-    ssize_t r = ::read(fd, buf + got, n - got);
+    ssize_t r = receive(fd, buf + got, n - got, fds, &truncated);
+    if (truncated || (fds != nullptr && fds->size() > kMaxAttachments))
+      return fail(bad_frame(fmt::format("more than {} descriptors came with a frame", kMaxAttachments)));
     if (r > 0) {
       got += static_cast<size_t>(r);
     } else if (r == 0) {
@@ -199,9 +229,12 @@ Result<json> parse_frame_header(std::string_view text) {
   return h;
 }
 
-Result<Frame> read_frame(int fd, Deadline deadline) {
+Result<Frame> read_frame(int fd, Deadline deadline, bool take_fds) {
   char prefix[kFramePrefixBytes];
-  if (auto r = read_exact(fd, prefix, sizeof prefix, deadline, true); !r) return fail(r.error());
+  std::vector<OwnedFd> fds;
+  // Descriptors ride on a frame's first byte, so they arrive with its prefix.
+  if (auto r = read_exact(fd, prefix, sizeof prefix, deadline, true, take_fds ? &fds : nullptr); !r)
+    return fail(r.error());
   auto p = parse_frame_prefix(std::string_view(prefix, sizeof prefix));
   if (!p) return fail(p.error());
   std::string header(p->header_bytes, '\0');
@@ -210,6 +243,7 @@ Result<Frame> read_frame(int fd, Deadline deadline) {
   if (!h) return fail(h.error());
   Frame f;
   f.header = std::move(*h);
+  f.fds = std::move(fds);
   while (f.body.size() < p->body_bytes) {
     const size_t old = f.body.size();
     const size_t chunk = static_cast<size_t>(std::min<uint64_t>(kBodyChunkBytes, p->body_bytes - old));
@@ -219,11 +253,32 @@ Result<Frame> read_frame(int fd, Deadline deadline) {
   return f;
 }
 
-Result<void> write_frame(int fd, std::string_view bytes, Deadline deadline) {
+Result<void> write_frame(int fd, std::string_view bytes, Deadline deadline, const std::vector<int>& fds) {
+  if (fds.size() > kMaxAttachments) throw InternalError("too many descriptors for one worker frame");
+  if (!fds.empty() && bytes.empty()) throw InternalError("descriptors need a byte to ride on");
   size_t sent = 0;
   const int flags = MSG_NOSIGNAL | (deadline ? MSG_DONTWAIT : 0);
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxAttachments)];
   while (sent < bytes.size()) {
-    ssize_t w = ::send(fd, bytes.data() + sent, bytes.size() - sent, flags);
+    ssize_t w = 0;
+    if (sent == 0 && !fds.empty()) {
+      // The descriptors go with the first bytes (a retry after EAGAIN sends them again: nothing
+      // was sent then).
+      iovec iov{const_cast<char*>(bytes.data()), bytes.size()};
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+      cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+      std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+      w = ::sendmsg(fd, &msg, flags);
+    } else {
+      w = ::send(fd, bytes.data() + sent, bytes.size() - sent, flags);
+    }
     if (w > 0) {
       sent += static_cast<size_t>(w);
       continue;
@@ -283,14 +338,25 @@ Result<SandboxLimits> limits_from_json(const json& j) {
 std::string encode_request(uint64_t id, const WorkerRequest& r) {
   json h{{"type", "request"},    {"version", kProtocolVersion},        {"id", id},
          {"handler", r.handler}, {"limits", limits_to_json(r.limits)}, {"payload_bytes", r.payload.size()}};
+  if (!r.attachments.empty()) h["attachments"] = r.attachments.size();
   return encode_frame(h, {r.payload});
+}
+
+std::vector<int> request_fds(const WorkerRequest& r) {
+  if (r.attachments.size() > kMaxAttachments) throw InternalError("too many attachments for one request");
+  std::vector<int> fds;
+  for (const auto& m : r.attachments) {
+    if (!m || !m->sealed() || m->fd() < 0) throw InternalError("a request's attachment is not sealed shared memory");
+    fds.push_back(m->fd());
+  }
+  return fds;
 }
 
 Result<WorkerRequest> decode_request(Frame f, uint64_t* id) {
   *id = 0;
   const json& h = f.header;
   if (h.contains("id") && h["id"].is_number_unsigned()) *id = h["id"].get<uint64_t>();
-  if (auto k = check_keys(h, {"type", "version", "id", "handler", "limits", "payload_bytes"}); !k)
+  if (auto k = check_keys(h, {"type", "version", "id", "handler", "limits", "payload_bytes"}, {"attachments"}); !k)
     return fail(k.error());
   if (auto t = check_type(h, "request"); !t) return fail(t.error());
   if (auto v = get_count(h, "id", UINT64_MAX); !v) return fail(v.error());
@@ -301,10 +367,23 @@ Result<WorkerRequest> decode_request(Frame f, uint64_t* id) {
   if (*n != f.body.size()) return fail(bad_frame("'payload_bytes' does not match the body"));
   auto limits = limits_from_json(h["limits"]);
   if (!limits) return fail(limits.error());
+  uint64_t attached = 0;
+  if (h.contains("attachments")) {
+    auto a = get_count(h, "attachments", kMaxAttachments);
+    if (!a) return fail(a.error());
+    attached = *a;
+  }
+  if (attached != f.fds.size())
+    return fail(bad_frame(fmt::format("{} descriptors came with a request of {} attachments", f.fds.size(), attached)));
   WorkerRequest r;
   r.handler = h["handler"].get<std::string>();
   r.payload = std::move(f.body);
   r.limits = *limits;
+  for (OwnedFd& fd : f.fds) {
+    auto m = SharedMemory::adopt(std::move(fd));
+    if (!m) return fail(m.error());
+    r.attachments.push_back(std::move(*m));
+  }
   return r;
 }
 

@@ -9,7 +9,10 @@
 //     ready    {"pid", "handlers": [names], "sanitizer": bool}
 //     error    {"diagnostic"}                  the warm-up failed; the worker then exits
 //   host → worker:
-//     request  {"id", "handler", "limits": {SandboxLimits fields}, "payload_bytes"}   body: payload
+//     request  {"id", "handler", "limits": {SandboxLimits fields}, "payload_bytes",
+//               "attachments" (optional: how many sealed memfds came with the frame)}   body: payload
+//   A request's attachments (runtime/shared_memory.h) travel as SCM_RIGHTS descriptors on the
+//   frame's first byte: large inputs reach the worker without a copy through the socket.
 //   worker → host, one per request:
 //     response {"id", "diagnostic" (absent on success), "wall_seconds", "cpu_seconds",
 //               "peak_rss_bytes", "payload_bytes", "stdout_bytes", "stdout_total",
@@ -29,7 +32,9 @@
 #include <vector>
 
 #include "core/diagnostic.h"
+#include "core/owned_fd.h"
 #include "runtime/sandbox.h"
+#include "runtime/shared_memory.h"
 
 namespace nki_agent {
 
@@ -38,8 +43,10 @@ inline constexpr int kProtocolVersion = 1;
 inline constexpr size_t kFramePrefixBytes = 16;
 // A header carries limits, counts and at most one Diagnostic (a traceback's notes included).
 inline constexpr uint32_t kMaxFrameHeaderBytes = 1 << 20;
-// A request's payload: the kernel's inputs (NKIBench inputs are at most tens of MiB).
+// A request's payload: the kernel's sources and small inputs (large inputs are attachments).
 inline constexpr int64_t kMaxRequestPayloadBytes = 256 * kMiB;
+// Most shared memory buffers one request carries.
+inline constexpr size_t kMaxAttachments = 16;
 // The largest body either side sends: a result payload plus both captures at their ceilings.
 inline constexpr int64_t kMaxFrameBodyBytes = kMaxOutputBytesCeiling + 2 * kMaxCaptureBytesCeiling;
 // Handler names: [A-Za-z0-9_.-], at most this long.
@@ -63,12 +70,16 @@ using Deadline = std::optional<std::chrono::steady_clock::time_point>;  // nullo
 struct Frame {
   nlohmann::json header;  // always an object
   std::string body;
+  std::vector<OwnedFd> fds;  // descriptors that came with it (only when the reader asked for them)
 };
 
 struct WorkerRequest {
   std::string handler;  // a name registered in the worker
   std::string payload;  // the handler's input bytes
   SandboxLimits limits;
+  // Sealed shared memory the payload refers to: the host's buffers to send, or in the worker the
+  // buffers received, mapped copy-on-write.
+  Attachments attachments;
 };
 
 bool valid_handler_name(std::string_view name);
@@ -87,17 +98,24 @@ Result<FramePrefix> parse_frame_prefix(std::string_view prefix16);
 Result<nlohmann::json> parse_frame_header(std::string_view text);
 
 // Reads one whole frame. kFrameEof (clean close before a frame), kFrameTimeout, kFrameIo, or
-// kWorkerBadFrame (the stream cannot be trusted any more).
-Result<Frame> read_frame(int fd, Deadline deadline);
-// Writes all bytes (send with MSG_NOSIGNAL: a dead peer is kFrameIo, never SIGPIPE).
-Result<void> write_frame(int fd, std::string_view bytes, Deadline deadline);
+// kWorkerBadFrame (the stream cannot be trusted any more). With `take_fds` (a socket only) the
+// descriptors sent with the frame land in Frame::fds, at most kMaxAttachments (more is
+// kWorkerBadFrame); without it the system closes any that come.
+Result<Frame> read_frame(int fd, Deadline deadline, bool take_fds = false);
+// Writes all bytes (send with MSG_NOSIGNAL: a dead peer is kFrameIo, never SIGPIPE), and `fds`
+// with the first of them (SCM_RIGHTS; at most kMaxAttachments).
+Result<void> write_frame(int fd, std::string_view bytes, Deadline deadline, const std::vector<int>& fds = {});
 
 nlohmann::json limits_to_json(const SandboxLimits& limits);
 Result<SandboxLimits> limits_from_json(const nlohmann::json& j);  // strict, then validate_limits
 
 std::string encode_request(uint64_t id, const WorkerRequest& request);
-// kWorkerBadFrame / kSandboxBadLimits; `id` is set whenever the header has a usable one. Takes the
-// frame by value so that a caller can move a large body into the payload without a copy.
+// The descriptors to send with encode_request's frame: the attachments' memfds, which must be
+// sealed (InternalError otherwise: the host built them).
+std::vector<int> request_fds(const WorkerRequest& request);
+// kWorkerBadFrame / kSandboxBadLimits / kSharedMemoryError; `id` is set whenever the header has a
+// usable one. Takes the frame by value so that a caller can move a large body into the payload
+// without a copy. The frame's descriptors must be exactly its "attachments".
 Result<WorkerRequest> decode_request(Frame frame, uint64_t* id);
 
 std::string encode_response(uint64_t id, const SandboxReport& report);

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "core/owned_fd.h"
 #include "runtime/sandbox_child.h"
 #include "runtime/seccomp_policy.h"
 
@@ -51,23 +52,6 @@ constexpr int64_t kMaxFileBytesCeiling = int64_t{1} << 40;
 constexpr size_t kNoteLines = 20;
 constexpr size_t kNoteBytes = 4096;
 constexpr size_t kNoteLineBytes = 240;  // a longer line (a dumped tensor) is cut
-
-class OwnedFd {
- public:
-  OwnedFd() = default;
-  explicit OwnedFd(int fd) : fd_(fd) {}
-  ~OwnedFd() { reset(); }
-  OwnedFd(const OwnedFd&) = delete;
-  OwnedFd& operator=(const OwnedFd&) = delete;
-  int get() const { return fd_; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 struct Pipe {
   OwnedFd read_end;

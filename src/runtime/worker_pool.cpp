@@ -202,7 +202,7 @@ Diagnostic WorkerProcess::lost(std::string_view code, const std::string& what, c
 WorkerReport WorkerProcess::call(uint64_t id, const WorkerRequest& request, Clock::time_point deadline) {
   WorkerReport out;
   out.response.worker_pid = pid_;
-  if (auto w = write_frame(fd_, encode_request(id, request), deadline); !w) {
+  if (auto w = write_frame(fd_, encode_request(id, request), deadline, request_fds(request)); !w) {
     out.error = lost(w.error().code, w.error().message, request);
     return out;
   }

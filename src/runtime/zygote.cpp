@@ -49,6 +49,18 @@ void HandlerRegistry::register_handler(std::string name, Handler fn) {
   if (!handlers_.emplace(name, std::move(fn)).second) throw InternalError("duplicate handler: " + name);
 }
 
+void HandlerRegistry::register_handler(std::string name, PayloadHandler fn) {
+  if (!fn) throw InternalError("empty handler: " + name);
+  register_handler(
+      std::move(name),
+      [fn = std::move(fn)](const std::string& payload, const Attachments& attachments) -> Result<std::string> {
+        if (!attachments.empty())
+          return fail(std::string(kWorkerBadFrame), "this handler takes no shared memory",
+                      "send the request's bytes in its payload");
+        return fn(payload);
+      });
+}
+
 const Handler* HandlerRegistry::find(std::string_view name) const {
   auto it = handlers_.find(name);
   return it == handlers_.end() ? nullptr : &it->second;
@@ -86,7 +98,7 @@ int serve_worker(const HandlerRegistry& registry, int fd) {
     return kWorkerExitIo;
 
   while (true) {
-    auto frame = read_frame(fd, std::nullopt);
+    auto frame = read_frame(fd, std::nullopt, /*take_fds=*/true);
     if (!frame) {
       if (frame.error().code == kFrameEof) return kWorkerExitOk;
       if (frame.error().code == kWorkerBadFrame) {
@@ -106,8 +118,12 @@ int serve_worker(const HandlerRegistry& registry, int fd) {
                                               "the worker has no handler named '" + request->handler + "'",
                                               "use one of the worker's handlers (nki-agent-worker --list-handlers)"));
     } else {
+      // The attachments are mapped here, before the fork: the child inherits the mappings, never a
+      // descriptor; they are unmapped when this request ends.
       const std::string& payload = request->payload;
-      report = run_sandboxed_report(request->limits, [handler, &payload] { return (*handler)(payload); });
+      const Attachments& attachments = request->attachments;
+      report = run_sandboxed_report(request->limits,
+                                    [handler, &payload, &attachments] { return (*handler)(payload, attachments); });
     }
     if (!write_frame(fd, encode_response(id, report), std::nullopt)) return kWorkerExitIo;
   }

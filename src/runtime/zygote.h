@@ -21,11 +21,14 @@
 #include <vector>
 
 #include "core/diagnostic.h"
+#include "runtime/shared_memory.h"
 
 namespace nki_agent {
 
-// Runs in the sandboxed child: the request payload in, the result bytes (or a Diagnostic) out.
-using Handler = std::function<Result<std::string>(const std::string& payload)>;
+// Runs in the sandboxed child: the request payload and the shared memory that came with it in,
+// the result bytes (or a Diagnostic) out.
+using Handler = std::function<Result<std::string>(const std::string& payload, const Attachments& attachments)>;
+using PayloadHandler = std::function<Result<std::string>(const std::string& payload)>;
 // Runs once in the zygote before the first request.
 using WarmupFn = std::function<Result<void>()>;
 
@@ -34,6 +37,8 @@ class HandlerRegistry {
   // Throws InternalError for an invalid name (see valid_handler_name) or a duplicate: handlers are
   // registered by code at startup, so either is a bug.
   void register_handler(std::string name, Handler fn);
+  // A handler that takes no attachments (a request with some gets a kWorkerBadFrame Diagnostic).
+  void register_handler(std::string name, PayloadHandler fn);
   void set_warmup(WarmupFn fn) { warmup_ = std::move(fn); }
 
   const Handler* find(std::string_view name) const;

@@ -465,7 +465,7 @@ Result<void> read_extras(const Reader& r, const toml::table& root, Task& task) {
   if (const toml::node* n = root.get("verify")) {
     const toml::table* t = n->as_table();
     if (!t) return r.bad("verify", "must be a table");
-    r.warn_unknown(*t, "verify.", {"seeds", "profiles", "large_scale"});
+    r.warn_unknown(*t, "verify.", {"seeds", "profiles", "large_scale", "prompt_seeds"});
     if (const toml::node* x = t->get("seeds")) {
       auto v = x->value_exact<int64_t>();
       if (!v || *v < 1 || *v > kMaxSeeds)
@@ -490,6 +490,12 @@ Result<void> read_extras(const Reader& r, const toml::table& root, Task& task) {
       if (!v) return fail(v.error());
       if (*v <= 0 || *v > 1e6) return r.bad("verify.large_scale", "must be in (0, 1e6]");
       task.large_scale = *v;
+    }
+    if (const toml::node* x = t->get("prompt_seeds")) {
+      auto v = x->value_exact<int64_t>();
+      if (!v || *v < 1 || *v > kMaxSeeds)
+        return r.bad("verify.prompt_seeds", fmt::format("must be an integer in [1, {}]", kMaxSeeds));
+      task.prompt_seeds = static_cast<int>(*v);
     }
   }
   if (const toml::node* n = root.get("reference")) {

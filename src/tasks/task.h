@@ -9,7 +9,7 @@
 //
 // Optional fields beyond the fixed format (docs/tasks.md):
 //   [verify]  seeds = 7, profiles = ["normal", "uniform", "large", "near_zero", "negated", "scaled",
-//             "small"], large_scale = 100
+//             "small"], large_scale = 100, prompt_seeds = seeds
 //   [policy]  precision = "strict" | "any", allow_dtypes = ["bfloat16"]
 //   [tolerance] <dtype> = { atol, rtol, norm_rtol }   (norm_rtol defaults to rtol)
 //   [reference] task_id, expected_speedup = [lo, hi], engine_hints = [...], tile_suggestions = {...}
@@ -96,6 +96,9 @@ struct Task {
   int seeds = 7;
   std::vector<InputProfile> profiles = {std::begin(kAllInputProfiles), std::end(kAllInputProfiles)};
   double large_scale = 100;
+  // How many of the seeds compute the prompt's shape set (the first ones); the variants run every
+  // seed. Model blocks whose prompt case costs minutes on the simulator set 1. 0: every seed.
+  int prompt_seeds = 0;
   // [reference]: what the reference implementation of NKIBench says of the task
   // (nkibench-reference.md §3.1). The hints are the ones a prompt may show.
   std::string reference_task_id;                              // L{level}_{category}_{NNN}

@@ -388,19 +388,23 @@ class Verifier {
     std::vector<const ShapeSet*> computed, timing_only;
     for (const auto& s : sets) {
       auto [in, out] = set_bytes(task_, s);
-      (in > opt_.max_compute_bytes || out > opt_.max_compute_bytes ? timing_only : computed).push_back(&s);
+      (in > opt_.max_compute_bytes || out > opt_.max_compute_output_bytes ? timing_only : computed).push_back(&s);
     }
     if (computed.empty())
       return fail("nkia_task_too_large",
-                  fmt::format("{}: every shape set exceeds {} MiB of inputs or outputs; nothing can be computed on the "
-                              "simulator, so correctness cannot be verified",
-                              task_.label(), opt_.max_compute_bytes >> 20),
+                  fmt::format("{}: every shape set exceeds {} MiB of inputs or {} MiB of outputs; nothing can be "
+                              "computed on the simulator, so correctness cannot be verified",
+                              task_.label(), opt_.max_compute_bytes >> 20, opt_.max_compute_output_bytes >> 20),
                   "give the task a variant small enough to compute (this is the task's fault, not the kernel's)");
+    // The task's case plan: past its first prompt_seeds seeds, the prompt's shapes are left to the
+    // variants (when some variant is computed at all).
+    const bool prompt_limited = task_.prompt_seeds > 0 && computed.size() > 1;
     std::vector<Case> cases;
     for (int i = 0; i < nseeds; ++i) {
       for (const ShapeSet* s : computed)
-        cases.push_back({static_cast<int>(cases.size()), s, opt_.seed_base + static_cast<uint64_t>(i),
-                         profile_for_seed(task_, i), false});
+        if (!(prompt_limited && i >= task_.prompt_seeds && s->name == "prompt"))
+          cases.push_back({static_cast<int>(cases.size()), s, opt_.seed_base + static_cast<uint64_t>(i),
+                           profile_for_seed(task_, i), false});
       if (i == 0)
         for (const ShapeSet* s : timing_only)
           cases.push_back({static_cast<int>(cases.size()), s, opt_.seed_base, InputProfile::kNormal, true});

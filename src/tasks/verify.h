@@ -35,8 +35,13 @@
 
 namespace nki_agent {
 
-// The largest inputs (or outputs) of a shape set that a verification computes, in bytes.
-inline constexpr int64_t kDefaultMaxComputeBytes = int64_t{192} << 20;
+// The largest inputs of a shape set that a verification computes, in bytes: they reach the kernel
+// worker as shared memory (runtime/shared_memory.h), so what bounds them is the memory of a
+// verification (the inputs, the reference's copy and the simulator's working set stay under
+// 8 GiB) and the simulator's time.
+inline constexpr int64_t kDefaultMaxComputeBytes = int64_t{2} << 30;
+// The largest outputs: they come back through the worker's reply (256 MiB at most).
+inline constexpr int64_t kDefaultMaxComputeOutputBytes = int64_t{192} << 20;
 
 struct VerifyOptions {
   int seeds = 0;                        // 0: the task's [verify] seeds (default 5)
@@ -47,10 +52,10 @@ struct VerifyOptions {
   int64_t kernel_memory_mib = kDefaultKernelMemoryMiB;
   bool static_policy = true;
   bool fail_fast = true;  // stop starting cases after the first failure
-  // A shape set whose inputs or outputs exceed this many bytes is run timing-only (every check of
-  // the simulator, no numerics: compile errors, bounds, output shapes and dtypes), once: the
-  // simulator computes on the CPU, and the sandbox carries at most 256 MiB each way.
+  // A shape set whose inputs or outputs exceed these many bytes is run timing-only (every check of
+  // the simulator, no numerics: compile errors, bounds, output shapes and dtypes), once.
   int64_t max_compute_bytes = kDefaultMaxComputeBytes;
+  int64_t max_compute_output_bytes = kDefaultMaxComputeOutputBytes;
   ReferenceOptions reference;
   PolicyOptions policy;  // forbidden_dtypes are filled from the task
   SpeedModel speed;      // empty: speed not available

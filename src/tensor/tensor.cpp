@@ -86,8 +86,17 @@ Storage::Storage(int64_t nbytes, bool zero_fill) : nbytes_(nbytes) {
   if (zero_fill) std::memset(data_, 0, n);
 }
 
+Storage::Storage(std::shared_ptr<ExternalMemory> memory, int64_t offset, int64_t nbytes)
+    : nbytes_(nbytes), external_(std::move(memory)), external_offset_(offset) {
+  if (!external_) bad_arg("no external memory");
+  if (offset < 0 || nbytes < 0 || offset % static_cast<int64_t>(kStorageAlign) != 0 ||
+      offset > external_->byte_size() || nbytes > external_->byte_size() - offset)
+    bad_arg("storage outside its external memory, or misaligned");
+  data_ = external_->bytes() + offset;
+}
+
 Storage::~Storage() {
-  std::free(data_);
+  if (!external_) std::free(data_);
 }
 
 // ---- construction -------------------------------------------------------------------------------

@@ -30,20 +30,37 @@ Strides contiguous_strides(const Shape& s);
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 bool shapes_broadcastable(const Shape& a, const Shape& b);
 
+// Memory that a Storage views without owning its allocation: a mapping shared with another
+// process (runtime/shared_memory.h). The storages that view it keep it alive.
+class ExternalMemory {
+ public:
+  virtual ~ExternalMemory() = default;
+  virtual uint8_t* bytes() = 0;
+  virtual int64_t byte_size() const = 0;
+};
+
 // Bytes shared by the views of one allocation. 64-byte aligned.
 class Storage {
  public:
   explicit Storage(int64_t nbytes, bool zero_fill = true);
+  // `nbytes` of `memory` from `offset` (a multiple of 64, within its size; std::invalid_argument
+  // otherwise). Whether they may be written is the memory's affair: a sealed mapping is read-only.
+  Storage(std::shared_ptr<ExternalMemory> memory, int64_t offset, int64_t nbytes);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   uint8_t* data() { return data_; }
   const uint8_t* data() const { return data_; }
   int64_t nbytes() const { return nbytes_; }
+  // The memory viewed (null for an allocation of its own), and where in it this storage begins.
+  const std::shared_ptr<ExternalMemory>& external() const { return external_; }
+  int64_t external_offset() const { return external_offset_; }
 
  private:
   uint8_t* data_ = nullptr;
   int64_t nbytes_ = 0;
+  std::shared_ptr<ExternalMemory> external_;
+  int64_t external_offset_ = 0;
 };
 
 // A Python-style slice along one axis: start/stop may be negative (counted from the end) and are

@@ -48,7 +48,7 @@ SandboxReport run(const std::string& handler, const std::string& payload = {}, S
   }();
   const Handler* h = registry.find(handler);
   EXPECT_NE(h, nullptr) << handler;
-  return run_sandboxed_report(l, [h, &payload] { return (*h)(payload); });
+  return run_sandboxed_report(l, [h, &payload] { return (*h)(payload, Attachments{}); });
 }
 
 std::string code_of(const SandboxReport& r) {

@@ -8,13 +8,14 @@ namespace nki_agent {
 
 void register_kernel_handler(HandlerRegistry& registry) {
   registry.set_warmup([]() -> Result<void> { return python_host_init(); });
-  registry.register_handler(kKernelHandler, [](const std::string& payload) -> Result<std::string> {
-    auto call = decode_call(payload);
-    if (!call) return fail(call.error());
-    // The kernel's own failures travel inside the outcome, so the host tells them from the
-    // sandbox's verdicts only by their codes.
-    return encode_outcome(python_run(*call));
-  });
+  registry.register_handler(kKernelHandler,
+                            [](const std::string& payload, const Attachments& attachments) -> Result<std::string> {
+                              auto call = decode_call(payload, attachments);
+                              if (!call) return fail(call.error());
+                              // The kernel's own failures travel inside the outcome, so the host tells them from the
+                              // sandbox's verdicts only by their codes.
+                              return encode_outcome(python_run(*call));
+                            });
 }
 
 }  // namespace nki_agent

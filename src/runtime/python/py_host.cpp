@@ -16,6 +16,7 @@
 #include "runtime/python/py_convert.h"
 #include "runtime/python/py_errors.h"
 #include "runtime/python/pylib.h"
+#include "runtime/shared_memory.h"
 
 namespace py = pybind11;
 namespace fs = std::filesystem;
@@ -78,9 +79,12 @@ Diagnostic python_error(const char* what, const py::error_already_set& e) {
 }
 
 // A kernel argument as the core holds it: an HBM tensor with a contiguous copy of the input (a
-// kernel may write its inputs; the caller's stay as they were).
+// kernel may write its inputs; the caller's stay as they were). An input in shared memory this
+// process received is its own copy already (copy-on-write pages) and is used in place.
 py::object argument_object(const Tensor& t, std::string name) {
-  return py::cast(argument_tensor(t.copy(), std::move(name)));
+  const auto* shared = dynamic_cast<const SharedMemory*>(t.storage() ? t.storage()->external().get() : nullptr);
+  const bool own_copy = shared != nullptr && shared->writable() && shared->fd() < 0 && t.is_contiguous();
+  return py::cast(argument_tensor(own_copy ? t : t.copy(), std::move(name)));
 }
 
 std::string input_name(const KernelCall& call, size_t i) {

@@ -1,0 +1,84 @@
+#include "runtime/shared_memory.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace nki_agent {
+namespace {
+
+constexpr int kRequiredSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
+
+Diagnostic shm_error(const std::string& what) {
+  return Diagnostic::error(std::string(kSharedMemoryError), what,
+                           "the machine may be short of memory, or a memory limit is too low for the inputs");
+}
+
+int64_t page_rounded(int64_t n) {
+  const int64_t page = ::sysconf(_SC_PAGESIZE);
+  return (std::max<int64_t>(n, 1) + page - 1) / page * page;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<SharedMemory>> SharedMemory::create(int64_t nbytes) {
+  if (nbytes < 0) return fail(shm_error("negative shared memory size"));
+  OwnedFd fd(::memfd_create("nki-agent-shared", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd.valid()) return fail(shm_error(fmt::format("memfd_create: {}", std::strerror(errno))));
+  if (::ftruncate(fd.get(), std::max<int64_t>(nbytes, 1)) != 0)
+    return fail(shm_error(fmt::format("sizing {} bytes of shared memory: {}", nbytes, std::strerror(errno))));
+  const int64_t mapped = page_rounded(nbytes);
+  void* p = ::mmap(nullptr, static_cast<size_t>(mapped), PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  if (p == MAP_FAILED)
+    return fail(shm_error(fmt::format("mapping {} bytes of shared memory: {}", nbytes, std::strerror(errno))));
+  std::shared_ptr<SharedMemory> m(new SharedMemory());
+  m->fd_ = std::move(fd);
+  m->data_ = static_cast<uint8_t*>(p);
+  m->size_ = nbytes;
+  m->mapped_ = mapped;
+  return m;
+}
+
+Result<std::shared_ptr<SharedMemory>> SharedMemory::adopt(OwnedFd fd) {
+  const int seals = ::fcntl(fd.get(), F_GET_SEALS);
+  if (seals < 0 || (seals & kRequiredSeals) != kRequiredSeals)
+    return fail(shm_error("a received descriptor is not a sealed memfd"));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || st.st_size <= 0)
+    return fail(shm_error("a received shared memory buffer has no size"));
+  const int64_t mapped = page_rounded(st.st_size);
+  void* p = ::mmap(nullptr, static_cast<size_t>(mapped), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.get(), 0);
+  if (p == MAP_FAILED)
+    return fail(shm_error(fmt::format("mapping {} received bytes: {}", st.st_size, std::strerror(errno))));
+  std::shared_ptr<SharedMemory> m(new SharedMemory());
+  m->data_ = static_cast<uint8_t*>(p);
+  m->size_ = st.st_size;
+  m->mapped_ = mapped;
+  m->sealed_ = true;
+  m->adopted_ = true;
+  return m;  // `fd` closes here: the mapping stays
+}
+
+SharedMemory::~SharedMemory() {
+  if (data_) ::munmap(data_, static_cast<size_t>(mapped_));
+}
+
+Result<void> SharedMemory::seal() {
+  if (sealed_ || !fd_.valid()) return fail(shm_error("this shared memory is sealed already"));
+  // The writable shared mapping is replaced in place by a private read-only one of the same pages
+  // (no copy: a private mapping reads the memfd's pages until written, and it cannot be written).
+  void* p = ::mmap(data_, static_cast<size_t>(mapped_), PROT_READ, MAP_PRIVATE | MAP_FIXED, fd_.get(), 0);
+  if (p == MAP_FAILED) return fail(shm_error(fmt::format("remapping shared memory: {}", std::strerror(errno))));
+  if (::fcntl(fd_.get(), F_ADD_SEALS, kRequiredSeals | F_SEAL_SEAL) != 0)
+    return fail(shm_error(fmt::format("sealing shared memory: {}", std::strerror(errno))));
+  sealed_ = true;
+  return {};
+}
+
+}  // namespace nki_agent

@@ -1,0 +1,65 @@
+// runtime/shared_memory.h — anonymous memory (a memfd) that crosses into a worker without copies.
+//
+// The host fills a SharedMemory, seals it and sends its descriptor with a request (protocol.h,
+// SCM_RIGHTS). Sealing makes the bytes immutable for everyone: the host's own mapping becomes
+// read-only at the same address, and the memfd refuses writes, shrinking and growing, so a buffer
+// the host keeps (cached inputs, reused by every verification of a task) cannot be changed by a
+// worker, a child or the host itself. The worker adopts the descriptor, maps it copy-on-write and
+// closes it before it forks: a sandboxed child sees the bytes through the page cache, may write
+// its private copy of a page, and holds no descriptor that reaches the shared pages.
+//
+// This file must never map a received descriptor that is not a sealed memfd, nor leak a mapping
+// or a descriptor.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "core/owned_fd.h"
+#include "tensor/tensor.h"
+
+namespace nki_agent {
+
+inline constexpr std::string_view kSharedMemoryError = "nkia_shared_memory";
+
+class SharedMemory final : public ExternalMemory {
+ public:
+  // `nbytes` of zeroed, writable memory (at least one page is mapped). kSharedMemoryError when the
+  // system refuses (memfd_create, ftruncate or mmap failing: memory limits).
+  static Result<std::shared_ptr<SharedMemory>> create(int64_t nbytes);
+  // A received descriptor, owned from now on: it must be a memfd sealed against writes, shrinking
+  // and growing, else kSharedMemoryError. Mapped copy-on-write; the descriptor is closed at once.
+  static Result<std::shared_ptr<SharedMemory>> adopt(OwnedFd fd);
+  ~SharedMemory() override;
+  SharedMemory(const SharedMemory&) = delete;
+  SharedMemory& operator=(const SharedMemory&) = delete;
+
+  uint8_t* bytes() override { return data_; }
+  int64_t byte_size() const override { return size_; }
+  // Ends writing: the mapping turns read-only in place (the same address, the same pages) and the
+  // memfd is sealed. Only on memory from create(), once.
+  Result<void> seal();
+  bool sealed() const { return sealed_; }
+  // Whether the bytes may be written through this mapping: memory from create() until sealed, and
+  // adopted memory (its copy-on-write pages are this process's own).
+  bool writable() const { return adopted_ || !sealed_; }
+  // The memfd, to send (-1 for adopted memory, whose descriptor is closed).
+  int fd() const { return fd_.get(); }
+
+ private:
+  SharedMemory() = default;
+  OwnedFd fd_;
+  uint8_t* data_ = nullptr;
+  int64_t size_ = 0;     // what the bytes hold
+  int64_t mapped_ = 0;   // what is mapped (size_ rounded up to pages, at least one)
+  bool sealed_ = false;   // sealed by seal(), or adopted (sealed by its sender)
+  bool adopted_ = false;  // from adopt(): mapped copy-on-write
+};
+
+// The shared memory that came with one request, in order.
+using Attachments = std::vector<std::shared_ptr<SharedMemory>>;
+
+}  // namespace nki_agent
