@@ -15,6 +15,7 @@
 #include "core/clock.h"
 #include "core/hash.h"
 #include "core/log.h"
+#include "runtime/kernel_call.h"
 #include "tasks/helpers.h"
 #include "tasks/inputs.h"
 #include "tasks/reference_cache.h"
@@ -248,7 +249,13 @@ Result<std::vector<Tensor>> load_params(const Task& task, const std::string& dir
                   "make task.toml's [[args]] shape match the Model's state_dict");
     out.push_back(t->dtype() == a.dtype ? std::move(*t) : t->astype(a.dtype));
   }
-  return out;
+  // Into sealed shared memory, once: every kernel run of every case with this seed then hands the
+  // same pages to its worker.
+  KernelCall holder;
+  holder.inputs = std::move(out);
+  auto shared = share_large_inputs(holder);
+  if (!shared) return fail(shared.error());
+  return std::move(holder.inputs);
 }
 
 }  // namespace
@@ -297,6 +304,23 @@ Result<std::string> ReferenceRunner::params_dir(uint64_t seed) {
   return final_dir;
 }
 
+void ReferenceRunner::keep_params(uint64_t seed, const std::vector<Tensor>& params) {
+  params_[seed] = params;
+  params_order_.push_back(seed);
+  auto bytes = [&](uint64_t s) {
+    int64_t n = 0;
+    for (const Tensor& t : params_[s]) n += t.nbytes();
+    return n;
+  };
+  int64_t older = 0;  // held for the seeds before the two most recent
+  for (size_t i = 0; i + 2 < params_order_.size(); ++i) older += bytes(params_order_[i]);
+  while (params_order_.size() > 2 && older > kMaxKeptParamBytes) {
+    older -= bytes(params_order_.front());
+    params_.erase(params_order_.front());
+    params_order_.erase(params_order_.begin());
+  }
+}
+
 Result<std::vector<Tensor>> ReferenceRunner::params(uint64_t seed) {
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = params_.find(seed); it != params_.end()) return it->second;
@@ -310,7 +334,7 @@ Result<std::vector<Tensor>> ReferenceRunner::params(uint64_t seed) {
     auto loaded = load_params(task_, *dir);
     if (loaded) {
       if (stats_.computed == computed_before) ++stats_.cached;
-      params_[seed] = *loaded;
+      keep_params(seed, *loaded);
       return loaded;
     }
     if (!opt_.use_cache || attempt > 0 || loaded.error().code == "nkia_reference_mismatch") return fail(loaded.error());

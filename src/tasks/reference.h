@@ -62,6 +62,9 @@ struct ReferenceStats {
   nlohmann::json to_json() const;
 };
 
+// How many bytes of loaded parameters a ReferenceRunner keeps beyond its two most recent seeds.
+inline constexpr int64_t kMaxKeptParamBytes = int64_t{1} << 30;
+
 class ReferenceRunner {
  public:
   ReferenceRunner(const Task& task, ReferenceOptions options);
@@ -100,7 +103,12 @@ class ReferenceRunner {
   std::unique_ptr<HelperProcess> worker_;
   std::optional<Diagnostic> worker_error_;  // a worker that failed to start is not retried
   std::map<uint64_t, std::string> param_dirs_;
-  std::map<uint64_t, std::vector<Tensor>> params_;  // loaded, per seed
+  // Loaded, per seed, in sealed shared memory (they cross into kernel workers without a copy); at
+  // most kMaxKeptParamBytes of them beyond the two most recent seeds (a 13B block's weights are
+  // 1.3 GB a seed: cases run in seed order, so older seeds are not asked for again).
+  void keep_params(uint64_t seed, const std::vector<Tensor>& params);  // under mu_
+  std::map<uint64_t, std::vector<Tensor>> params_;
+  std::vector<uint64_t> params_order_;  // seeds in params_, oldest first
   ReferenceStats stats_;
   mutable std::mutex mu_;
 };

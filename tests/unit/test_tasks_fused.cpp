@@ -1,6 +1,6 @@
 // nkia-label: slow
-// Hand-written fused kernels of NKIBench Level-2 tasks (tests/tasks/fused/, each naming its task
-// with `# task: L2_0NN`) pass verification and beat the task's eager-style baseline (one kernel
+// Hand-written fused kernels of NKIBench Level-2 and Level-3 tasks (tests/tasks/fused/, each naming
+// its task with `# task: L2_0NN`) pass verification and beat the task's eager-style baseline (one kernel
 // per PyTorch operation, intermediates through HBM) under the cost model: the baselines leave
 // real speed on the table, and the verifier pays for it. One test per kernel; the speedups are
 // printed and written down in docs/tasks.md.
@@ -77,7 +77,7 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
   return n;
 }
 
-INSTANTIATE_TEST_SUITE_P(Level2, FusedKernels, ::testing::ValuesIn(fused_kernels()), test_name);
+INSTANTIATE_TEST_SUITE_P(NKIBench, FusedKernels, ::testing::ValuesIn(fused_kernels()), test_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(FusedKernels);
 
 }  // namespace

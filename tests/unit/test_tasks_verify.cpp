@@ -22,6 +22,7 @@
 #include "nki/target.h"
 #include "runtime/kernel_service.h"
 #include "support/cli_runner.h"
+#include "support/hack_files.h"
 #include "support/shared_service.h"
 #include "support/test_files.h"
 #include "tasks/speed_cost.h"
@@ -158,32 +159,8 @@ TEST_F(TasksVerify, AVerificationThatStoresEntriesPrunesTheCacheToItsLimit) {
   fs::remove_all(cache);
 }
 
-struct Hack {
-  fs::path file;
-  std::string task;
-  std::set<std::string> expect;
-  bool policy = true;  // "# policy: off": verified with the static policy switched off (--no-policy)
-  std::string code;    // "# code: C": the kernel's Diagnostic must carry this code
-};
-
-std::vector<Hack> hacks() {
-  std::vector<Hack> out;
-  for (auto& e : fs::directory_iterator(kTasks / "hacks")) {
-    if (e.path().extension() != ".py") continue;
-    Hack h{e.path(), "", {}, true, ""};
-    std::smatch m;
-    const std::string text = read_text(e.path());
-    if (std::regex_search(text, m, std::regex("# task: (\\S+)"))) h.task = m[1];
-    if (std::regex_search(text, m, std::regex("# policy: off"))) h.policy = false;
-    if (std::regex_search(text, m, std::regex("# code: (\\S+)"))) h.code = m[1];
-    if (std::regex_search(text, m, std::regex("# expect: (\\S+)"))) {
-      std::stringstream ss(m[1]);
-      for (std::string c; std::getline(ss, c, '|');) h.expect.insert(c);
-    }
-    out.push_back(std::move(h));
-  }
-  std::sort(out.begin(), out.end(), [](const Hack& a, const Hack& b) { return a.file < b.file; });
-  return out;
+std::vector<testing::HackFile> hacks() {
+  return testing::hack_files(kTasks / "hacks");
 }
 
 // The adversarial suite: every hack is rejected, by the check its file names.
