@@ -53,8 +53,8 @@ class SharedMemory final : public ExternalMemory {
   SharedMemory() = default;
   OwnedFd fd_;
   uint8_t* data_ = nullptr;
-  int64_t size_ = 0;     // what the bytes hold
-  int64_t mapped_ = 0;   // what is mapped (size_ rounded up to pages, at least one)
+  int64_t size_ = 0;      // what the bytes hold
+  int64_t mapped_ = 0;    // what is mapped (size_ rounded up to pages, at least one)
   bool sealed_ = false;   // sealed by seal(), or adopted (sealed by its sender)
   bool adopted_ = false;  // from adopt(): mapped copy-on-write
 };

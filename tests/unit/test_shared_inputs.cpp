@@ -248,15 +248,15 @@ TEST(SharedCalls, ReferencesOutsideTheirBufferAreRefused) {
   };
   Attachments there{*received(*(*shared)[0])};
   ASSERT_TRUE(decode_call(with("offset", 0), there));
-  for (auto [key, value] : std::vector<std::pair<const char*, nlohmann::json>>{
-           {"attachment", 1},
-           {"base", 64},               // past the end once the size is added
-           {"base", 3},                // misaligned
-           {"bytes", uint64_t{1} << 40},
-           {"offset", 1},              // the shape no longer fits
-           {"shape", {1024, 1025}},
-           {"shape", {-1, 4}},
-           {"dtype", "float99"}}) {
+  for (auto [key, value] :
+       std::vector<std::pair<const char*, nlohmann::json>>{{"attachment", 1},
+                                                           {"base", 64},  // past the end once the size is added
+                                                           {"base", 3},   // misaligned
+                                                           {"bytes", uint64_t{1} << 40},
+                                                           {"offset", 1},  // the shape no longer fits
+                                                           {"shape", {1024, 1025}},
+                                                           {"shape", {-1, 4}},
+                                                           {"dtype", "float99"}}) {
     auto r = decode_call(with(key, value), there);
     ASSERT_FALSE(r) << key << " = " << value.dump();
     EXPECT_EQ(r.error().code, "nkia_worker_protocol") << key;
