@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/thread_pool.h"
 #include "nki/error_catalogue.h"
+#include "tasks/input_cache.h"
 #include "tasks/inputs.h"
 #include "tasks/verify_check.h"
 
@@ -65,7 +66,7 @@ CaseInputs make_case_inputs(const Task& task, const ShapeSet& set, uint64_t seed
       ++next_param;
       continue;
     }
-    Tensor t = generate_input(a, set.args[i], seed, profile, set.name, task.large_scale);
+    Tensor t = InputCache::process().input(a, set.args[i], seed, profile, set.name, task.large_scale);
     ci.forward_inputs.push_back(t);
     ci.kernel_args.push_back(std::move(t));
   }
