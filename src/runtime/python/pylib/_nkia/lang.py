@@ -24,7 +24,8 @@ from _nkia.dtypes import *  # noqa: F401,F403 - the dtype names are nl names
 from _nkia.dtypes import bool_, dtype_name, float32, uint8
 from _nkia.errors import NkiError
 from _nkia.index import CurrentParDim, IndexTile, Mask, ParDim, Predicate, arange, mgrid, par_dim  # noqa: F401
-from _nkia.operands import IndirectAp, IndirectRows, LoopReduce, PendingMatmul, is_tensor, skip_oob
+from _nkia.operands import (IndirectAp, IndirectRows, LoopReduce, PendingLoad, PendingMatmul,
+                            assigned_target, is_tensor, skip_oob)
 from _nkia.spmd import num_programs, program_id, program_ndim  # noqa: F401
 
 
@@ -125,17 +126,33 @@ def _require_hbm(t, api, role):
 
 def load(src, dtype=None, mask=None, **kwargs):
     """HBM -> SBUF: a new SBUF tile holding `src` (a tensor or a slice of one). Under a mask only
-    the masked box is read; the rest of the tile stays unwritten."""
+    the masked box is read; the rest of the tile stays unwritten. Assigned straight into part of a
+    tile (``t[key] = nl.load(...)``), the DMA writes t[key] itself, as the compiler has it
+    (PendingLoad)."""
     _require_hbm(src, "nl.load", "source")
     if isinstance(src, IndirectRows):
-        t = new_tile(src.shape, dtype or src.dtype, sbuf)
-        core.dma_indirect(t, src.rows, src.index, True, skip_oob(kwargs.get("oob_mode")))
-        return t
-    t = new_tile(src.shape, dtype or src.dtype, sbuf)
-    m = Mask(mask, src.shape)
-    if not m.empty:
-        core.dma_copy(m(t), m(src))
-    return m.mark(t)
+        skip = skip_oob(kwargs.get("oob_mode"))
+
+        def issue(t):
+            core.dma_indirect(t, src.rows, src.index, True, skip)
+            return t
+    else:
+        m = Mask(mask, src.shape)
+
+        def issue(t):
+            if not m.empty:
+                core.dma_copy(m(t), m(src))
+            return m.mark(t)
+    return _loaded(src.shape, dtype or src.dtype, src.dtype, issue)
+
+
+def _loaded(shape, dtype, src_dtype, issue):
+    """What a load returns: a PendingLoad when the kernel's statement assigns it straight into a
+    tile (assigned_target, three frames up: the kernel called the load, which called this), else
+    the new SBUF tile `issue` loaded."""
+    if assigned_target(3) is not None:
+        return PendingLoad(shape, dtype_name(dtype), dtype_name(src_dtype), issue)
+    return issue(new_tile(shape, dtype, sbuf))
 
 
 def store(dst, value, mask=None, **kwargs):
@@ -178,9 +195,12 @@ def load_transpose2d(src, dtype=None, mask=None, **kwargs):
                        f"load_transpose2d takes a 2-D source, got shape {tuple(src.shape)}",
                        "index the source down to [A, B]")
     a, b = src.shape
-    t = new_tile((b, a), dtype or src.dtype, sbuf)
-    core.dma_copy(t, src.affine_view([(0, [(1, 1)]), (0, [(0, 1)])], [b, a]))
-    return t
+    moved = src.affine_view([(0, [(1, 1)]), (0, [(0, 1)])], [b, a])
+
+    def issue(t):
+        core.dma_copy(t, moved)
+        return t
+    return _loaded((b, a), dtype or src.dtype, src.dtype, issue)
 
 
 def shared_constant(constant, dtype=None, **kwargs):

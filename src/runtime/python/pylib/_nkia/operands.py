@@ -1,17 +1,25 @@
 """What NKI calls accept where a tile goes, beside the instruction core's Tensor and View: a legacy
-matmul that has not landed yet (PendingMatmul), a tensor indexed past its end under a mask
+matmul that has not landed yet (PendingMatmul), a load assigned straight into part of a tile
+(PendingLoad; assigned_target says when a load is), a tensor indexed past its end under a mask
 (IndexedRef), HBM rows chosen at run time by an index tile (IndirectRows, IndirectAp) and one step
 of a loop-carried reduction (LoopReduce); ``is_tensor`` says whether a value is any of them.
 
 Each kind hands the core the tile it stands for through the ``_nkia_tile`` attribute (the core's
 Python binding reads it), or refuses with the NKI code of the misuse. This module is the bottom of
-the tile layer: it imports only the core and the error type, so that _nkia.index, _nkia.lang and
+the tile layer: it imports only the core, the error type, the dtypes and the buffers (a landing
+load's new tile), so that _nkia.index, _nkia.lang and
 _nkia.tensor_ops can all build on it. It never issues an instruction except the one a PendingMatmul
-stands for.
+or a PendingLoad stands for.
 """
+import ast
 import builtins
+import dis
+import linecache
+import sys
 
 import _nkia_core as core
+from _nkia.buffers import new_tile
+from _nkia.dtypes import dtype as nl_dtype
 from _nkia.errors import NkiError
 
 
@@ -54,6 +62,133 @@ class PendingMatmul:
 
     def __getitem__(self, key):
         return self._nkia_tile[key]
+
+
+class PendingLoad:
+    """The result of nl.load / nl.load_transpose2d in ``t[key] = nl.load(...)``, before it lands. The
+    compiler folds the assignment's copy into the load, so the DMA writes t[key] itself: DMA
+    destinations have none of the compute engines' start-partition rules, and no tile is made in
+    between. ``_nkia.tensor_ops.setitem`` lands it there (``land(dst)``) when the destination can
+    take the DMA as it is (``lands_in``); any other use lands it in a new SBUF tile first, as an
+    eager load would have. The load returns one only for that statement (assigned_target), so it
+    lands before any other instruction issues.
+
+    `issue(t)` issues the DMA into the tile or view t of `shape` / `dtype` and returns what the load
+    returns for t (t marked with its mask's box); `src_dtype` is the source's dtype name."""
+
+    _nkia_box = None  # the marked box is the landed tile's (setitem asks before landing)
+
+    def __init__(self, shape, dtype, src_dtype, issue):
+        self.shape, self.dtype_str, self.src_dtype = tuple(int(d) for d in shape), dtype, src_dtype
+        self._issue = issue
+        self._loc = core.caller_location()
+        self._tile = None
+        self._landed = False
+
+    buffer = "sbuf"
+
+    @property
+    def dtype(self):
+        return nl_dtype(self.dtype_str)
+
+    @property
+    def landed(self):
+        return self._landed
+
+    def lands_in(self, dst):
+        """Whether the DMA can write dst (the destination of the assignment) itself: an SBUF tile or
+        view of the load's shape, of the load's dtype, or of another dtype the DMA converts the
+        source to (nki-spec: dma_copy converts through FP32) when the load names no dtype of its
+        own (else the values would be rounded twice)."""
+        if self._landed or not isinstance(dst, (core.Tensor, core.View)) or dst.buffer != "sbuf":
+            return False
+        if tuple(int(d) for d in dst.shape) != self.shape:
+            return False
+        return dst.dtype_str == self.dtype_str or self.dtype_str == self.src_dtype
+
+    def _run(self, t):
+        try:
+            return self._issue(t)
+        except NkiError as e:
+            if self._loc is not None:
+                e.loc = self._loc
+            raise
+
+    def land(self, dst):
+        """Issues the DMA into dst (lands_in(dst) holds); dst then holds the loaded values."""
+        self._landed = True
+        self._run(dst)
+        self._tile = dst
+
+    @property
+    def _nkia_tile(self):
+        if self._tile is None:
+            self._landed = True
+            self._tile = self._run(new_tile(self.shape, self.dtype_str, "sbuf"))
+        return self._tile
+
+    def __getattr__(self, name):
+        return getattr(self._nkia_tile, name)
+
+    def __getitem__(self, key):
+        return self._nkia_tile[key]
+
+
+# (code, offset of the call) -> the name of the tile a statement `name[key] = <that call>` assigns
+# into, or None when the call is anything else.
+_ASSIGNED = {}
+_ASSIGNMENTS = {}  # file -> {(line, end line, column, end column) of a value: the target's name}
+
+
+def _assignments(filename):
+    lines = linecache.getlines(filename)
+    found = _ASSIGNMENTS.get(filename)
+    if found is not None and found[0] is lines:
+        return found[1]
+    table = {}
+    try:
+        tree = ast.parse("".join(lines)) if lines else None
+    except SyntaxError:
+        tree = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript)
+                and isinstance(node.targets[0].value, ast.Name) and isinstance(node.value, ast.Call)):
+            v = node.value
+            table[(v.lineno, v.end_lineno, v.col_offset, v.end_col_offset)] = node.targets[0].value.id
+    _ASSIGNMENTS[filename] = (lines, table)
+    return table
+
+
+def assigned_target(depth=2):
+    """The tile that the kernel statement calling the running function (the NKI API `depth` frames
+    up, called straight from a kernel's own file) assigns the call's result into, when that
+    statement is ``name[key] = <the call>`` and name is a tile: the load's DMA can then write
+    name[key] itself. None otherwise (the call is nested in another expression, bound to a name,
+    made by the NKI modules themselves, ...)."""
+    frame = sys._getframe(depth)
+    code = frame.f_code
+    if code.co_filename.startswith("<nki-agent>"):
+        return None
+    key = (code, frame.f_lasti)
+    if key not in _ASSIGNED:
+        name = None
+        call = None
+        for ins in dis.get_instructions(code):  # the call is the last instruction at or before f_lasti
+            if ins.offset > frame.f_lasti:
+                break
+            call = ins
+        if call is not None and call.opname in ("CALL", "CALL_FUNCTION_EX") and call.positions is not None:
+            p = call.positions
+            name = _assignments(code.co_filename).get((p.lineno, p.end_lineno, p.col_offset, p.end_col_offset))
+        _ASSIGNED[key] = name
+    name = _ASSIGNED[key]
+    if name is None:
+        return None
+    if name in frame.f_locals:
+        target = frame.f_locals[name]
+    else:
+        target = frame.f_globals.get(name, None)
+    return target if isinstance(target, (core.Tensor, core.View)) else None
 
 
 class _PartOf:
@@ -158,7 +293,7 @@ class LoopReduce:
         return self.x.dtype
 
 
-_TILE_KINDS = (core.Tensor, core.View, PendingMatmul, IndexedRef, IndirectRows)
+_TILE_KINDS = (core.Tensor, core.View, PendingMatmul, PendingLoad, IndexedRef, IndirectRows)
 
 
 def is_tensor(x):

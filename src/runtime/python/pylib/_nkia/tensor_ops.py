@@ -1,7 +1,7 @@
 """NKI tensors as Python objects: indexing (``t[...]``: slices, index tiles, runtime row indices),
-assignment (``t[...] = value``: a tile, a number, a legacy matmul landing in PSUM, an
-nl.loop_reduce step), ``+=`` (matmul accumulation), the arithmetic and comparison operators (the
-nl functions of the same meaning), and the guards that stop Python from treating a tile as a
+assignment (``t[...] = value``: a tile, a number, a legacy matmul landing in PSUM, a load whose
+DMA writes the destination, an nl.loop_reduce step), ``+=`` (matmul accumulation), the arithmetic
+and comparison operators (the nl functions of the same meaning), and the guards that stop Python from treating a tile as a
 value it has only on the device: its truth (``if t:``, ``a and b``) and NumPy applied to it.
 
 Importing this module installs all of that on the core's Tensor and View types (and the guards
@@ -24,7 +24,7 @@ from _nkia.dtypes import dtype
 from _nkia.errors import NkiError
 from _nkia.index import IndexTile, Mask, affine_key, free_slices
 from _nkia.lang import binary
-from _nkia.operands import IndexedRef, IndirectRows, LoopReduce, PendingMatmul, is_tensor
+from _nkia.operands import IndexedRef, IndirectRows, LoopReduce, PendingLoad, PendingMatmul, is_tensor
 
 
 def getitem(self, key):
@@ -55,7 +55,8 @@ def getitem(self, key):
 
 def setitem(self, key, value):
     """``t[key] = value``: writes a tile (copied on the Vector engine), a number (memset), a legacy
-    matmul (issued straight into a PSUM destination), or an nl.loop_reduce step."""
+    matmul (issued straight into a PSUM destination), a load (its DMA straight into an SBUF
+    destination of its shape: PendingLoad), or an nl.loop_reduce step."""
     dst = getitem(self, key)
     if isinstance(value, PendingMatmul) and not value.landed and dst.buffer != "psum" and direct_kernel():
         raise NkiError("nkia_direct_allocation_mixed",
@@ -64,6 +65,11 @@ def setitem(self, key, value):
                        f"itself (direct allocation)",
                        "assign the matmul into a placed PSUM tile (ncc.psum.mod_alloc) and copy that into the SBUF "
                        "tile: res[...] = nl.copy(acc)")
+    if isinstance(value, PendingLoad) and not value.landed:
+        if value.lands_in(dst):
+            value.land(dst)  # the DMA writes dst itself: no copy, no tile in between
+            return
+        value = value._nkia_tile
     box = getattr(value, "_nkia_box", None)
     if box is not None and tuple(dst.shape) == tuple(value.shape):
         m = Mask(None, value.shape)
@@ -187,7 +193,7 @@ def _install_host_math_guards(cls):
 
 
 def _install_operators():
-    for cls in (core.Tensor, core.View, PendingMatmul):
+    for cls in (core.Tensor, core.View, PendingMatmul, PendingLoad):
         _install_host_math_guards(cls)
     for cls in (core.Tensor, core.View):
         cls.__getitem__ = getitem

@@ -29,7 +29,7 @@ class _NewTile:
         self.buffer = buffer or lang.sbuf
 
 
-def _returns_tile(instruction, masked=True, axes=None, scratch=False):
+def _returns_tile(instruction, masked=True, axes=None, scratch=False, dma=False):
     """Derives a legacy instruction from the current-dialect `instruction` (nki.isa's, whose first
     parameter is the destination). The decorated function has the legacy signature; it checks what
     only the legacy form checks and returns the _NewTile the call makes. The legacy call then
@@ -39,7 +39,10 @@ def _returns_tile(instruction, masked=True, axes=None, scratch=False):
     restricted to the mask's box; `axes` maps an argument's axes onto the index space where they
     differ ({"dst": [0, None]}: only the tile's partition axis lies in it). It returns the tile,
     marked with the part it wrote. With `scratch` the tile is allocated as part of the
-    instruction's work (the instruction reads its own result) and becomes the kernel's after it."""
+    instruction's work (the instruction reads its own result) and becomes the kernel's after it.
+    A `dma` instruction (unmasked) assigned straight into an SBUF tile of its result's shape and
+    dtype (``t[key] = nisa.dma_transpose(...)``) writes t[key] itself instead: the compiler folds
+    the assignment's copy into the DMA (_nkia.operands.PendingLoad)."""
     if scratch and masked:
         raise TypeError("a scratch result is for instructions that ignore mask=")
     axes = axes or {}
@@ -68,9 +71,14 @@ def _returns_tile(instruction, masked=True, axes=None, scratch=False):
             spec = signature(*args, **kwargs)
             given = len(args)
             dtype = None if dtype_at is None else args[dtype_at] if dtype_at < given else kwargs.get("dtype")
-            out = buffers.new_tile(spec.shape, dtype or spec.dtype, spec.buffer, origin)
             values = [args[i] if i < given else kwargs.get(n, d) for i, n, d, _ in picks]
             extra = {n: kwargs[n] for n in only_current if n in kwargs} if kwargs else {}
+            if dma and mask_at is None and operands.assigned_target(2) is not None:
+                def issue(t):
+                    instruction(t, *values, **extra)
+                    return t
+                return operands.PendingLoad(spec.shape, lang.dtype_name(dtype or spec.dtype), None, issue)
+            out = buffers.new_tile(spec.shape, dtype or spec.dtype, spec.buffer, origin)
             if mask_at is None:
                 instruction(out, *values, **extra)
                 if scratch:
@@ -306,7 +314,7 @@ def dma_copy(dst, src, mask=None, dst_rmw_op=None, oob_mode=None, dge_mode=None,
         core.dma_copy(m(dst), m(src), rmw)
 
 
-@_returns_tile(current.dma_transpose, masked=False)
+@_returns_tile(current.dma_transpose, masked=False, dma=True)
 def dma_transpose(src, axes=None, mask=None, dtype=None, dge_mode=None, **kwargs):
     """A new SBUF tile holding src with its axes permuted by the DMA engines: (1, 0) of a 2-D source,
     (2, 1, 0) of a 3-D one, (3, 1, 2, 0) of a 4-D one (the default for the rank)."""
