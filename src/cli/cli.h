@@ -62,6 +62,7 @@ void add_cache_command(CLI::App& app, Context& ctx);
 void add_calibrate_command(CLI::App& app, Context& ctx);
 void add_serve_command(CLI::App& app, Context& ctx);
 void add_export_command(CLI::App& app, Context& ctx);
+void add_report_command(CLI::App& app, Context& ctx);
 void add_reward_commands(CLI::App& app, Context& ctx);  // reward, reward-study
 
 // What run, check and profile share (cli/kernel_args.cpp).

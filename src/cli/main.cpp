@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   cli::add_cache_command(app, ctx);
   cli::add_serve_command(app, ctx);
   cli::add_export_command(app, ctx);
+  cli::add_report_command(app, ctx);
   cli::add_reward_commands(app, ctx);
 
   app.parse_complete_callback([&] {
