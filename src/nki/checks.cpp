@@ -350,6 +350,21 @@ Result<void> check_carried_reads(ExecContext& ctx, int64_t ending_tag) {
   return {};
 }
 
+namespace {
+
+// Whether every element an elementwise instruction reads of `srcs` was written, for sources written
+// only in part (a masked store of a tile that was loaded under the same mask).
+bool reads_written(std::span<const Access* const> srcs, const Shape& shape) {
+  for (const Access* s : srcs) {
+    if (s->tensor->writes.all_written) continue;
+    const std::optional<Tensor> f = aligned_flags(*s, shape);
+    if (!f || !all_ones(*f)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 InstructionRecord issue_instruction(ExecContext& ctx, Engine e, const InstrOp& op, const SourceLoc& loc,
                                     const Access& dst, std::span<const Access* const> srcs, DataFlow flow,
                                     bool settle_reads) {
@@ -361,6 +376,9 @@ InstructionRecord issue_instruction(ExecContext& ctx, Engine e, const InstrOp& o
     if (!s->tensor->written) warn_unwritten_read(ctx, opcode, loc, *s);  // nothing at all written: a bug
     every_written = every_written && s->tensor->writes.all_written;
   }
+  // Clean values only, when the part read was written: then dst is not settled (a large output
+  // written by masked stores is never poisoned whole only to be overwritten).
+  if (!every_written && flow == DataFlow::kElementwise) every_written = reads_written(srcs, dst.shape());
   // dst's unwritten elements may stay unpoisoned only where the instruction writes clean values
   // over them: an instruction that sets dst's flags itself (and may read dst, as an accumulating
   // matmul does) or writes garbage-derived values (flags of 0 over computed data) settles first.

@@ -44,13 +44,25 @@ void settle_poison(NkiTensor& t) {
   poison(one);
   const auto size = static_cast<size_t>(data.itemsize());
   const auto* flags = static_cast<const uint8_t*>(mask.data());
+  const auto* value = static_cast<const uint8_t*>(one.data());
   auto* bytes = static_cast<uint8_t*>(data.data());
   const int64_t n = std::min(data.numel(), mask.numel());
   for (int64_t i = 0; i < n;) {
     const void* z = std::memchr(flags + i, 0, static_cast<size_t>(n - i));
     if (!z) break;
     i = static_cast<const uint8_t*>(z) - flags;
-    for (; i < n && flags[i] == 0; ++i) std::memcpy(bytes + static_cast<size_t>(i) * size, one.data(), size);
+    int64_t end = i;
+    while (end < n && flags[end] == 0) ++end;
+    // The run [i, end) gets the poison value: one element, then the filled prefix doubled.
+    uint8_t* run = bytes + static_cast<size_t>(i) * size;
+    const size_t run_bytes = static_cast<size_t>(end - i) * size;
+    std::memcpy(run, value, size);
+    for (size_t done = size; done < run_bytes;) {
+      const size_t step = std::min(done, run_bytes - done);
+      std::memcpy(run + done, run, step);
+      done += step;
+    }
+    i = end;
   }
   if (data.storage() != t.data.storage()) t.data.assign(data);
 }

@@ -81,7 +81,8 @@ std::string torch_fingerprint() {
 }
 
 nlohmann::json ReferenceStats::to_json() const {
-  nlohmann::json j = {{"cached", cached}, {"computed", computed}, {"seconds", seconds}};
+  nlohmann::json j = {
+      {"cached", cached}, {"computed", computed}, {"seconds", seconds}, {"compute_seconds", compute_seconds}};
   if (!torch.empty()) j["torch"] = torch;
   return j;
 }
@@ -292,6 +293,7 @@ Result<std::string> ReferenceRunner::params_dir(uint64_t seed) {
     auto answer = ask(req, opt_.request_seconds);
     if (!answer) return fail(answer.error());
     ++stats_.computed;
+    stats_.compute_seconds += answer->value("seconds", 0.0);
   }
   std::ofstream(fs::path(*tmp) / "meta.json")
       << nlohmann::json{{"kind", "params"}, {"task", task_.label()}, {"seed", seed}, {"torch", stats_.torch}}.dump();
@@ -408,6 +410,7 @@ Result<std::vector<Tensor>> ReferenceRunner::outputs(uint64_t seed, const ShapeS
   fs::remove_all(in_dir, ec);
   if (!answer) return fail(answer.error());
   ++stats_.computed;
+  stats_.compute_seconds += answer->value("seconds", 0.0);
   const auto& outs_info = (*answer)["outputs"];
   if (!outs_info.is_array() || outs_info.size() != task_.outputs.size())
     return fail("nkia_reference_mismatch",

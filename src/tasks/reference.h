@@ -58,6 +58,10 @@ struct ReferenceStats {
   int cached = 0;      // entries read from the cache
   int computed = 0;    // entries the worker computed
   double seconds = 0;  // spent in the worker (including its start)
+  // PyTorch's own share of `seconds`, as the worker timed it: building models and drawing their
+  // parameters, and the forwards (no interpreter start, no .npy reads or writes). What computing
+  // the same references in PyTorch costs, for comparison with a verification.
+  double compute_seconds = 0;
   std::string torch;   // the worker's torch.__version__, when it ran
   nlohmann::json to_json() const;
 };

@@ -15,11 +15,13 @@ Requests:
       its state_dict name (dots become underscores), re-draws constant-initialised ones (LayerNorm's
       ones and zeros, a zero bias) so that a kernel ignoring them fails, rounds each into its
       declared dtype, and writes D/<name>.npy (float32 values for bf16). Answer: per parameter its
-      state_dict name, shape, and whether it was re-drawn.
+      state_dict name, shape, and whether it was re-drawn; "seconds": building the model and drawing
+      its parameters (not writing them).
   {"op": "forward", "seed": S, "params_dir": D, "inputs": [{"name", "dtype", "path"}], "out_dir": O}
       the same model with the parameters of D loaded, in eval mode, under torch.no_grad(), on the
       inputs; writes O/out0.npy, O/out1.npy, ... (bf16 as float32 values, int64 as int64).
-      Answer: per output its dtype and shape. Matmul-like ops on float16 / bfloat16 operands are
+      Answer: per output its dtype and shape, and "seconds": the time of the forward alone (the
+      model's call, not reading inputs or writing outputs). Matmul-like ops on float16 / bfloat16 operands are
       computed in float32 from the same values and rounded back once, as the hardware accumulates
       (PyTorch's CPU kernels for them differ between machines), and so is any op PyTorch's CPU
       kernels lack for those types.
@@ -30,6 +32,7 @@ Requests:
 import json
 import os
 import sys
+import time
 import traceback
 
 _proto = os.fdopen(os.dup(1), "w", buffering=1)
@@ -160,12 +163,15 @@ def _save(path, t):
 
 
 def _params(req):
+    t0 = time.perf_counter()
     model = _model(int(req["seed"]))
+    drawn = _set_params(model, int(req["seed"]), req["params"])
+    seconds = time.perf_counter() - t0
     info = []
-    for decl, (key, t, redrawn) in zip(req["params"], _set_params(model, int(req["seed"]), req["params"])):
+    for decl, (key, t, redrawn) in zip(req["params"], drawn):
         _save(os.path.join(req["out_dir"], decl["name"] + ".npy"), t)
         info.append({"name": decl["name"], "state_dict": key, "shape": list(t.shape), "redrawn": redrawn})
-    return {"params": info}
+    return {"params": info, "seconds": seconds}
 
 
 def _load_array(path, dtype_name):
@@ -285,20 +291,23 @@ def _forward(req):
     with torch.no_grad(), _float32_accumulation():
         inputs = [_load_array(i["path"], i["dtype"]) for i in req["inputs"]]
         torch.manual_seed(seed)
+        t0 = time.perf_counter()
         try:
             outs = _outputs(model(*inputs))
         except RuntimeError as e:
             narrow = _narrow_dtype(model, inputs)
             if narrow is None or "not implemented for" not in str(e):
                 raise
+            t0 = time.perf_counter()
             outs = _upcast_forward(model, inputs, narrow)
+        seconds = time.perf_counter() - t0
     info = []
     for k, o in enumerate(outs):
         if not isinstance(o, torch.Tensor):
             o = torch.tensor(o)
         _save(os.path.join(req["out_dir"], f"out{k}.npy"), o)
         info.append({"dtype": _dtype_name(o.dtype), "shape": list(o.shape)})
-    return {"outputs": info}
+    return {"outputs": info, "seconds": seconds}
 
 
 def _inspect(req):
