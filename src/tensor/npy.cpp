@@ -774,6 +774,18 @@ std::vector<uint8_t> npy_serialize(const Tensor& t, NpyOptions opts) {
   return out;
 }
 
+size_t npy_serialized_size(const Tensor& t, NpyOptions opts) {
+  const WritePlan plan = plan_write(t, opts);
+  return plan.preamble_and_header.size() +
+         static_cast<size_t>(t.numel()) * (plan.as_f32 ? 4 : static_cast<size_t>(t.itemsize()));
+}
+
+void npy_serialize_append(const Tensor& t, std::string& out, NpyOptions opts) {
+  const WritePlan plan = plan_write(t, opts);
+  out.append(reinterpret_cast<const char*>(plan.preamble_and_header.data()), plan.preamble_and_header.size());
+  write_payload(t, plan.as_f32, [&](const uint8_t* p, size_t n) { out.append(reinterpret_cast<const char*>(p), n); });
+}
+
 Result<void> npy_save(const std::string& path, const Tensor& t, NpyOptions opts) {
   const WritePlan plan = plan_write(t, opts);
   FilePtr f(std::fopen(path.c_str(), "wb"));

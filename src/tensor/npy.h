@@ -66,5 +66,9 @@ Result<void> npy_save(const std::string& path, const Tensor& t, NpyOptions opts 
 
 // The bytes npy_save writes. Throws std::invalid_argument for an undefined tensor.
 std::vector<uint8_t> npy_serialize(const Tensor& t, NpyOptions opts = {});
+// How many bytes npy_serialize(t, opts) gives, and those bytes appended to `out` (a message built
+// in one buffer, without a copy in between). Both throw std::invalid_argument as npy_serialize does.
+size_t npy_serialized_size(const Tensor& t, NpyOptions opts = {});
+void npy_serialize_append(const Tensor& t, std::string& out, NpyOptions opts = {});
 
 }  // namespace nki_agent

@@ -130,6 +130,22 @@ TEST(NpyRoundTrip, EveryDTypeAndShape) {
     }
 }
 
+TEST(NpyRoundTrip, AppendWritesTheSerializedBytesAndSizeSaysHowMany) {
+  for (DType d : kAllDTypes)
+    for (NarrowAs narrow : {NarrowAs::kRawBits, NarrowAs::kFloat32}) {
+      const Tensor base = sample({6, 5, 4}, d, 3);
+      for (const Tensor& t : {base, base.transpose(), base.slice(1, 1, 4)}) {
+        const std::vector<uint8_t> want = npy_serialize(t, {narrow});
+        std::string out = "prefix";
+        npy_serialize_append(t, out, {narrow});
+        ASSERT_EQ(out.size(), 6 + want.size()) << dtype_name(d);
+        EXPECT_EQ(npy_serialized_size(t, {narrow}), want.size()) << dtype_name(d);
+        EXPECT_EQ(out.substr(0, 6), "prefix");
+        EXPECT_EQ(std::memcmp(want.data(), out.data() + 6, want.size()), 0) << dtype_name(d);
+      }
+    }
+}
+
 TEST(NpyRoundTrip, StridedViewsAreWrittenInCOrder) {
   for (DType d : {DType::kFloat32, DType::kBFloat16, DType::kInt8, DType::kBool, DType::kFloat8E5M2}) {
     const Tensor base = sample({6, 5, 4}, d, 2);
