@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -38,8 +40,12 @@ bool selected(const std::string& dir_name, const std::string& id, const std::vec
 }
 
 void add_row(LevelSummary& s, const TaskRow& r, std::vector<double>& logs) {
-  if (r.status == kInterrupted) {
+  if (r.status == kStatusInterrupted) {
     ++s.interrupted;  // not a result: counted apart, in nothing else
+    return;
+  }
+  if (r.status == "error") {
+    ++s.broken;  // the task or the harness failed, not the kernel: counted apart too
     return;
   }
   ++s.tasks;
@@ -79,6 +85,7 @@ nlohmann::json LevelSummary::to_json() const {
   return {{"level", level},
           {"tasks", tasks},
           {"interrupted", interrupted},
+          {"broken", broken},
           {"compiled", compiled},
           {"passed", passed},
           {"compile_percent", pct(compiled)},
@@ -92,6 +99,15 @@ nlohmann::json LevelSummary::to_json() const {
           {"output_tokens", output_tokens},
           {"cost_usd", cost_usd},
           {"seconds", seconds}};
+}
+
+std::string bench_run_key(const std::string& model_name, const std::string& tasks_root, const nlohmann::json& options) {
+  return sha256_hex(model_name + "\n" + tasks_root + "\n" +
+                    options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+std::string episode_name(const std::string& task_label, int sample, int samples) {
+  return samples > 1 ? fmt::format("{}.s{}", task_label, sample) : task_label;
 }
 
 BenchSummary summarize_rows(const std::vector<TaskRow>& rows) {
@@ -141,6 +157,9 @@ std::string BenchSummary::format() const {
         "{} task{} interrupted (the model endpoint failed or the run was stopped): not counted above; "
         "--resume runs {} again\n",
         total.interrupted, total.interrupted == 1 ? " was" : "s were", total.interrupted == 1 ? "it" : "them");
+  if (total.broken > 0)
+    s += fmt::format("{} broken task{} (the task or the harness failed, not a kernel): not counted above\n",
+                     total.broken, total.broken == 1 ? "" : "s");
   for (const auto& i : interrupted) s += "interrupted: " + i + "\n";
   for (const auto& e : errors) s += "error: " + e + "\n";
   return s;
@@ -169,6 +188,19 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
     if (selected(fs::path(d).filename().string(), id, o.filter)) items.push_back({d, id});
   }
   if (items.empty()) return fail("nkia_task_not_found", "no task under " + o.tasks_root + " matches");
+  if (o.shard_count > 1) {
+    // The shard: every N-th task of the list sorted by id, from the I-th (0-based).
+    std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.id < b.id; });
+    std::vector<Item> mine;
+    for (size_t i = 0; i < items.size(); ++i)
+      if (static_cast<int>(i % static_cast<size_t>(o.shard_count)) == o.shard_index) mine.push_back(items[i]);
+    say(fmt::format("shard {}/{}: {} of {} tasks", o.shard_index, o.shard_count, mine.size(), items.size()));
+    items = std::move(mine);
+    if (items.empty())
+      return fail("nkia_task_not_found", fmt::format("shard {}/{} holds no task: there are fewer tasks than shards",
+                                                     o.shard_index, o.shard_count));
+  }
+  const int samples = std::max(1, o.samples);
   // A model that cannot be reached at all (an invalid configuration, a public API without a key)
   // fails the benchmark before any task, instead of every task in turn.
   if (!o.client_factory)
@@ -188,25 +220,29 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
                             {"escalate_after", o.solve.escalate_after},
                             {"seed", o.solve.seed},
                             {"filter", o.filter}};
-  if (!o.suite.empty()) options["suite"] = o.suite;  // absent otherwise: older runs keep their keys
+  // Absent when unused, so that older runs keep their keys.
+  if (!o.suite.empty()) options["suite"] = o.suite;
+  if (o.samples > 1) options["samples"] = o.samples;
+  if (o.shard_count > 1) options["shard"] = fmt::format("{}/{}", o.shard_index, o.shard_count);
+  options["simulator_version"] = kVersion;
   if (o.model) options["model"] = o.model->to_json();
   if (o.stronger) options["stronger"] = o.stronger->to_json();
   std::error_code ec;
   const std::string root = fs::weakly_canonical(o.tasks_root, ec).string();
-  const std::string key = sha256_hex(model_name + "\n" + root + "\n" +
-                                     options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  const std::string key = bench_run_key(model_name, root, options);
 
   RunInfo run;
-  std::set<std::string> done;
+  std::set<std::pair<std::string, int>> done;
   if (o.resume) {
     auto found = (*store)->find_run(key);
     if (!found) return fail(found.error());
     if (*found) {
       run = **found;
-      auto fin = (*store)->finished_tasks(run.run_id);
+      auto fin = (*store)->finished_episodes(run.run_id);
       if (!fin) return fail(fin.error());
       done = *fin;
-      say(fmt::format("resuming run {}: {} of {} tasks already finished", run.run_id, done.size(), items.size()));
+      say(fmt::format("resuming run {}: {} of {} episodes already finished", run.run_id, done.size(),
+                      items.size() * static_cast<size_t>(samples)));
     } else {
       say("no earlier run with these settings: starting a new one");
     }
@@ -221,9 +257,14 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
     if (auto a = (*store)->add_run(run); !a) return fail(a.error());
   }
 
-  std::vector<Item> todo;
+  struct Episode {
+    const Item* item;
+    int sample;
+  };
+  std::vector<Episode> todo;
   for (const auto& it : items)
-    if (!done.count(it.id)) todo.push_back(it);
+    for (int k = 0; k < samples; ++k)
+      if (!done.count({it.id, k})) todo.push_back({&it, k});
 
   KernelServiceOptions so;
   const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -238,7 +279,7 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
   summary.run_id = run.run_id;
   summary.model = model_name;
   summary.db_path = o.db_path;
-  summary.skipped = static_cast<int>(items.size() - todo.size());
+  summary.skipped = static_cast<int>(items.size() * static_cast<size_t>(samples) - todo.size());
 
   std::mutex mu;
   size_t next = 0, finished = 0, passed = 0;
@@ -260,18 +301,25 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
     }
   };
 
-  auto run_one = [&](const Item& item) -> TaskRow {
+  const fs::path kernels_dir = fs::path(o.out_dir) / "kernels" / run.run_id;
+  auto run_one = [&](const Item& item, int sample) -> TaskRow {
     TaskRow row;
     row.run_id = run.run_id;
     row.task_id = item.id;
+    row.sample = sample;
+    row.seed = o.solve.seed + static_cast<uint64_t>(sample);
     row.task = fs::path(item.dir).filename().string();
     const auto start = Clock::now();
-    auto task = load_task(item.dir);
-    if (!task) {
+    auto broken = [&](const Diagnostic& d) {
       row.status = "error";
-      row.error = task.error().format();
+      row.outcome = kOutcomeBroken;
+      row.code = d.code;
+      row.error = d.format();
+      row.seconds = std::chrono::duration<double>(Clock::now() - start).count();
       return row;
-    }
+    };
+    auto task = load_task(item.dir);
+    if (!task) return broken(task.error());
     row.task = task->label();
     row.level = task->level;
     row.category = task->category;
@@ -280,12 +328,10 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
     if (!o.model) {
       // The baseline through the same pipeline.
       auto base = load_baseline_files(*task);
-      if (!base) {
-        row.status = "error";
-        row.error = base.error().format();
-        return row;
-      }
+      if (!base) return broken(base.error());
       ToolResult tr = tools.verify(*base);
+      if (tr.is_error && tr.data.contains("verifier_error"))  // the verifier could not run: not the kernel's fault
+        return broken(Diagnostic::error(tr.data["verifier_error"].value("code", "nkia_internal"), tr.content));
       res.task = task->label();
       res.compiled = tr.compiled;
       res.passed = tr.passed;
@@ -293,7 +339,14 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
       res.kernel = tr.kernel;
       res.verify = tr.verify;
       res.speedup = tr.passed && tr.verify && tr.verify->speed.available ? tr.verify->speed.speedup : 0;
+      res.last_kernel = tr.kernel;
       res.tool_calls = 1;
+      res.tool_seconds = tr.seconds;
+      res.outcome = tr.passed ? kOutcomePassed : tr.compiled ? kOutcomeFailedCheck : kOutcomeCompileError;
+      if (!tr.passed && tr.verify) {
+        res.check = tr.verify->check;
+        if (tr.verify->diagnostic) res.code = tr.verify->diagnostic->code;
+      }
       if (!tr.passed) res.error = tr.content.substr(0, 2000);
     } else {
       auto make = [&](const LlmConfig& c) {
@@ -305,24 +358,18 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
         auto s = make(*o.stronger);
         if (s) strong = std::move(*s);
       }
-      if (!client) {
-        row.status = "error";
-        row.error = client.error().format();
-        return row;
-      }
-      row.trajectory = (fs::path(o.out_dir) / run.run_id / (task->label() + ".jsonl")).string();
+      if (!client) return broken(client.error());
+      row.trajectory =
+          (fs::path(o.out_dir) / run.run_id / (episode_name(task->label(), sample, samples) + ".jsonl")).string();
       auto traj = TrajectoryWriter::open(row.trajectory, /*truncate=*/true);
       SolveOptions so2 = o.solve;
       so2.run_id = run.run_id;
+      so2.seed = row.seed;
       SolveHooks hooks;
       if (traj) hooks.trajectory = traj->get();
       hooks.cancel = o.cancel;
       auto r = solve_task(*task, tools, **client, strong.get(), so2, hooks);
-      if (!r) {
-        row.status = "error";
-        row.error = r.error().format();
-        return row;
-      }
+      if (!r) return broken(r.error());
       res = std::move(*r);
     }
     row.status = res.status;
@@ -336,6 +383,28 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
     row.cost_usd = res.cost_usd;
     row.error = res.error;
     row.kernel = res.kernel;
+    row.outcome = res.outcome;
+    row.check = res.check;
+    row.code = res.code;
+    row.model_seconds = res.model_seconds;
+    row.tool_seconds = res.tool_seconds;
+    if (res.passed && res.verify && res.verify->speed.available) row.roofline = res.verify->speed.roofline_fraction;
+    const std::string name = episode_name(task->label(), sample, samples);
+    auto keep = [&](const std::string& source, const char* suffix, std::string& path) {
+      if (source.empty()) return;
+      const fs::path file = kernels_dir / (name + suffix);
+      std::error_code dir_ec;
+      fs::create_directories(kernels_dir, dir_ec);
+      std::ofstream f(file, std::ios::binary);
+      f << source;
+      f.close();
+      if (f)
+        path = file.string();
+      else
+        NKIA_LOG_WARN("bench: cannot write {}", file.string());
+    };
+    keep(res.kernel, ".best.py", row.best_kernel_path);
+    keep(res.last_kernel, ".last.py", row.last_kernel_path);
     row.result = res.to_json();
     row.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return row;
@@ -351,14 +420,15 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
       }
       // An episode cut short by the endpoint or by SIGINT comes back "interrupted": stored as such,
       // counted apart, and run again by --resume.
-      NKIA_LOG_INFO("bench: task {} begins", todo[i].id.empty() ? todo[i].dir : todo[i].id);
-      TaskRow row = run_one(todo[i]);
+      const Item& item = *todo[i].item;
+      NKIA_LOG_INFO("bench: task {} sample {} begins", item.id.empty() ? item.dir : item.id, todo[i].sample);
+      TaskRow row = run_one(item, todo[i].sample);
       NKIA_LOG_INFO("bench: task {} ends {} in {:.3f} s", row.task, row.status, row.seconds);
       auto added = (*store)->add_result(row);
       std::lock_guard<std::mutex> lock(mu);
       if (!added) summary.errors.push_back(added.error().message);
       ++finished;
-      if (row.passed && row.status != kInterrupted) ++passed;
+      if (row.passed && row.status != kStatusInterrupted) ++passed;
       draw(fmt::format("{} {}{}", row.task, row.status, row.speedup > 0 ? fmt::format(" {:.2f}x", row.speedup) : ""));
     }
   };
@@ -377,8 +447,9 @@ Result<BenchSummary> run_bench(const BenchOptions& o, const std::function<void(c
   full.skipped = summary.skipped;
   full.errors = summary.errors;
   for (const auto& r : *rows) {
-    if (r.status == "error" && !r.error.empty()) full.errors.push_back(r.task_id + ": " + r.error.substr(0, 300));
-    if (r.status == kInterrupted) full.interrupted.push_back(r.task_id + ": " + r.error.substr(0, 300));
+    const std::string who = r.sample > 0 ? fmt::format("{} (sample {})", r.task_id, r.sample) : r.task_id;
+    if (r.status == "error" && !r.error.empty()) full.errors.push_back(who + ": " + r.error.substr(0, 300));
+    if (r.status == kStatusInterrupted) full.interrupted.push_back(who + ": " + r.error.substr(0, 300));
   }
   return full;
 }

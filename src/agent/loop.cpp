@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "agent/store.h"
 #include "core/clock.h"
 #include "core/hash.h"
 #include "core/log.h"
@@ -110,7 +111,9 @@ class Run {
     res_.turns = turn;
     if (!resp) {
       interrupted_ = true;
+      endpoint_failed_ = !(hooks_.cancel && hooks_.cancel->load());
       res_.error = resp.error().format();
+      res_.code = resp.error().code;
       emit({{"type", "model_call"},
             {"turn", turn},
             {"model", llm.config().name},
@@ -144,6 +147,7 @@ class Run {
   // Records a tool result in the run's state; true when it passed.
   bool absorb(const ToolResult& tr) {
     if (!tr.kernel.empty()) last_kernel_ = tr.kernel;
+    note_failure(tr);
     if (tr.compiled) {
       res_.compiled = true;
       last_compiled_ = tr.kernel;
@@ -158,6 +162,31 @@ class Run {
     if (!res_.passed) res_.first_pass_turn = res_.turns;
     res_.passed = true;
     return true;
+  }
+
+  // Remembers why the last kernel tried failed: the check and the Diagnostic code.
+  void note_failure(const ToolResult& tr) {
+    if (tr.kernel.empty() || tr.passed) return;
+    if (tr.verified && tr.verify) {
+      tried_ = true;
+      last_check_ = tr.verify->check;
+      last_code_ = tr.verify->diagnostic ? tr.verify->diagnostic->code : std::string();
+      last_compiled_ok_ = tr.compiled;
+    } else if (tr.is_error && tr.data.contains("verifier_error")) {
+      tried_ = true;
+      last_check_ = "verifier_error";
+      last_code_ = tr.data["verifier_error"].value("code", "");
+      last_compiled_ok_ = false;
+    } else if (!tr.compiled && tr.data.contains("diagnostic")) {
+      tried_ = true;
+      last_check_.clear();
+      last_code_ = tr.data["diagnostic"].value("code", "");
+      last_compiled_ok_ = false;
+    } else if (tr.compiled && !tried_) {
+      tried_ = true;  // compiled, never verified (yet): a later verdict replaces this
+      last_compiled_ok_ = true;
+      last_check_ = "not_verified";
+    }
   }
 
   // `sent`: what the model read, when the loop added to the tool's own content.
@@ -338,8 +367,22 @@ class Run {
         res_.status = res_.compiled ? "compiled" : "failed";
       if (res_.verify && res_.verify->passed) res_.verify.reset();
     }
+    res_.last_kernel = last_kernel_;
+    if (res_.passed) {
+      res_.outcome = kOutcomePassed;
+    } else {
+      res_.check = last_check_;
+      if (res_.code.empty()) res_.code = last_code_;
+      res_.outcome = refused_            ? kOutcomeRefused
+                     : !tried_           ? kOutcomeBudgetExhausted
+                     : last_compiled_ok_ ? kOutcomeFailedCheck
+                                         : kOutcomeCompileError;
+    }
     // Cut short by the endpoint or a stop, not by the task: what it reached is kept, but it is not a result.
-    if (interrupted_) res_.status = kInterrupted;
+    if (interrupted_) {
+      res_.status = kStatusInterrupted;
+      res_.outcome = endpoint_failed_ ? kOutcomeEndpointFailure : kOutcomeInterrupted;
+    }
     res_.seconds = seconds_since(t0_);
     emit({{"type", "end"}, {"result", res_.to_json()}, {"kernel", res_.kernel}});
     progress(fmt::format("{} after {} turn{}, {} tool call{}{}", res_.status, res_.turns, res_.turns == 1 ? "" : "s",
@@ -360,7 +403,11 @@ class Run {
   std::string last_kernel_, last_compiled_, best_passed_, last_verified_;
   int failed_turns_ = 0;
   bool escalated_ = false, refused_ = false;
-  bool interrupted_ = false;  // a model call failed, or the run was cancelled
+  bool interrupted_ = false;      // a model call failed, or the run was cancelled
+  bool endpoint_failed_ = false;  // ... a model call failed without a stop
+  // The last kernel tried: whether one was, whether it compiled, and its failed check and code.
+  bool tried_ = false, last_compiled_ok_ = false;
+  std::string last_check_, last_code_;
 };
 
 }  // namespace
@@ -380,7 +427,10 @@ nlohmann::json SolveResult::to_json() const {
                       {"model_seconds", model_seconds},
                       {"tool_seconds", tool_seconds},
                       {"models", models},
-                      {"prompt_version", prompt_version}};
+                      {"prompt_version", prompt_version},
+                      {"outcome", outcome}};
+  if (!check.empty()) j["check"] = check;
+  if (!code.empty()) j["code"] = code;
   if (!error.empty()) j["error"] = error;
   if (verify) {
     nlohmann::json v = {{"passed", verify->passed},

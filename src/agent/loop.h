@@ -47,15 +47,23 @@ struct SolveOptions {
 };
 
 // The status of a run that is not a result of its task (see above).
-inline constexpr std::string_view kInterrupted = "interrupted";
+inline constexpr std::string_view kStatusInterrupted = "interrupted";
 
 struct SolveResult {
   std::string task;               // id_name
   std::string status = "failed";  // "passed", "compiled", "failed", "refused", "interrupted"
   bool compiled = false;
   bool passed = false;
-  std::string kernel;                  // the best kernel (see above)
-  std::optional<VerifyResult> verify;  // the best kernel's verification, when it had one
+  std::string kernel;       // the best kernel (see above)
+  std::string last_kernel;  // the last kernel written
+  // Why the run ended (agent/store.h's kOutcome*): passed; failed_check / compile_error (the last
+  // kernel verified failed a check / did not compile; a kernel that compiled but was never verified
+  // is failed_check "not_verified"); budget_exhausted (the turns ran out and no kernel was written);
+  // refused; endpoint_failure (a model call failed for good); interrupted (a stop).
+  std::string outcome;
+  std::string check;                   // the last failed check when not passed (tasks/verify_check.h names)
+  std::string code;                    // the Diagnostic code of that failure, or of the model call's
+  std::optional<VerifyResult> verify;  // the best passing kernel's verification, when it had one
   double speedup = 0;                  // of the best passing kernel (0: none passed or not measured)
   int turns = 0, tool_calls = 0;
   int first_pass_turn = 0;  // 0: never passed

@@ -6,7 +6,9 @@
 //   bench --tasks DIR [--suite NAME] [--only ID...] [--model M] [--jobs J] [--resume]
 //         tasks in parallel into SQLite, a progress bar and a summary per level; with no model,
 //         every task's baseline through the same pipeline; exits 1 when a task could not be run
-//         or was interrupted (the model endpoint failed): --resume runs those again
+//         or was interrupted (the model endpoint failed): --resume runs those again;
+//         --samples K episodes per task, --shard I/N a 1/N share of the tasks
+//   bench merge A.sqlite B.sqlite ... -o all.sqlite   the shards' databases as one run
 // Model settings: --model names a [models.NAME] table of the config file (--config, $NKIA_CONFIG,
 // ~/.config/nki-agent/config.toml) or is the model id itself; NKIA_LLM_* variables and the flags
 // override it; the API key comes from the environment only. SIGINT stops gracefully: the current
@@ -22,6 +24,7 @@
 #include <thread>
 
 #include "agent/bench.h"
+#include "agent/bench_merge.h"
 #include "agent/llm_config.h"
 #include "agent/loop.h"
 #include "agent/sft.h"
@@ -220,17 +223,36 @@ int run_solve(const Context& ctx, const SolveFlags& f) {
 // ---- bench ----
 
 struct BenchFlags {
-  std::string tasks, suite, db, out, run_id;
+  std::string tasks, suite, db, out, run_id, shard;
   std::vector<std::string> filter;
   int jobs = 1;
+  int samples = 1;
   bool resume = false;
   int workers = 0;
   ModelFlags model;
   AgentRunFlags run;
 };
 
+// "I/N" with 0 <= I < N.
+Result<std::pair<int, int>> parse_shard(const std::string& text) {
+  int i = -1, n = 0;
+  char slash = 0, rest = 0;
+  if (std::sscanf(text.c_str(), "%d %c %d %c", &i, &slash, &n, &rest) != 3 || slash != '/' || n < 1 || i < 0 || i >= n)
+    return tl::unexpected(Diagnostic::error("nkia_bad_argument", fmt::format("--shard {}: not I/N", text),
+                                            "give the job's 0-based index and the number of shards, 0 <= I < N: "
+                                            "--shard 0/4 ... --shard 3/4 (e.g. --shard $SLURM_ARRAY_TASK_ID/4)"));
+  return std::make_pair(i, n);
+}
+
 int run_bench_cmd(const Context& ctx, const BenchFlags& f) {
   BenchOptions bo;
+  if (!f.shard.empty()) {
+    auto sh = parse_shard(f.shard);
+    if (!sh) return report(ctx, sh.error());
+    bo.shard_index = sh->first;
+    bo.shard_count = sh->second;
+  }
+  bo.samples = f.samples;
   bo.tasks_root = f.tasks.empty() ? default_task_root() : f.tasks;
   bo.filter = f.filter;
   bo.suite = f.suite;
@@ -277,6 +299,31 @@ int run_bench_cmd(const Context& ctx, const BenchFlags& f) {
   }
   // Interrupted tasks leave the benchmark unfinished: the same exit as a stop.
   return summary->errors.empty() && summary->total.interrupted == 0 ? kExitOk : kExitUserError;
+}
+
+// ---- bench merge ----
+
+struct MergeFlags {
+  std::vector<std::string> inputs;
+  std::string out, run_id;
+};
+
+int run_bench_merge(const Context& ctx, const MergeFlags& f) {
+  MergeOptions mo;
+  mo.inputs = f.inputs;
+  mo.out = f.out;
+  mo.run_id = f.run_id;
+  auto m = merge_bench_databases(mo);
+  if (!m) return report(ctx, m.error());
+  if (ctx.json)
+    emit_json(
+        ctx,
+        {{"out", m->out}, {"run_id", m->run_id}, {"runs", m->runs}, {"rows", m->rows}, {"duplicates", m->duplicates}});
+  else
+    std::printf("merged %d run%s into run %s of %s: %d rows%s\n", m->runs, m->runs == 1 ? "" : "s", m->run_id.c_str(),
+                m->out.c_str(), m->rows,
+                m->duplicates > 0 ? fmt::format(" ({} duplicate rows left out)", m->duplicates).c_str() : "");
+  return kExitOk;
 }
 
 // ---- prompt ----
@@ -372,9 +419,28 @@ void add_agent_commands(CLI::App& app, Context& ctx) {
   bench->add_option("--out", b->out, "Folder for the database and trajectories (default: nki-agent-runs)");
   bench->add_option("--workers", b->workers, "Kernel sandbox workers (default: one per core, at most 8)")
       ->check(CLI::Range(1, 64));
+  bench
+      ->add_option("--samples", b->samples,
+                   "Independent episodes per task (sample k has seed --seed + k); the report gives pass@k")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  bench->add_option("--shard", b->shard,
+                    "Run only shard I of N (0-based): the tasks whose index in the id-sorted list is I mod N; "
+                    "join the shards' databases with bench merge");
   add_model_flags(bench, b->model);
   add_run_flags(bench, b->run);
-  bench->callback([&ctx, b] { ctx.exit_code = run_bench_cmd(ctx, *b); });
+  auto mf = std::make_shared<MergeFlags>();
+  auto* merge = bench->add_subcommand(
+      "merge", "Join the databases of a benchmark's shards (bench --shard I/N) into one run in a new database");
+  merge->add_option("databases", mf->inputs, "The shards' databases")->required();
+  merge->add_option("-o,--out", mf->out, "The merged database to write (must not exist)")->required();
+  merge->add_option("--run", mf->run_id, "The merged run's id (default: the first input run's)");
+  merge->callback([&ctx, mf] { ctx.exit_code = run_bench_merge(ctx, *mf); });
+  bench->require_subcommand(0, 1);
+  bench->callback([&ctx, b, merge] {
+    if (merge->parsed()) return;  // bench merge ran instead
+    ctx.exit_code = run_bench_cmd(ctx, *b);
+  });
 
   auto p = std::make_shared<PromptFlags>();
   auto* prompt = app.add_subcommand("prompt", "Print the system and task prompts the agent sends for a task");

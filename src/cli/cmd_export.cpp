@@ -1,4 +1,4 @@
-// `nki-agent export RESULTS.sqlite [--run ID] [--format csv|kernelbench|kernelbench-baseline]
+// `nki-agent export RESULTS.sqlite [--run ID] [--format csv|kernelbench|kernelbench-baseline|pass-at-k]
 // [-o FILE]`: a benchmark run's results for other tools (report/export.h).
 #include <fmt/format.h>
 
@@ -41,11 +41,12 @@ int run_export(const Context& ctx, const ExportCliOptions& o) {
 
 void add_export_command(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<ExportCliOptions>();
-  auto* sub =
-      app.add_subcommand("export", "A benchmark run's results as CSV or in KernelBench's eval-results / baseline JSON");
+  auto* sub = app.add_subcommand(
+      "export", "A benchmark run's results as CSV, in KernelBench's eval-results / baseline JSON, or its pass@k");
   sub->add_option("db", o->db, "The results database a bench run wrote")->required();
   sub->add_option("--run", o->run, "The run (default: the most recent)");
-  sub->add_option("--format", o->format, "csv, kernelbench or kernelbench-baseline")->capture_default_str();
+  sub->add_option("--format", o->format, "csv, kernelbench, kernelbench-baseline or pass-at-k (under bench --samples)")
+      ->capture_default_str();
   sub->add_option("-o,--out", o->out, "Write to this file (default: stdout)");
   sub->callback([&ctx, o] { ctx.exit_code = run_export(ctx, *o); });
 }

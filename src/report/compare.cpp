@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
+#include <utility>
 
 namespace nki_agent {
 
@@ -51,16 +53,20 @@ RunComparison compare_runs(const RunReport& a, const RunReport& b) {
   RunComparison c;
   c.run_a = a.run.run_id;
   c.run_b = b.run.run_id;
-  std::map<std::string, PairedTask> by_id;
+  // Paired by (task, sample): under bench --samples each episode of B meets A's of the same index.
+  std::map<std::pair<std::string, int>, PairedTask> by_id;
+  auto name = [](const TaskRow& r) {
+    return r.sample > 0 ? r.task_id + " (sample " + std::to_string(r.sample) + ")" : r.task_id;
+  };
   for (const auto& t : a.tasks) {
-    auto& p = by_id[t.row.task_id];
-    p.task_id = t.row.task_id;
+    auto& p = by_id[{t.row.task_id, t.row.sample}];
+    p.task_id = name(t.row);
     p.task = t.row.task;
     p.a = &t;
   }
   for (const auto& t : b.tasks) {
-    auto& p = by_id[t.row.task_id];
-    p.task_id = t.row.task_id;
+    auto& p = by_id[{t.row.task_id, t.row.sample}];
+    p.task_id = name(t.row);
     if (p.task.empty()) p.task = t.row.task;
     p.b = &t;
   }

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "report/pass_at_k.h"
+
 namespace nki_agent {
 
 namespace {
@@ -43,32 +45,50 @@ json stats(double runtime_ms, const std::string& target) {
           {"device", "nki-agent simulator (simulated time)"}};
 }
 
+// The failed check: the row's own column, else (an older database) the stored verification's.
+std::string check_of(const TaskRow& r) {
+  if (!r.check.empty()) return r.check;
+  return r.result.is_object() && r.result.contains("verify") && r.result["verify"].is_object()
+             ? r.result["verify"].value("check", "")
+             : "";
+}
+
 }  // namespace
 
 Result<ExportFormat> export_format_from_name(const std::string& name) {
   if (name == "csv") return ExportFormat::kCsv;
   if (name == "kernelbench") return ExportFormat::kKernelBench;
   if (name == "kernelbench-baseline") return ExportFormat::kKernelBenchBaseline;
+  if (name == "pass-at-k") return ExportFormat::kPassAtK;
   return tl::unexpected(Diagnostic::error("nkia_bad_argument", fmt::format("no export format '{}'", name),
-                                          "the formats are csv, kernelbench and kernelbench-baseline"));
+                                          "the formats are csv, kernelbench, kernelbench-baseline and pass-at-k"));
 }
 
 std::string export_csv(const std::vector<TaskRow>& rows) {
   std::string out =
       "run_id,task_id,task,level,category,status,compiled,passed,check,speedup,candidate_ms,baseline_ms,"
-      "roofline_fraction,turns,tool_calls,input_tokens,output_tokens,cost_usd,seconds,trajectory,error\n";
+      "roofline_fraction,turns,tool_calls,input_tokens,output_tokens,cost_usd,seconds,trajectory,error,sample,seed,"
+      "outcome,code,model_seconds,tool_seconds,best_kernel,last_kernel\n";
   for (const auto& r : rows) {
     const json sp = speed_of(r);
-    const std::string check =
-        r.result.is_object() && r.result.contains("verify") ? r.result["verify"].value("check", "") : "";
     const double cand = ms(sp, "candidate_seconds"), base = ms(sp, "baseline_seconds");
+    const double roofline = r.roofline >= 0 ? r.roofline : sp.value("roofline_fraction", 0.0);
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.run_id), csv_field(r.task_id),
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(r.run_id), csv_field(r.task_id),
         csv_field(r.task), r.level, csv_field(r.category), csv_field(r.status), r.compiled ? 1 : 0, r.passed ? 1 : 0,
-        csv_field(check), r.speedup, cand < 0 ? std::string() : fmt::format("{}", cand),
-        base < 0 ? std::string() : fmt::format("{}", base), sp.value("roofline_fraction", 0.0), r.turns, r.tool_calls,
-        r.input_tokens, r.output_tokens, r.cost_usd, r.seconds, csv_field(r.trajectory), csv_field(r.error));
+        csv_field(check_of(r)), r.speedup, cand < 0 ? std::string() : fmt::format("{}", cand),
+        base < 0 ? std::string() : fmt::format("{}", base), roofline, r.turns, r.tool_calls, r.input_tokens,
+        r.output_tokens, r.cost_usd, r.seconds, csv_field(r.trajectory), csv_field(r.error));
+    out += fmt::format(",{},{},{},{},{},{},{},{}\n", r.sample, r.seed, csv_field(r.outcome), csv_field(r.code),
+                       r.model_seconds, r.tool_seconds, csv_field(r.best_kernel_path), csv_field(r.last_kernel_path));
   }
+  return out;
+}
+
+std::string export_pass_at_k(const std::vector<TaskRow>& rows) {
+  std::string out = "group,k,tasks,pass_at_k\n";
+  for (const auto& p : pass_at_k_table(rows))
+    out += fmt::format("{},{},{},{}\n", csv_field(p.group), p.k, p.tasks, p.value);
   return out;
 }
 
@@ -81,15 +101,18 @@ std::string export_kernelbench(const std::vector<TaskRow>& rows) {
     const double runtime = r.passed ? ms(sp, "candidate_seconds") : -1.0;
     json metadata = {{"task", r.task},         {"status", r.status}, {"level", r.level},
                      {"category", r.category}, {"hardware", target}, {"device", "nki-agent simulator"}};
-    if (r.result.is_object() && r.result.contains("verify")) metadata["check"] = r.result["verify"].value("check", "");
+    if (const std::string check = check_of(r); !check.empty() || r.result.contains("verify")) metadata["check"] = check;
+    if (!r.outcome.empty()) metadata["outcome"] = r.outcome;
+    if (!r.code.empty()) metadata["code"] = r.code;
     if (!r.error.empty()) metadata["error"] = r.error;
     if (r.passed && r.speedup > 10) metadata["excessive_speedup"] = true;
-    out[r.task_id] = json::array({{{"sample_id", 0},
-                                   {"compiled", r.compiled},
-                                   {"correctness", r.passed},
-                                   {"metadata", metadata},
-                                   {"runtime", runtime},
-                                   {"runtime_stats", runtime < 0 ? json::object() : stats(runtime, target)}}});
+    if (!out.contains(r.task_id)) out[r.task_id] = json::array();
+    out[r.task_id].push_back({{"sample_id", r.sample},
+                              {"compiled", r.compiled},
+                              {"correctness", r.passed},
+                              {"metadata", metadata},
+                              {"runtime", runtime},
+                              {"runtime_stats", runtime < 0 ? json::object() : stats(runtime, target)}});
   }
   return out.dump(2);
 }
@@ -131,6 +154,7 @@ Result<std::string> export_run(const std::string& db_path, const std::string& ru
     case ExportFormat::kCsv: return export_csv(*rows);
     case ExportFormat::kKernelBench: return export_kernelbench(*rows);
     case ExportFormat::kKernelBenchBaseline: return export_kernelbench_baseline(*rows);
+    case ExportFormat::kPassAtK: return export_pass_at_k(*rows);
   }
   return std::string();
 }

@@ -8,6 +8,10 @@
 //                         scripts/benchmark_eval_analysis.py reads them;
 //   kernelbench-baseline  KernelBench's baseline-timing JSON: {"level1": {"<task>.py": {mean, std,
 //                         min, max, num_trials, hardware, device}}} of each task's eager baseline.
+//   pass-at-k             CSV group,k,tasks,pass_at_k: pass@k for k = 1 .. K of a `bench --samples K`
+//                         run, all tasks then each level (report/pass_at_k.h).
+// Under --samples every episode is a CSV row (columns sample, seed) and a KernelBench sample
+// (sample_id = the sample).
 // Speedups in the KernelBench files divide the baseline's simulated time by the kernel's, so
 // KernelBench's fast_p over them gives nki-agent's own.
 #pragma once
@@ -20,7 +24,7 @@
 
 namespace nki_agent {
 
-enum class ExportFormat { kCsv, kKernelBench, kKernelBenchBaseline };
+enum class ExportFormat { kCsv, kKernelBench, kKernelBenchBaseline, kPassAtK };
 
 // Code nkia_bad_argument for another name.
 Result<ExportFormat> export_format_from_name(const std::string& name);
@@ -28,6 +32,7 @@ Result<ExportFormat> export_format_from_name(const std::string& name);
 std::string export_csv(const std::vector<TaskRow>& rows);
 std::string export_kernelbench(const std::vector<TaskRow>& rows);
 std::string export_kernelbench_baseline(const std::vector<TaskRow>& rows);
+std::string export_pass_at_k(const std::vector<TaskRow>& rows);
 
 // The rows of `run_id` in `db_path` (empty run id: the most recent run) in `format`. Codes:
 // nkia_store_io, nkia_bad_argument (no such run, no run at all).

@@ -24,7 +24,9 @@ std::string outcome_label(Outcome o) {
     case Outcome::kPassed: return "passed";
     case Outcome::kFailedCheck: return "failed check";
     case Outcome::kCompileError: return "compile error";
+    case Outcome::kBudgetExhausted: return "budget exhausted";
     case Outcome::kRefused: return "refused";
+    case Outcome::kEndpointFailure: return "endpoint failure (not counted)";
     case Outcome::kInterrupted: return "interrupted (not counted)";
     case Outcome::kBroken: return "broken task (not counted)";
   }
@@ -97,6 +99,26 @@ std::string summary_table(const std::string& id, const char* kind, const std::ve
   return s + "</tbody>\n</table>\n";
 }
 
+// pass@k for k = 1 .. K, one row per group (all, then each level), under bench --samples K.
+std::string pass_at_k_table(const RunReport& run, size_t k) {
+  std::string s = fmt::format(
+      "<table class=\"summary\" id=\"pass-at-k-{}\">\n<thead><tr><th class=\"text\">group</th><th>tasks</th>", k);
+  for (int j = 1; j <= run.samples; ++j) s += fmt::format("<th>pass@{}</th>", j);
+  s += "</tr></thead>\n<tbody>\n";
+  for (size_t i = 0; i < run.pass_at_k.size(); i += static_cast<size_t>(run.samples)) {
+    const PassAtK& first = run.pass_at_k[i];
+    s += fmt::format("<tr data-group=\"{0}\"><td class=\"text\">{0}</td>", esc(first.group));
+    s += num_cell("tasks", first.tasks, std::to_string(first.tasks));
+    for (int j = 0; j < run.samples && i + static_cast<size_t>(j) < run.pass_at_k.size(); ++j) {
+      const PassAtK& p = run.pass_at_k[i + static_cast<size_t>(j)];
+      const std::string key = fmt::format("pass_at_{}", p.k);
+      s += num_cell(key.c_str(), p.value, p.tasks > 0 ? format_share(p.value, p.tasks) : "—");
+    }
+    s += "</tr>\n";
+  }
+  return s + "</tbody>\n</table>\n";
+}
+
 std::string summary_section(const std::vector<RunReport>& runs) {
   std::string s =
       "<section id=\"summary\">\n<h2>Summary</h2>\n<p class=\"note\">Shares are over the tasks with a result. "
@@ -107,6 +129,14 @@ std::string summary_section(const std::vector<RunReport>& runs) {
   for (size_t k = 0; k < runs.size(); ++k) {
     s += fmt::format("<h3>{}</h3>\n", esc(run_label(runs[k])));
     s += summary_table(fmt::format("summary-{}", k), "level", runs[k].levels, &runs[k].total);
+    if (runs[k].samples > 1) {
+      s += fmt::format(
+          "<p class=\"note\">{} samples per task: the shares above are over episodes. pass@k is the unbiased "
+          "estimator 1 − C(n−c, k)/C(n, k) per task (n episodes with a result, c passing), averaged over the tasks "
+          "with at least k.</p>\n",
+          runs[k].samples);
+      s += pass_at_k_table(runs[k], k);
+    }
     s += fmt::format("<details class=\"categories\"><summary>by category ({})</summary>\n", runs[k].categories.size());
     s += summary_table(fmt::format("categories-{}", k), "category", runs[k].categories, nullptr);
     s += "</details>\n";
@@ -219,7 +249,8 @@ std::string detail_row(const TaskView& t, int columns) {
   std::string s = fmt::format("<tr class=\"detail\" hidden><td colspan=\"{}\">\n<dl class=\"facts\">\n", columns);
   s += detail_fact("status", r.status);
   s += detail_fact("failed check", t.check);
-  s += detail_fact("diagnostic code", t.trajectory.last_code);
+  s += detail_fact("diagnostic code", t.code);
+  s += detail_fact("sample / seed", fmt::format("{} / {}", r.sample, r.seed));
   s += detail_fact("kernel time", ms_text(t.candidate_ms));
   s += detail_fact("baseline time", ms_text(t.baseline_ms));
   s += detail_fact("roofline share", t.roofline_fraction < 0 ? "" : format_number(t.roofline_fraction, 4));
@@ -227,6 +258,8 @@ std::string detail_row(const TaskView& t, int columns) {
                    t.model_seconds > 0 || t.tool_seconds > 0
                        ? fmt::format("{} / {}", format_number(t.model_seconds, 2), format_number(t.tool_seconds, 2))
                        : "");
+  s += detail_fact("best kernel file", r.best_kernel_path);
+  s += detail_fact("last kernel file", r.last_kernel_path);
   s += detail_fact("trajectory", r.trajectory);
   s += "</dl>\n";
   const std::string message = !r.error.empty()                ? r.error
@@ -272,13 +305,12 @@ std::string tasks_section(const std::vector<RunReport>& runs) {
   for (const auto& run : runs)
     for (const auto& t : run.tasks) {
       const TaskRow& r = t.row;
-      const std::string failure = t.outcome == Outcome::kBroken || t.outcome == Outcome::kInterrupted
-                                      ? std::string(outcome_name(t.outcome))
-                                      : t.failure_kind;
-      s += fmt::format("<tr class=\"task\" data-run=\"{}\" data-task=\"{}\" data-outcome=\"{}\">", esc(r.run_id),
-                       esc(r.task_id), outcome_name(t.outcome));
-      s += fmt::format("<td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td>", esc(r.run_id),
-                       esc(r.task_id), esc(r.task));
+      const std::string failure = !is_result(t.outcome) ? std::string(outcome_name(t.outcome)) : t.failure_kind;
+      s += fmt::format("<tr class=\"task\" data-run=\"{}\" data-task=\"{}\" data-outcome=\"{}\" data-sample=\"{}\">",
+                       esc(r.run_id), esc(r.task_id), outcome_name(t.outcome), r.sample);
+      s +=
+          fmt::format("<td class=\"text\">{}</td><td class=\"text\">{}{}</td><td class=\"text\">{}</td>", esc(r.run_id),
+                      esc(r.task_id), r.sample > 0 ? fmt::format(" (sample {})", r.sample) : "", esc(r.task));
       s += num_cell("level", r.level, std::to_string(r.level));
       s += fmt::format("<td class=\"text\">{}</td>", esc(r.category));
       s += outcome_cell(&t);

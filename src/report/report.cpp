@@ -32,14 +32,16 @@ double number_field(const json& obj, const char* key, double otherwise) {
 }
 
 // The figures of the row's stored result that have no column of their own.
+// The row's own columns first; rows of older databases have them only in the stored result.
 void read_result(TaskView& t) {
   const json& res = t.row.result;
   const json verify = member(res, "verify");
-  t.check = string_field(verify, "check");
+  t.check = !t.row.check.empty() ? t.row.check : string_field(verify, "check");
+  t.code = t.row.code;
   // Bounded: the database is not trusted, and the turns chart has a bar per turn.
   t.first_pass_turn = static_cast<int>(std::clamp(number_field(res, "first_pass_turn", 0), 0.0, 1000.0));
-  t.model_seconds = number_field(res, "model_seconds", 0);
-  t.tool_seconds = number_field(res, "tool_seconds", 0);
+  t.model_seconds = t.row.model_seconds > 0 ? t.row.model_seconds : number_field(res, "model_seconds", 0);
+  t.tool_seconds = t.row.tool_seconds > 0 ? t.row.tool_seconds : number_field(res, "tool_seconds", 0);
   const json speed = member(verify, "speed");
   if (member(speed, "available").is_boolean() && speed["available"].get<bool>()) {
     const double c = number_field(speed, "candidate_seconds", -1), b = number_field(speed, "baseline_seconds", -1);
@@ -47,12 +49,14 @@ void read_result(TaskView& t) {
     t.baseline_ms = b >= 0 ? b * 1e3 : -1;
     t.roofline_fraction = number_field(speed, "roofline_fraction", -1);
   }
+  if (t.row.roofline >= 0) t.roofline_fraction = t.row.roofline;
 }
 
 std::string failure_kind_of(const TaskView& t) {
   switch (t.outcome) {
     case Outcome::kFailedCheck: return t.check.empty() ? "failed check (not recorded)" : t.check;
-    case Outcome::kCompileError: return t.trajectory.last_code.empty() ? "no kernel compiled" : t.trajectory.last_code;
+    case Outcome::kCompileError: return t.code.empty() ? "no kernel compiled" : t.code;
+    case Outcome::kBudgetExhausted: return "budget exhausted";
     case Outcome::kRefused: return "refused";
     default: return {};
   }
@@ -65,7 +69,9 @@ std::string_view outcome_name(Outcome o) {
     case Outcome::kPassed: return "passed";
     case Outcome::kFailedCheck: return "failed_check";
     case Outcome::kCompileError: return "compile_error";
+    case Outcome::kBudgetExhausted: return "budget_exhausted";
     case Outcome::kRefused: return "refused";
+    case Outcome::kEndpointFailure: return "endpoint_failure";
     case Outcome::kInterrupted: return "interrupted";
     case Outcome::kBroken: return "broken";
   }
@@ -73,11 +79,15 @@ std::string_view outcome_name(Outcome o) {
 }
 
 bool is_result(Outcome o) {
-  return o != Outcome::kInterrupted && o != Outcome::kBroken;
+  return o != Outcome::kInterrupted && o != Outcome::kEndpointFailure && o != Outcome::kBroken;
 }
 
 Outcome outcome_of(const TaskRow& row) {
-  if (row.status == kInterrupted) return Outcome::kInterrupted;
+  if (!row.outcome.empty())
+    for (int i = 0; i < kNumOutcomes; ++i)
+      if (outcome_name(static_cast<Outcome>(i)) == row.outcome) return static_cast<Outcome>(i);
+  // A row of an older database (or an outcome this version does not know): from its status.
+  if (row.status == kStatusInterrupted) return Outcome::kInterrupted;
   if (row.status == "error") return Outcome::kBroken;
   if (row.passed) return Outcome::kPassed;
   if (row.status == "refused") return Outcome::kRefused;
@@ -99,7 +109,7 @@ GroupSummary summarize_group(const std::string& name, const std::vector<const Ta
   g.name = name;
   double log_sum = 0;
   for (const TaskView* t : tasks) {
-    if (t->outcome == Outcome::kInterrupted) {
+    if (t->outcome == Outcome::kInterrupted || t->outcome == Outcome::kEndpointFailure) {
       ++g.interrupted;
       continue;
     }
@@ -142,7 +152,11 @@ std::vector<const TaskView*> RunReport::task_pointers() const {
 RunReport build_run_report(const RunInfo& run, std::vector<TaskRow> rows, bool trajectories) {
   RunReport rep;
   rep.run = run;
-  std::sort(rows.begin(), rows.end(), [](const TaskRow& a, const TaskRow& b) { return a.task_id < b.task_id; });
+  std::sort(rows.begin(), rows.end(), [](const TaskRow& a, const TaskRow& b) {
+    return a.task_id != b.task_id ? a.task_id < b.task_id : a.sample < b.sample;
+  });
+  rep.samples = max_samples(rows);
+  rep.pass_at_k = pass_at_k_table(rows);
   for (auto& r : rows) {
     TaskView t;
     t.row = std::move(r);
@@ -150,8 +164,10 @@ RunReport build_run_report(const RunInfo& run, std::vector<TaskRow> rows, bool t
     read_result(t);
     if (trajectories) t.trajectory = read_trajectory_view(t.row.trajectory);
     t.trajectory.path = t.row.trajectory;
-    // A row that stored no check takes the last failed check of its trajectory.
+    // A row that stored no check (an older database) takes the last failed check, and the last
+    // Diagnostic code, of its trajectory.
     if (t.outcome == Outcome::kFailedCheck && t.check.empty()) t.check = t.trajectory.last_check;
+    if (t.code.empty()) t.code = t.trajectory.last_code;
     t.failure_kind = failure_kind_of(t);
     rep.tasks.push_back(std::move(t));
   }

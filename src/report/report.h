@@ -1,15 +1,21 @@
 // report/report.h — the HTML report's model: a benchmark run's rows classified and aggregated.
 //
-// Each stored row gets one outcome:
-//   passed         the kernel passed verification;
-//   failed_check   it compiled (ran) but a check failed: the check's name is its failure kind;
-//   compile_error  no kernel that compiled (a syntax or kernel error before any output, no kernel);
-//   refused        the model refused the task;
-//   interrupted    the episode was cut short (endpoint failure, SIGINT): not a result;
-//   broken         the task or the infrastructure failed (status "error": a task that does not
-//                  load, a baseline that is missing, a sandbox that could not start): not a result.
-// Interrupted and broken tasks are counted apart: they are in no share, in no denominator, and
-// never a kernel failure. Shares are over the tasks with a result ("tasks" below).
+// Each stored row gets one outcome, the row's stored `outcome` (agent/store.h) when it has one:
+//   passed            the kernel passed verification;
+//   failed_check      it compiled (ran) but a check failed: the check's name is its failure kind;
+//   compile_error     the last kernel did not compile: the Diagnostic's code is its failure kind;
+//   budget_exhausted  the turns ran out before the model wrote a kernel;
+//   refused           the model refused the task;
+//   endpoint_failure  a model call failed for good (the endpoint): not a result;
+//   interrupted       the episode was stopped (SIGINT, SIGTERM): not a result;
+//   broken            the task or the infrastructure failed (status "error": a task that does not
+//                     load, a baseline that is missing, a sandbox that could not start): not a result.
+// Rows of older databases, without a stored outcome, are classified from their status and their
+// compiled / passed flags (an endpoint failure then reads as interrupted).
+// Endpoint failures, interrupted and broken tasks are counted apart: they are in no share, in no
+// denominator, and never a kernel failure. Shares are over the tasks with a result ("tasks"
+// below); under `bench --samples K` every episode is a row, so shares are over episodes and the
+// pass@k table (report/pass_at_k.h) is the per-task view.
 //
 // fast_p (KernelBench's definition, ../shared/docs/RL-CONVENTIONS.md §4.1) is the share of tasks
 // that are correct AND have a speedup strictly above p, every task with a result in the
@@ -25,16 +31,27 @@
 
 #include "agent/store.h"
 #include "core/diagnostic.h"
+#include "report/pass_at_k.h"
 #include "report/trajectory_view.h"
 
 namespace nki_agent {
 
-enum class Outcome { kPassed, kFailedCheck, kCompileError, kRefused, kInterrupted, kBroken };
+enum class Outcome {
+  kPassed,
+  kFailedCheck,
+  kCompileError,
+  kBudgetExhausted,
+  kRefused,
+  kEndpointFailure,
+  kInterrupted,
+  kBroken
+};
 inline constexpr int kNumOutcomes = static_cast<int>(Outcome::kBroken) + 1;
 
-// "passed", "failed_check", "compile_error", "refused", "interrupted", "broken".
+// "passed", "failed_check", "compile_error", "budget_exhausted", "refused", "endpoint_failure",
+// "interrupted", "broken" (the names stored in a row's outcome).
 std::string_view outcome_name(Outcome o);
-// Whether the outcome is a result of the task (neither interrupted nor broken).
+// Whether the outcome is a result of the task (not an endpoint failure, interrupted or broken).
 bool is_result(Outcome o);
 // The outcome of a stored row (see the file comment). Rows of older runs, whose statuses were
 // other words, fall back on their compiled and passed flags.
@@ -48,6 +65,7 @@ struct TaskView {
   TaskRow row;
   Outcome outcome = Outcome::kCompileError;
   std::string check;         // the failed check (empty when passed or none ran)
+  std::string code;          // the failure's Diagnostic code (stored, else the trajectory's last)
   std::string failure_kind;  // what the failure-kinds chart counts; empty for a pass or a non-result
   int first_pass_turn = 0;   // 0: never passed, or a run without turns (the baseline run)
   double candidate_ms = -1, baseline_ms = -1, roofline_fraction = -1;  // -1: not measured
@@ -84,6 +102,8 @@ struct RunReport {
   std::vector<GroupSummary> levels;      // by level
   std::vector<GroupSummary> categories;  // by name
   std::map<std::string, int> failure_kinds;
+  int samples = 1;                 // the most samples of any task (bench --samples)
+  std::vector<PassAtK> pass_at_k;  // k = 1 .. samples, all tasks and per level
 
   std::vector<const TaskView*> task_pointers() const;
 };

@@ -158,6 +158,9 @@ TEST_F(AgentLoop, CompileErrorThenMismatchThenPass) {
       EXPECT_EQ(r.tool_calls, 3);
       EXPECT_EQ(r.first_pass_turn, 3);
       EXPECT_EQ(r.kernel, good);
+      EXPECT_EQ(r.last_kernel, good);
+      EXPECT_EQ(r.outcome, kOutcomePassed);
+      EXPECT_EQ(r.check, "");
       ASSERT_TRUE(r.verify);
       EXPECT_TRUE(r.verify->passed);
       EXPECT_DOUBLE_EQ(r.speedup, 1.0);  // the baseline itself
@@ -280,6 +283,7 @@ TEST_F(AgentLoop, RefusalAndFailingEndpointEndTheRunKeepingTheTrajectory) {
     ASSERT_TRUE(client);
     Outcome o = solve(kAdd, **client, SolveOptions{});
     EXPECT_EQ(o.result.status, "refused");
+    EXPECT_EQ(o.result.outcome, kOutcomeRefused);
     EXPECT_FALSE(o.result.passed);
     EXPECT_EQ(o.trajectory.back()["type"], "end");
   }
@@ -297,6 +301,9 @@ TEST_F(AgentLoop, RefusalAndFailingEndpointEndTheRunKeepingTheTrajectory) {
     ASSERT_TRUE(client);
     Outcome o = solve(kAdd, **client, SolveOptions{});
     EXPECT_EQ(o.result.status, "interrupted");  // the endpoint's failure, not the task's result
+    EXPECT_EQ(o.result.outcome, kOutcomeEndpointFailure);
+    EXPECT_EQ(o.result.code, "nkia_llm_retries");
+    EXPECT_EQ(o.result.to_json()["outcome"], "endpoint_failure");
     EXPECT_TRUE(o.result.compiled);
     EXPECT_EQ(o.result.kernel, good);  // the last kernel that compiled is kept
     EXPECT_NE(o.result.error.find("nkia_llm_retries"), std::string::npos) << o.result.error;
@@ -306,6 +313,43 @@ TEST_F(AgentLoop, RefusalAndFailingEndpointEndTheRunKeepingTheTrajectory) {
       if (ev.value("type", "") == "model_call" && ev.contains("error")) error_event = true;
     EXPECT_TRUE(error_event);
     EXPECT_EQ(o.trajectory.back()["result"]["status"], "interrupted");
+  }
+}
+
+// A run that ends without a pass says why: the last kernel's failed check or its compile
+// Diagnostic's code, or that the turns ran out before any kernel was written.
+TEST_F(AgentLoop, AFailedRunStoresItsCheckOrDiagnosticCode) {
+  struct Case {
+    std::string name;
+    MockReply reply;
+    const char* outcome;
+    std::string status, check, code;
+  };
+  const std::string bad_tile = read_text(kSource / "tests" / "agent" / "matmul_256_rows.py");
+  const std::string no_tail = read_text(kSource / "tests" / "agent" / "matmul_no_tail.py");
+  const std::vector<Case> cases = {
+      {"compile error", call("compile", args_with(bad_tile)), kOutcomeCompileError, "failed", "",
+       "err_num_partition_exceed_arch_limit"},
+      {"failed check", call("verify", args_with(no_tail)), kOutcomeFailedCheck, "compiled", "mismatch", ""},
+      {"no kernel", say("Let me think about the tiling first."), kOutcomeBudgetExhausted, "failed", "", ""}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    MockLlmServer server;
+    server.push(c.reply);
+    auto client = make_llm_client(mock_config(server, "openai"));
+    ASSERT_TRUE(client);
+    SolveOptions so;
+    so.max_turns = 1;
+    Outcome o = solve(kL1_001, **client, so);
+    EXPECT_EQ(o.result.status, c.status);
+    EXPECT_EQ(o.result.outcome, c.outcome);
+    EXPECT_EQ(o.result.check, c.check);
+    if (!c.code.empty()) {
+      EXPECT_EQ(o.result.code, c.code);
+    } else if (c.outcome == kOutcomeFailedCheck) {
+      EXPECT_FALSE(o.result.code.empty());  // the verification's Diagnostic
+    }
+    EXPECT_EQ(o.trajectory.back()["result"]["outcome"], c.outcome);
   }
 }
 
@@ -676,7 +720,7 @@ TEST_F(AgentLoop, BenchStoresEndpointFailuresAsInterruptedAndResumeRunsThem) {
 }
 
 // Interrupted rows are in no share of the summary, even when they had passed before the endpoint
-// failed (an optimisation turn cut short).
+// failed (an optimisation turn cut short); nor are broken tasks.
 TEST(BenchSummary, InterruptedRowsAreCountedApart) {
   auto row = [](const std::string& id, const std::string& status, bool passed, double speedup) {
     TaskRow r;
@@ -689,10 +733,14 @@ TEST(BenchSummary, InterruptedRowsAreCountedApart) {
     r.input_tokens = 100;
     return r;
   };
-  BenchSummary s = summarize_rows({row("a", "passed", true, 2.0), row("b", "failed", false, 0),
-                                   row("c", "interrupted", true, 4.0), row("d", "interrupted", false, 0)});
+  BenchSummary s =
+      summarize_rows({row("a", "passed", true, 2.0), row("b", "failed", false, 0), row("c", "interrupted", true, 4.0),
+                      row("d", "interrupted", false, 0), row("e", "error", false, 0)});
   EXPECT_EQ(s.total.tasks, 2);
   EXPECT_EQ(s.total.interrupted, 2);
+  EXPECT_EQ(s.total.broken, 1);  // a broken task is no kernel failure: in no share either
+  EXPECT_EQ(s.total.to_json()["broken"], 1);
+  EXPECT_NE(s.format().find("1 broken task "), std::string::npos) << s.format();
   EXPECT_EQ(s.total.passed, 1);
   EXPECT_DOUBLE_EQ(s.total.fast_0, 0.5);
   EXPECT_DOUBLE_EQ(s.total.geomean_speedup, 2.0);

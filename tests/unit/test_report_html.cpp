@@ -250,6 +250,60 @@ TEST(ReportPieces, OutcomesCountBrokenAndInterruptedApart) {
   EXPECT_TRUE(is_result(Outcome::kRefused));
 }
 
+// A row that stores why it ended is read by its own columns first: the outcome, the check and the
+// Diagnostic code, the seconds and the roofline; the stored result and the trajectory only fill in.
+TEST(ReportPieces, TheStoredOutcomeCheckAndCodeComeFirst) {
+  auto row = [](const std::string& id, const std::string& status, const std::string& outcome) {
+    TaskRow r;
+    r.run_id = "R";
+    r.task_id = id;
+    r.level = 1;
+    r.status = status;
+    r.outcome = outcome;
+    return r;
+  };
+  TaskRow check = row("L1_001", "compiled", kOutcomeFailedCheck);
+  check.compiled = true;
+  check.check = "zero_output";
+  check.code = "nkia_verify_zero_output";
+  check.result = {{"verify", {{"check", "mismatch"}}}, {"model_seconds", 9.0}};  // the column wins
+  check.model_seconds = 2.5;
+  TaskRow compile = row("L1_002", "failed", kOutcomeCompileError);
+  compile.code = "err_num_partition_exceed_arch_limit";
+  TaskRow budget = row("L1_003", "failed", kOutcomeBudgetExhausted);
+  TaskRow endpoint = row("L1_004", "interrupted", kOutcomeEndpointFailure);
+  TaskRow passed = row("L1_005", "passed", kOutcomePassed);
+  passed.passed = passed.compiled = true;
+  passed.speedup = 2;
+  passed.roofline = 0.4;
+  const RunReport rep = build_run_report(RunInfo{"R", "k", "m", "t", nlohmann::json::object(), ""},
+                                         {check, compile, budget, endpoint, passed}, false);
+  ASSERT_EQ(rep.tasks.size(), 5u);
+  EXPECT_EQ(rep.tasks[0].outcome, Outcome::kFailedCheck);
+  EXPECT_EQ(rep.tasks[0].check, "zero_output");
+  EXPECT_EQ(rep.tasks[0].failure_kind, "zero_output");
+  EXPECT_EQ(rep.tasks[0].model_seconds, 2.5);
+  EXPECT_EQ(rep.tasks[1].outcome, Outcome::kCompileError);
+  EXPECT_EQ(rep.tasks[1].failure_kind, "err_num_partition_exceed_arch_limit");
+  EXPECT_EQ(rep.tasks[2].outcome, Outcome::kBudgetExhausted);
+  EXPECT_EQ(rep.tasks[2].failure_kind, "budget exhausted");
+  EXPECT_EQ(rep.tasks[3].outcome, Outcome::kEndpointFailure);
+  EXPECT_FALSE(is_result(Outcome::kEndpointFailure));
+  EXPECT_TRUE(is_result(Outcome::kBudgetExhausted));
+  EXPECT_EQ(rep.tasks[4].roofline_fraction, 0.4);
+  // The endpoint failure is counted apart; the other four are results, one passing.
+  EXPECT_EQ(rep.total.tasks, 4);
+  EXPECT_EQ(rep.total.interrupted, 1);
+  EXPECT_EQ(rep.total.passed, 1);
+  EXPECT_EQ(rep.failure_kinds.at("budget exhausted"), 1);
+  EXPECT_EQ(rep.failure_kinds.count("endpoint_failure"), 0u);
+  const std::string html = render_report_html({rep}, HtmlOptions{});
+  EXPECT_NE(html.find("data-task=\"L1_004\" data-outcome=\"endpoint_failure\""), std::string::npos);
+  EXPECT_NE(html.find("endpoint failure (not counted)"), std::string::npos);
+  EXPECT_NE(html.find("nkia_verify_zero_output"), std::string::npos);  // the detail's diagnostic code
+  EXPECT_EQ(html.find("id=\"pass-at-k-0\""), std::string::npos);       // one sample: no pass@k table
+}
+
 TEST(ReportPieces, SpeedupBinsAreFactorsOfTwoClosedAbove) {
   const auto labels = speedup_bin_labels();
   ASSERT_EQ(labels.size(), 10u);
