@@ -157,8 +157,10 @@ v2 = nl.multiply(v, 2)                    # ordinary data now)py"),
         .code = "err_cannot_update_immutable_parameter",
         .origin = kCatalogue,
         .title = "The kernel writes into one of its input tensors",
-        .meaning = "Kernel inputs are read-only unless declared otherwise, because the caller still owns their "
-                   "buffers. A store, assignment or atomic update aimed at an input parameter is refused.",
+        .meaning = "In the legacy dialect (neuronxcc.nki), the inputs of a kernel that returns its outputs are "
+                   "read-only unless declared otherwise, because the caller still owns their buffers. A store, "
+                   "assignment or atomic update aimed at such an input is refused. The current dialect (import "
+                   "nki) updates inputs in place.",
         .hint = "Allocate a separate output with `nl.ndarray(shape, dtype, buffer=nl.shared_hbm)`, store into it "
                 "and return it. If an in-place update is really intended, annotate the parameter "
                 "`nt.mutable_tensor` and return it from the kernel.",

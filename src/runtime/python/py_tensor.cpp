@@ -71,7 +71,23 @@ Shape to_shape(const std::vector<int64_t>& v) {
   return Shape(v.begin(), v.end());
 }
 
-// t.ap(pattern, offset, scalar_offset=, vector_offset=, indirect_dim=): a vector_offset makes an
+// .ap(dtype=): the element type the access reads. The tensor's own type (nki-library's TensorView
+// passes it always) is the plain access; another type would reinterpret the bytes, which nki-agent
+// does not model.
+void check_ap_dtype(const Access& a, py::handle dtype) {
+  if (dtype.is_none()) return;
+  const auto name = py::module_::import("_nkia.dtypes").attr("dtype_name")(dtype).cast<std::string>();
+  const DType own = a.view.dtype();
+  if (parse_dtype(name) == own) return;
+  PyErr_SetString(PyExc_NotImplementedError,
+                  fmt::format("{}.ap(dtype={}) would read a {} tensor's bytes as {}; nki-agent models .ap() in the "
+                              "tensor's own element type only",
+                              tensor_label(a), name, dtype_name(own), name)
+                      .c_str());
+  throw py::error_already_set();
+}
+
+// t.ap(pattern, offset, scalar_offset=, vector_offset=, indirect_dim=, dtype=): a vector_offset makes an
 // indirect access (_nkia.operands.IndirectAp: the rows as an HBM view, and the index as given, for
 // nisa.dma_copy to gather from or scatter into). A scalar_offset is an int (a loop variable of a
 // dynamic loop) or a 1 x 1 tile whose value is read now; an offset read from a tile makes the view's
@@ -152,11 +168,12 @@ void def_view_methods(Class& cls, const char* numpy_what) {
       .def(
           "ap",
           [](const Self& self, ApPattern pattern, int64_t offset, py::handle scalar_offset, py::handle vector_offset,
-             int64_t indirect_dim) {
+             int64_t indirect_dim, py::handle dtype) {
+            check_ap_dtype(access_of(self), dtype);
             return ap_view(access_of(self), pattern, offset, scalar_offset, vector_offset, indirect_dim);
           },
           py::arg("pattern"), py::arg("offset") = 0, py::arg("scalar_offset") = py::none(),
-          py::arg("vector_offset") = py::none(), py::arg("indirect_dim") = 0);
+          py::arg("vector_offset") = py::none(), py::arg("indirect_dim") = 0, py::arg("dtype") = py::none());
 }
 
 }  // namespace

@@ -10,7 +10,8 @@ bare git mirror) at its pinned commit: finds every entry kernel (a function deco
 `nki.baremetal`) by reading the files with `git show` / `git ls-tree`; lays the kernel's files out
 in a scratch folder keeping the package tree, so sibling and package imports resolve; runs
 `nki-agent check` on the shapes and arguments the manifest gives for that kernel (taken from the
-kernel's own tests or docs); and classifies the outcome:
+kernel's own tests or docs; arguments --arg cannot express go through a small driver kernel the
+sweep writes beside the upstream file, write_driver); and classifies the outcome:
 
   traced        the kernel traced to the end at those shapes;
   shared        rejected, with a reason the real toolchain shares (only kernels listed in the
@@ -148,6 +149,16 @@ def discover(git_dir, commit):
 
 # ---- layout ---------------------------------------------------------------------------------
 
+# A module the kernel's helpers import that the repository does not hold at the pinned commit
+# (manifest `absent`): every name imported from it is an empty class of that name.
+ABSENT_MODULE = ("# Written by the coverage sweep: {path} is imported by the kernel's helpers, but the\n"
+                 "# repository does not hold it at the pinned commit (tests/conformance/sweep/manifest.py).\n"
+                 "def __getattr__(name):\n"
+                 "    if name.startswith('__'):\n"
+                 "        raise AttributeError(name)\n"
+                 "    return type(name, (), {{}})\n")
+
+
 def lay_out(git_dir, commit, kernel, files, scratch):
     """Writes the kernel file and the package it belongs to; returns the kernel's path there.
 
@@ -155,8 +166,10 @@ def lay_out(git_dir, commit, kernel, files, scratch):
     the tree below the root; the folders the manifest names in `trees` (a test's helpers) and the
     kernel's own folder are written at their repository paths (below the root where they lie under
     it), with the upstream __init__.py of every folder above them; a folder without one gets an
-    empty one, as Python makes it. Without a package root, the kernel's own folder is written flat,
-    so that its sibling imports resolve."""
+    empty one, as Python makes it; the scratch folder itself gets none (it is the import root). The
+    manifest's `absent` modules are written as stubs (ABSENT_MODULE). Without a package root, the
+    kernel's own folder is written flat, so that its sibling imports resolve. With a `driver`, the
+    returned path is the driver's (write_driver)."""
     root = kernel.package_root.rstrip("/")
     prefix = root + "/" if root else ""
     folder = os.path.dirname(kernel.path)
@@ -182,11 +195,18 @@ def lay_out(git_dir, commit, kernel, files, scratch):
                 d = os.path.dirname(d)
     for path in sorted(wanted):
         dest = os.path.join(scratch, dest_of(path))
-        if path == kernel.path or os.path.exists(dest):
+        # The scratch folder is the import root, never a package: an __init__.py there would make
+        # nki-agent take its parent (the system's temporary folder) for the root.
+        if path == kernel.path or os.path.exists(dest) or dest_of(path) == "__init__.py":
             continue
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         with open(dest, "w", encoding="utf-8") as f:
             f.write(show(git_dir, commit, path))
+    for path in kernel.absent:
+        dest = os.path.join(scratch, dest_of(path))
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with open(dest, "w", encoding="utf-8") as f:
+            f.write(ABSENT_MODULE.format(path=path))
     out_main = os.path.join(scratch, dest_of(kernel.path))
     os.makedirs(os.path.dirname(out_main), exist_ok=True)
     if packaged:
@@ -200,7 +220,33 @@ def lay_out(git_dir, commit, kernel, files, scratch):
         src = strip_module_code(src)
     with open(out_main, "w", encoding="utf-8") as f:
         f.write(src)
+    if kernel.driver:
+        return write_driver(kernel, dialect_of(src), out_main)
     return out_main
+
+
+DRIVER_FILE = "_nkia_sweep_driver.py"
+DRIVER_ENTRY = "sweep_entry"
+
+
+def write_driver(kernel, dialect, kernel_file):
+    """The sweep's own driver beside the kernel file (never an upstream file): an entry kernel, in the
+    kernel's dialect, taking the manifest's tensors and calling the upstream kernel with the
+    arguments its test builds (`kernel.driver`: a config object, an NKI operator, a dtype). The call
+    is inlined, as a kernel calling another kernel is; returns the driver's path."""
+    nki = "neuronxcc.nki" if dialect == "legacy" else "nki"
+    module = os.path.splitext(os.path.basename(kernel_file))[0]
+    names = ", ".join([f"{kernel.entry} as kernel"] + list(kernel.driver_imports))
+    params = ", ".join(kernel.shapes)
+    text = (f"# Written by the coverage sweep (tests/conformance/sweep/manifest.py): calls {kernel.entry}\n"
+            f"# with the arguments its upstream test builds.\n"
+            f"import numpy as np\nimport {nki} as nki\nimport {nki}.isa as nisa\nimport {nki}.language as nl\n"
+            f"from .{module} import {names}\n\n\n@nki.jit\ndef {DRIVER_ENTRY}({params}):\n"
+            f"    return {kernel.driver}\n")
+    path = os.path.join(os.path.dirname(kernel_file), DRIVER_FILE)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
 
 
 # ---- one kernel -----------------------------------------------------------------------------
@@ -216,6 +262,7 @@ BLOCKED_API_PATTERNS = [
     (r"([\w.]+)\(\) is not available: nki-agent runs kernels without (\w+)",
      "import {1} (a package nki-agent stands in for; calling into it fails)"),
     (r"unknown dtype '(\w+)'", "dtype nl.{0}"),
+    (r"\.ap\(dtype=\w+\) would read", "ap(dtype=) of another element type (a reinterpreting access)"),
     (r"(\w+)\(\): incompatible function arguments", "{0}(): the arguments it is called with"),
     (r"([\w.]+)\(\) got multiple values for argument '(\w+)'", "{0}({1}=) given twice"),
     (r"([\w.]+)\(\) got an unexpected keyword argument '(\w+)'", "{0}({1}=)"),
@@ -281,7 +328,7 @@ def check_kernel(kernel, git_dir, commit, files, nki_agent, keep):
         os.makedirs(scratch)
     try:
         main = lay_out(git_dir, commit, kernel, files, scratch)
-        cmd = [nki_agent, "--json", "check", main, "--entry", kernel.call or kernel.entry, "--target", kernel.target,
+        cmd = [nki_agent, "--json", "check", main, "--entry", DRIVER_ENTRY if kernel.driver else (kernel.call or kernel.entry), "--target", kernel.target,
                "--timeout", str(kernel.timeout)]
         for name, spec in kernel.shapes.items():
             cmd += ["--shapes", f"{name}={spec}"]
@@ -330,7 +377,7 @@ def print_table(rows):
     head = f"{'':32} {'kernels':>7} " + " ".join(f"{c:>11}" for c in CLASSES)
     print(head)
     order = [k for k in rows if not k.startswith("dialect") and k != "all"] + \
-            [k for k in rows if k.startswith("dialect")] + ["all"]
+            [k for k in rows if k.startswith("dialect")] + [k for k in rows if k == "all"]
     for k in order:
         c = rows[k]
         print(f"{k:32} {sum(c.values()):>7} " + " ".join(f"{c[x]:>11}" for x in CLASSES))

@@ -137,6 +137,10 @@ def load(src, dtype=None, mask=None, **kwargs):
             core.dma_indirect(t, src.rows, src.index, True, skip)
             return t
     else:
+        if len(src.shape) == 1:
+            # `A[p0:p1, i]`: the integer index drops the free axis of the view, but the tile keeps
+            # one: a column of the partitions, [n, 1] (docs/nki-semantics.md "Rank-1 loads").
+            src = src.reshape((src.shape[0], 1))
         m = Mask(mask, src.shape)
 
         def issue(t):
@@ -417,8 +421,20 @@ def where(condition, x, y, dtype=None, mask=None, **kwargs):
 
 # ---- matmul, transpose, reductions --------------------------------------------------------------
 
+def staged_to_sbuf(t):
+    """An operand of an engine that reads SBUF only, given as a PSUM tile (`nl.matmul` of an
+    `nl.matmul` or `nl.transpose` result, the legacy `nisa.affine_select` of a matmul's scores): copied to a
+    new SBUF tile first, as the compiler legalises it (docs/nki-semantics.md "PSUM operands")."""
+    if not (is_tensor(t) and t.buffer == "psum"):
+        return t
+    staged = new_tile(t.shape, t.dtype, sbuf)
+    core.tensor_copy(staged, t, "vector")
+    return staged
+
+
 def _stationary_of(x, transpose_x):
     """The stationary operand [K, M] of x @ y: x itself when given transposed, else a PE transpose."""
+    x = staged_to_sbuf(x)
     if transpose_x:
         return x
     no_pe_transpose("nl.matmul(transpose_x=False)")
@@ -432,7 +448,7 @@ def _stationary_of(x, transpose_x):
 
 def matmul(x, y, transpose_x=False, mask=None, **kwargs):
     """x @ y (or x.T @ y with transpose_x) on the Tensor engine, into PSUM as float32."""
-    return PendingMatmul(_stationary_of(x, transpose_x), y)
+    return PendingMatmul(_stationary_of(x, transpose_x), staged_to_sbuf(y))
 
 
 def transpose(x, dtype=None, mask=None, **kwargs):

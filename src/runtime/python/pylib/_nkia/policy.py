@@ -10,7 +10,10 @@ the zygote's warm-up (PRELOADED); importing another standard module that needs i
 ImportError with the code ``nkia_module_unavailable`` at the import. Frameworks and other
 third-party packages the sandbox does not have (torch, jax, scipy, pytest, ...) become stand-ins:
 importing them and walking their attributes works, so the test drivers and type annotations of
-real files load; calling anything of theirs fails with a clear message.
+real files load; calling anything of theirs fails with a clear message. While the kernel's modules
+load (their module-level code, LOADING), a call gives an inert stand-in instead: helper modules that
+build torch constants or pytest decorators at import time (`_LUT = torch.tensor([...])`,
+`@pytest.mark.parametrize(...)`) load, and the failure comes when the kernel itself calls one.
 """
 import builtins
 import sys
@@ -46,6 +49,9 @@ STDLIB = frozenset(sys.stdlib_module_names)
 LOCAL_TOPS = frozenset()
 
 _original_import = builtins.__import__
+
+# True while the runner imports the kernel's modules (module-level code): see the module docstring.
+LOADING = False
 
 
 class ModuleUnavailable(ImportError):
@@ -91,6 +97,8 @@ class _StandInValue(_Annotatable):
         return _StandInValue(f"{self._path}.{attr}")
 
     def __call__(self, *args, **kwargs):
+        if LOADING:  # module-level code of a helper: the value stays inert until the kernel calls it
+            return _StandInValue(f"{self._path}()")
         raise RuntimeError(
             f"{self._path}() is not available: nki-agent runs kernels without "
             f"{self._path.split('.')[0]}; only the kernel functions themselves can run here")

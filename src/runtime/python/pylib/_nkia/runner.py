@@ -135,7 +135,11 @@ def run(files, main_path, entry, args, names, kwargs_src, grid, kernel_only=Fals
         linecache.cache[path] = (len(src), None, src.splitlines(True), path)
     try:
         loader.install(files)
-        module = loader.load_module(main_path)
+        policy.LOADING = True
+        try:
+            module = loader.load_module(main_path)
+        finally:
+            policy.LOADING = False
         fn = getattr(module, entry, None)
         if fn is None or not callable(fn):
             names = sorted(n for n, v in vars(module).items()

@@ -50,7 +50,13 @@ def getitem(self, key):
             if e.code != "err_tensor_access_out_of_bound":
                 raise
             return IndexedRef(self, dims, shape)  # a mask may cut it back; checked when used
-    return self.view(key)
+    view = self.view(key)
+    if self.buffer in ("sbuf", "psum") and len(view.shape) == 1 and len(self.shape) >= 2:
+        # `t[:, j]`, `t[0:N, 0]`, `t[0, :]`: an on-chip tile keeps a partition and a free axis, the
+        # integer index leaving an axis of one (docs/nki-semantics.md "Rank-1 views").
+        n = view.shape[0]
+        return view.reshape((1, n) if isinstance(items[0], (int, np.integer)) else (n, 1))
+    return view
 
 
 def setitem(self, key, value):

@@ -143,6 +143,7 @@ def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **k
         raise lang.NkiError("nkia_bad_operand", "affine_select needs an index predicate such as iy < ix",
                             "compare index tiles built with nl.arange or nl.mgrid")
     const, terms = pred.expr.affine()
+    on_true_tile = lang.staged_to_sbuf(on_true_tile)  # GpSimd cannot read PSUM: the compiler copies it
     out = _out(on_true_tile.shape, dtype, on_true_tile.dtype)
     m = index.Mask(mask, out.shape)
     if not m.empty:
