@@ -28,8 +28,10 @@
 #include "agent/llm_config.h"
 #include "agent/loop.h"
 #include "agent/sft.h"
+#include "agent/store.h"
 #include "cli/cli.h"
 #include "core/clock.h"
+#include "report/pass_at_k.h"
 #include "tasks/speed_cost.h"
 #include "tasks/task_dirs.h"
 
@@ -244,6 +246,25 @@ Result<std::pair<int, int>> parse_shard(const std::string& text) {
   return std::make_pair(i, n);
 }
 
+// pass@k of a run with several samples per task, for k = 1 .. K (report/pass_at_k.h), a line per group.
+void print_pass_at_k(const std::string& db_path, const std::string& run_id) {
+  auto store = ResultStore::open(db_path);
+  if (!store) return;
+  auto rows = (*store)->results(run_id);
+  if (!rows) return;
+  std::string group;
+  for (const PassAtK& p : pass_at_k_table(*rows)) {
+    if (p.group != group) {
+      std::fputs(group.empty() ? "pass@k" : "\n", stdout);
+      if (!group.empty()) std::fputs("pass@k", stdout);
+      std::fprintf(stdout, " %s (%d tasks):", p.group.c_str(), p.tasks);
+      group = p.group;
+    }
+    std::fprintf(stdout, " @%d %.3f", p.k, p.value);
+  }
+  if (!group.empty()) std::fputs("\n", stdout);
+}
+
 int run_bench_cmd(const Context& ctx, const BenchFlags& f) {
   BenchOptions bo;
   if (!f.shard.empty()) {
@@ -293,6 +314,7 @@ int run_bench_cmd(const Context& ctx, const BenchFlags& f) {
     emit_json(ctx, summary->to_json());
   else
     std::fputs(summary->format().c_str(), stdout);
+  if (!ctx.json && bo.samples > 1) print_pass_at_k(summary->db_path, summary->run_id);
   if (g_cancel.load()) {
     std::fprintf(stderr, "interrupted: finished tasks are saved; rerun with --resume to continue\n");
     return kExitUserError;
