@@ -64,6 +64,7 @@ void add_serve_command(CLI::App& app, Context& ctx);
 void add_export_command(CLI::App& app, Context& ctx);
 void add_report_command(CLI::App& app, Context& ctx);
 void add_reward_commands(CLI::App& app, Context& ctx);  // reward, reward-study
+void add_corpus_command(CLI::App& app, Context& ctx);   // corpus generate, corpus report
 
 // What run, check and profile share (cli/kernel_args.cpp).
 // The flags that say which kernel to call and how: the file, the entry, --arg, --grid, --target

@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   cli::add_export_command(app, ctx);
   cli::add_report_command(app, ctx);
   cli::add_reward_commands(app, ctx);
+  cli::add_corpus_command(app, ctx);
 
   app.parse_complete_callback([&] {
     if (!init_logging(ctx.log_level))
