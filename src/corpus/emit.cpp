@@ -148,7 +148,7 @@ Module module_of(const TaskGraph& g, const GraphNode& n, const Shape& in) {
 }
 
 double node_flops(const OpDef& op, const GraphNode& n, const std::vector<Shape>& in, const Shape& out) {
-  const double o = double(numel(out));
+  const double o = double(shape_numel(out));
   switch (op.rule) {
     case Rule::kLinear: return 2.0 * o * double(param_int(n, "in_features"));
     case Rule::kMatmulIn: return 2.0 * o * double(in[0].back());
@@ -160,7 +160,7 @@ double node_flops(const OpDef& op, const GraphNode& n, const std::vector<Shape>&
       return 2.0 * o * double(param_int(n, "in_channels") / param_int(n, "groups")) *
              double(op.rule == Rule::kConv2d ? k * k : k);
     }
-    case Rule::kReduce: return double(numel(in[0]));
+    case Rule::kReduce: return double(shape_numel(in[0]));
     case Rule::kLayerNorm:
     case Rule::kRmsNorm:
     case Rule::kBatchNorm:
@@ -297,16 +297,16 @@ EmittedTask emit_task(const TaskGraph& g, int64_t number, const std::string& pro
     toml += fmt::format("\n[[args]]\nname = \"{}\"\nkind = \"input\"\ndtype = \"{}\"\nshape = {}\n", in.name, in.dtype,
                         shape_list(s));
     if (in.dtype == "int64") toml += fmt::format("dist = \"randint\"\nlow = {}\nhigh = {}\n", in.low, in.high);
-    t.bytes += double(numel(s)) * (in.dtype == "int64" ? 4 : dsize);
+    t.bytes += double(shape_numel(s)) * (in.dtype == "int64" ? 4 : dsize);
   }
   for (const auto& [nm, s] : params) {
     toml += fmt::format("\n[[args]]\nname = \"{}\"\nkind = \"param\"\ndtype = \"{}\"\nshape = {}\n", nm, g.dtype,
                         shape_list(s));
-    t.bytes += double(numel(s)) * dsize;
+    t.bytes += double(shape_numel(s)) * dsize;
   }
   for (int o : g.outputs) {
     toml += fmt::format("\n[[outputs]]\ndtype = \"{}\"\nshape = {}\n", g.dtype, shape_list((*ps)[o]));
-    t.bytes += double(numel((*ps)[o])) * dsize;
+    t.bytes += double(shape_numel((*ps)[o])) * dsize;
   }
   const double f32 = contraction ? 1e-3 : 1e-4;
   const double lowtol =

@@ -313,7 +313,7 @@ class Builder {
     }
     auto sp = out_shape(op, n, inp);
     auto sv = out_shape(op, n, inv);
-    if (!sp || !sv || numel(*sp) > (int64_t{4} << 20) || numel(*sp) < 1) return std::nullopt;
+    if (!sp || !sv || shape_numel(*sp) > (int64_t{4} << 20) || shape_numel(*sp) < 1) return std::nullopt;
     // Commit: the new inputs first (they renumber values), then the node.
     for (const NewInput& f : fresh) {
       const int at = add_input(f.base, f.p, f.v, f.dtype, f.dtype == "int64" ? unsigned{kIds} : layout_[v],

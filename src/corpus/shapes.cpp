@@ -21,12 +21,6 @@ int64_t get(const GraphNode& n, const char* name, int64_t dflt) {
 
 }  // namespace
 
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
 std::optional<Shape> out_shape(const OpDef& op, const GraphNode& node, const std::vector<Shape>& in) {
   if (in.empty()) return std::nullopt;
   Shape x = in[0];
@@ -105,7 +99,7 @@ std::optional<Shape> out_shape(const OpDef& op, const GraphNode& node, const std
     }
     case Rule::kBatchNorm:
     case Rule::kInstanceNorm:
-      if (r < 3 || numel(Shape(x.begin() + 2, x.end())) < 2) return std::nullopt;
+      if (r < 3 || shape_numel(Shape(x.begin() + 2, x.end())) < 2) return std::nullopt;
       return x;
     case Rule::kGroupNorm:
       if (r < 3 || x[1] % get(node, "groups", 1) != 0) return std::nullopt;

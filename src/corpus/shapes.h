@@ -18,6 +18,4 @@ std::optional<Shape> out_shape(const OpDef& op, const GraphNode& node, const std
 // variant too small for a window).
 std::optional<std::vector<Shape>> value_shapes(const TaskGraph& g, bool variant);
 
-int64_t numel(const Shape& s);
-
 }  // namespace nki_agent::corpus

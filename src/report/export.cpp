@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "report/pass_at_k.h"
+#include "report/report.h"
 
 namespace nki_agent {
 
@@ -129,12 +129,7 @@ std::string export_kernelbench_baseline(const std::vector<TaskRow>& rows) {
 }
 
 Result<std::string> export_run(const std::string& db_path, const std::string& run_id, ExportFormat format) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(db_path, ec))
-    return tl::unexpected(
-        Diagnostic::error("nkia_bad_argument", fmt::format("no results database {}", db_path),
-                          "give the .sqlite file a bench run wrote (--db, default <out>/bench.sqlite)"));
-  auto store = ResultStore::open(db_path);
+  auto store = open_results(db_path);
   if (!store) return tl::unexpected(store.error());
   std::string id = run_id;
   if (id.empty()) {

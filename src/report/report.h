@@ -25,6 +25,7 @@
 
 #include <array>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -119,5 +120,9 @@ struct ReportOptions {
 // The runs of `db_path` (in the order asked for). Codes: nkia_bad_argument (no database, no run of
 // that id, no run at all), nkia_store_io.
 Result<std::vector<RunReport>> load_run_reports(const std::string& db_path, const ReportOptions& options);
+
+// Opens the results database a bench run wrote, refusing a path that is not one (nkia_bad_argument)
+// instead of creating an empty database there.
+Result<std::unique_ptr<ResultStore>> open_results(const std::string& db_path);
 
 }  // namespace nki_agent
