@@ -23,6 +23,7 @@ struct TasksOptions {
   std::string suite;
   std::vector<std::string> tasks;
   bool all = false;
+  bool reference_only = false;  // check: the task's reference side only (no baseline run)
   bool no_source = false;
   std::string cache;
   int seeds = 0;
@@ -220,6 +221,7 @@ int run_check(const Context& ctx, const TasksOptions& o) {
   co.verify.reference.cache_dir = o.cache;
   co.verify.seeds = o.seeds;
   co.verify.fail_fast = true;
+  co.baseline = !o.reference_only;
   nlohmann::json results = nlohmann::json::array();
   int bad = 0;
   for (const auto& d : dirs) {
@@ -297,6 +299,9 @@ void add_tasks_command(CLI::App& app, Context& ctx) {
   check->add_flag("--all", o->all, "Every task under the root");
   check->add_option("--suite", o->suite, "Every task of this suite");
   check->add_option("--cache", o->cache, "Reference cache folder");
+  check->add_flag("--reference-only", o->reference_only,
+                  "Check the reference side only: the contract, determinism and degenerate outputs, no baseline run "
+                  "(tasks without a baseline, e.g. much of a generated corpus)");
   check->add_option("--seeds", o->seeds, "Seeds for the baseline run (default: the task's)")->check(CLI::Range(1, 64));
   check->add_option("--workers", o->workers, "Kernel workers")->check(CLI::Range(1, 64));
   check->callback([&ctx, o] { ctx.exit_code = run_check(ctx, *o); });

@@ -62,7 +62,7 @@ struct ReferenceStats {
   // parameters, and the forwards (no interpreter start, no .npy reads or writes). What computing
   // the same references in PyTorch costs, for comparison with a verification.
   double compute_seconds = 0;
-  std::string torch;   // the worker's torch.__version__, when it ran
+  std::string torch;  // the worker's torch.__version__, when it ran
   nlohmann::json to_json() const;
 };
 
