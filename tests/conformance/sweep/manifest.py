@@ -33,6 +33,8 @@ Fields of a kernel (`K`):
   name, with `kernel` (the upstream entry), `nl`, `nisa`, `np` and `driver_imports` (more names of
   the kernel's module) in scope, e.g. `kernel(src, op0=nl.add, op1=nl.add, imm0=np.float32(0.0))`.
   The upstream kernel is inlined into the driver, as a sub-kernel into its caller;
+- with_nkilib: the kernel imports nki-library's package (an NxDI kernel, `from nkilib.core...`): the
+  sweep writes nki-library's nkilib tree at its pin into the scratch folder and passes it as `--lib`;
 - note: why a kernel is not swept, or what is special.
 
 SHARED is the reviewed table of rejections the real toolchain shares: {kernel id: {key}}, where
@@ -86,6 +88,7 @@ class Kernel:
     driver: str = ""  # the call a sweep driver makes (sweep.write_driver), when --arg cannot pass an argument
     driver_imports: tuple = ()  # more names the driver imports from the kernel's module (a config class)
     absent: tuple = ()  # modules its helpers import that the repository lacks: written as empty stubs
+    with_nkilib: bool = False  # lay nki-library's package (nkilib/, at its pin) out beside it, as its model installs it
     note: str = ""
 
     @property
@@ -348,7 +351,7 @@ KERNELS += [
       note="test_attention.py's first case, launched flash_fwd[bs, heads]; its FlashConfig(seq_tile_size=2048) "
            "cannot be passed by --arg, so the kernel's default config is used"),
     K(NXDI, "src/neuronx_distributed_inference/utils/distributed.py", "split_along_dim0_kernel",
-      {"tensor": "int32[6]", "rank": "int32[1]"}, args={"num_partitions": "3"}, src=T,
+      {"tensor": "int32[6]", "rank": "int32[1]"}, args={"num_partitions": "3"}, src=T, with_nkilib=True,
       note="test_distributed.py: torch.arange(6) (int64 there; NKI has no int64, int32 here), rank 0 "
            "reshaped to (1,), 3 partitions"),
     K(NXDI, "contrib/models/GLM-5.2/src/mla_attention_nki_kernel.py", "mla_attention_tkg",
@@ -357,7 +360,7 @@ KERNELS += [
       note="test_mla_attention_nki.py at the kernel's defaults (B 1, 2 heads, d_rope 64, d_c 512, d_v 256, S 512)"),
     K(NXDI, "src/neuronx_distributed_inference/modules/kvcache/utils.py", "write_kv_cache_at_batch_kernel",
       {"K": "float32[1,2,128,64]", "V": "float32[1,2,128,64]", "K_prior": "float32[4,2,256,64]",
-       "V_prior": "float32[4,2,256,64]", "batch_idx": "int32[1]"}, src=ASSERTS,
+       "V_prior": "float32[4,2,256,64]", "batch_idx": "int32[1]"}, src=ASSERTS, with_nkilib=True,
       note="the docstring's layout (1, H, S, D) into (B, H, S_prior, D); sizes chosen"),
 ]
 
@@ -426,6 +429,13 @@ KERNELS += [
        "position_ids": "int32[1]"}, src=T,
       note="test_hidden_state_rolling_buffer_kernel.py (batch 1, padding 1, hidden 3072): the buffer is "
            "(batch + padding + 1, 2k = 10, hidden); the others in the parameter comments' layout"),
+    K(NXDI, "contrib/models/ltx2-video-audio/src/attention_cte_bias.py", "attention_cte_with_bias",
+      {"q": "bfloat16[2,1024,128]", "k": "bfloat16[2,1024,128]", "v": "bfloat16[2,1024,128]",
+       "bias": "float32[2,1024]"},
+      args={"scale": "0.08838834764831845", "causal_mask": "False", "tp_q": "True", "tp_k": "True",
+            "tp_out": "False"}, grid=(2,), target="trn2", src=DOC, timeout=300.0, with_nkilib=True,
+      note="modeling_ltx2.py's attention_cte_bias_4d: (B*H, S, d) q/k/v, a [B*H, K_seq] bias, scale 1/sqrt(d), "
+           "launched [(2,)] with causal_mask=False, tp_q=True, tp_k=True, tp_out=False; B*H 2, S 1024, d 128 chosen"),
     K(NXDI, "contrib/models/ltx2-video-audio/src/nki_cross_attention_kernel.py", "cross_attn_kernel",
       {"q_ref": "bfloat16[2,128,128]", "k_ref": "bfloat16[2,1024,128]", "v_ref": "bfloat16[2,1024,128]",
        "mask_ref": "bfloat16[2,1024]"}, target="trn2", src=DOC,
@@ -487,6 +497,24 @@ KERNELS += [
 ]
 
 KERNELS += [
+    # ---- issue 22's second nki-library pass. Shapes: each kernel's test (the parameter set the note names).
+    K(NKILIB, "src/nkilib_src/nkilib/core/attention/attention_bwd.py", "attention_bwd",
+      {"q_ref": "bfloat16[1,1,128,2048]", "k_ref": "bfloat16[1,1,128,2048]", "v_ref": "bfloat16[1,1,128,2048]",
+       "o_ref": "bfloat16[1,1,128,2048]", "dy_ref": "bfloat16[1,1,128,2048]", "lse_ref": "float32[1,1,128,16]"},
+      args={"use_causal_mask": "True", "mixed_precision": "True"}, src=T, timeout=300.0,
+      note="test_attention_bwd.py's first base case (batch 1, 1 q / 1 kv head, seq 2048, d_head 128, bfloat16, "
+           "causal, no sinks); lse is (B, H, 128, seq // 128) as compute_o_lse returns it"),
+    K(NKILIB, "src/nkilib_src/nkilib/experimental/moe/forward/bwmm_shard_on_H.py", "blockwise_mm_baseline_shard_hidden",
+      {"hidden_states": "bfloat16[4097,6144]", "expert_affinities_masked": "bfloat16[65552,1]",
+       "gate_up_proj_weight": "bfloat16[16,6144,2,336]", "down_proj_weight": "bfloat16[16,336,6144]",
+       "token_position_to_id": "int32[24064]", "block_to_expert": "int32[47,1]"},
+      args={"block_size": "512", "is_tensor_update_accumulating": "True"}, grid=(2,), src=T, timeout=300.0,
+      note="test_bwmm_shard_on_H.py's first set with 16 experts (hidden 6144, tokens 4096, 16 experts, block 512, "
+           "top-k 4, intermediate 336, bfloat16, no DMA skip, post-scale; LNC 2), as build_bwmm_shard_h_inputs "
+           "builds it: N = 47 blocks (get_n_blocks), T + 1 rows; the sets before it (256 experts) need 271 blocks"),
+]
+
+KERNELS += [
     # A config-object argument, built by a driver (manifest docstring, `driver`) as the test builds it.
     K(NKILIB, "src/nkilib_src/nkilib/core/rmsnorm/rmsnorm_quant.py", "rmsnorm_quant_kernel",
       {"hidden": "bfloat16[1,2,16384]", "ln_w": "bfloat16[1,16384]"}, grid=(2,),
@@ -495,6 +523,14 @@ KERNELS += [
       driver_imports=("RmsNormQuantKernelArgs", "QuantizationType", "NormType"), src=T,
       note="test_rmsnorm_quant.py's first LNC set (seqlen 2, quant only, row quant, batch 1, hidden 16384, "
            "bfloat16, LNC 2: gamma [1, H], grid (2,))"),
+    K(NKILIB, "src/nkilib_src/nkilib/core/topk/rotational_topk.py", "rotational_topk",
+      {"inp": "float32[40,4058]"}, grid=(2,),
+      driver="kernel(inp, prepare_rotational_constants(create_rotational_topk_config(inp_shape=(40, 4058), "
+             "topk_config=create_topk_config(inp_shape=(8, 5, 4058), inp_dtype=nl.float32, k=256, sorted=True, "
+             "num_programs=2))))",
+      driver_imports=("prepare_rotational_constants", "create_rotational_topk_config", "create_topk_config"), src=T,
+      note="test_topk.py's first topk_unit_perms set (LNC 2, batch 8, seqlen 5, vocab 4058, K 256, float32, "
+           "sorted): the input reshaped to (B x S, V), the config built and prepared as its input_generator does"),
 ]
 
 # nki-library kernels defined in test files: laid out with the test helpers (test/utils) beside the
@@ -538,6 +574,17 @@ KERNELS += [
     K(NKILIB, "test/integration/nkilib/core/subkernels/test_rmsnorm_mx_quantize_tkg.py",
       "rmsnorm_mx_quantize_tkg_wrapper", {"inp": "float16[32,1,512]", "gamma": "float16[1,512]"}, src=T,
       **_NKILIB_TEST),
+    K(NKILIB, "test/integration/nkilib/core/qkv/test_qkv_tkg.py",
+      "qkv_tkg_sb2sb_wrapper_kernel",
+      {"input": "float16[1,4,16384]", "fused_qkv_weights": "float16[16384,384]",
+       "gamma_norm_weights": "float16[1,16384]"},
+      driver="kernel(input, fused_qkv_weights, fused_norm_type=NormType.RMS_NORM, "
+             "gamma_norm_weights=gamma_norm_weights, norm_eps=1e-6, d_head=128, num_q_heads=1, num_kv_heads=1, "
+             "store_output_in_sbuf=True)",
+      driver_imports=("NormType",), src=T,
+      **dict(_NKILIB_TEST, trees=_NKILIB_TEST["trees"] + ("test/integration/nkilib/core/mlp",)),
+      note="test_qkv_tkg_sb2sb_accuracy_unit's first set (LNC 1, batch 1, seqlen 4, hidden 16384, fused QKV 384, "
+           "1 q / 1 kv head, d_head 128, RMS norm, no quantization, float16), as build_qkv_input builds it"),
     K(NKILIB, "test/integration/nkilib/core/max/test_cascaded_max_utils.py", "folded_load_store_kernel",
       {"input_tensor": "float32[8,256]"}, args={"fold_factor": "1", "batch_start": "0", "batch_end": "8"}, src=T,
       **_NKILIB_TEST),
@@ -573,8 +620,6 @@ _ARG_LIMITS = [
     for n in ("kernel_offline_quantized_mx_matmul", "kernel_on_device_quantize_matmul_mx",
               "kernel_copy_strided_quantize_matmul_mx")
 ] + [
-    (NKILIB, "src/nkilib_src/nkilib/core/topk/rotational_topk.py", "rotational_topk",
-     _CONFIG_ARG.format("config (RotationalTopkConfig)")),
     (NKILIB, "src/nkilib_src/nkilib/core/moe/moe_cte/moe_cte.py", "moe_cte", _CONFIG_ARG.format("spec (MoECTESpec)")),
     (NKILIB, "test/integration/nkilib/core/attention/test_attention_tkg.py", "attn_tkg_wrapper",
      _CONFIG_ARG.format("cfg (AttnTKGConfig)")),
@@ -618,4 +663,4 @@ SHARED = {
     "aws-neuron-sdk:nki/test/test_nki_isa_range_select.py::nki_range_select_example": {"nkia_kernel_output_not_shared_hbm"},
 }
 
-TRACED_FLOOR = 172  # docs/conformance.md "Coverage sweep", measured 2026-12-02 (nkipy added, stand-ins, drivers)
+TRACED_FLOOR = 175  # docs/conformance.md "Coverage sweep", measured 2026-12-02 (second nki-library pass, with_nkilib)

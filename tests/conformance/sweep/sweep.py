@@ -207,6 +207,23 @@ def lay_out(git_dir, commit, kernel, files, scratch):
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         with open(dest, "w", encoding="utf-8") as f:
             f.write(ABSENT_MODULE.format(path=path))
+    if kernel.with_nkilib:
+        # The kernel imports nki-library's package (`from nkilib.core...`), as its model installs it:
+        # nki-library's src/nkilib_src/nkilib tree, at its pinned commit, goes in a hidden folder of the
+        # scratch folder that check_kernel passes as `--lib` (a hidden folder is not the kernel's own).
+        lib_git = mirror_git_dir(MIRROR[0], manifest.NKILIB)
+        lib_commit = manifest.COMMITS[manifest.NKILIB]
+        lib_prefix = manifest.NKILIB_ROOT + "/"
+        for path in list_files(lib_git, lib_commit):
+            if path.endswith(".py") and path.startswith(lib_prefix + "nkilib/"):
+                dest = os.path.join(scratch, LIB_DIR, path[len(lib_prefix):])
+                os.makedirs(os.path.dirname(dest), exist_ok=True)
+                with open(dest, "w", encoding="utf-8") as f:
+                    f.write(show(lib_git, lib_commit, path))
+        for dirpath, dirnames, _ in os.walk(os.path.join(scratch, LIB_DIR, "nkilib")):
+            for d in [dirpath] + [os.path.join(dirpath, n) for n in dirnames]:
+                if not os.path.exists(os.path.join(d, "__init__.py")):
+                    open(os.path.join(d, "__init__.py"), "w").close()
     out_main = os.path.join(scratch, dest_of(kernel.path))
     os.makedirs(os.path.dirname(out_main), exist_ok=True)
     if packaged:
@@ -225,6 +242,8 @@ def lay_out(git_dir, commit, kernel, files, scratch):
     return out_main
 
 
+LIB_DIR = ".nkia_lib"  # where a with_nkilib kernel's nki-library package is written (--lib)
+MIRROR = [None]  # the --mirror folder, for kernels that lay out another repository's package (with_nkilib)
 DRIVER_FILE = "_nkia_sweep_driver.py"
 DRIVER_ENTRY = "sweep_entry"
 
@@ -334,6 +353,8 @@ def check_kernel(kernel, git_dir, commit, files, nki_agent, keep):
             cmd += ["--shapes", f"{name}={spec}"]
         for name, value in kernel.args.items():
             cmd += ["--arg", f"{name}={value}"]
+        if kernel.with_nkilib:
+            cmd += ["--lib", os.path.join(scratch, LIB_DIR)]
         if kernel.grid:
             cmd += ["--grid", ",".join(str(g) for g in kernel.grid)]
         res["command"] = " ".join(cmd)
@@ -403,6 +424,7 @@ def main():
     ap.add_argument("--strict-count", type=int, help="fail when fewer kernels than this trace")
     ap.add_argument("--keep", help="keep each kernel's scratch folder under this folder")
     opts = ap.parse_args()
+    MIRROR[0] = opts.mirror
 
     nki_agent = os.path.abspath(opts.bin)
     if not opts.list and not os.access(nki_agent, os.X_OK):
