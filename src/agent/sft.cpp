@@ -5,6 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
+
+#include "agent/sft_pairs.h"
+#include "core/hash.h"
 
 namespace nki_agent {
 
@@ -14,6 +18,29 @@ namespace {
 
 tl::unexpected<Diagnostic> bad(const std::string& why) {
   return fail("nkia_sft_trajectory", why);
+}
+
+// What makes two records the same example: the conversation and the tools, not the metadata.
+std::string conversation_key(const nlohmann::json& rec) {
+  const nlohmann::json both = {{"messages", rec.value("messages", nlohmann::json())},
+                               {"tools", rec.value("tools", nlohmann::json())}};
+  return sha256_hex(both.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+// The keys of the records `out` already holds (none when it does not exist yet).
+std::set<std::string> keys_in(const std::string& out) {
+  std::set<std::string> keys;
+  std::ifstream in(out, std::ios::binary);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object()) keys.insert(conversation_key(j));
+  }
+  return keys;
+}
+
+bool is_results_database(const fs::path& p) {
+  return p.extension() == ".sqlite" || p.extension() == ".db";
 }
 
 }  // namespace
@@ -91,10 +118,12 @@ Result<nlohmann::json> trajectory_to_sft(const std::vector<nlohmann::json>& even
 
 Result<SftExportStats> export_sft(const std::vector<std::string>& inputs, const std::string& out,
                                   const SftOptions& options) {
-  std::vector<fs::path> files;
+  std::vector<fs::path> files, databases;
   for (const auto& in : inputs) {
     std::error_code ec;
-    if (fs::is_directory(in, ec)) {
+    if (fs::is_regular_file(in, ec) && is_results_database(in)) {
+      databases.push_back(in);
+    } else if (fs::is_directory(in, ec)) {
       for (auto it = fs::recursive_directory_iterator(in, ec); !ec && it != fs::recursive_directory_iterator();
            it.increment(ec))
         if (it->is_regular_file() && it->path().extension() == ".jsonl") files.push_back(it->path());
@@ -105,9 +134,27 @@ Result<SftExportStats> export_sft(const std::vector<std::string>& inputs, const 
     }
   }
   std::sort(files.begin(), files.end());
+  std::set<std::string> seen = keys_in(out);
   std::ofstream o(out, std::ios::binary | std::ios::app);
   if (!o) return fail("nkia_sft_io", "cannot write " + out);
   SftExportStats st;
+  auto write = [&](const nlohmann::json& rec) {
+    if (!seen.insert(conversation_key(rec)).second) {
+      ++st.duplicates;
+      return;
+    }
+    o << rec.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    ++st.written;
+  };
+  for (const auto& db : databases) {
+    ++st.files;
+    auto pairs = sft_pairs_from_results(db.string(), options.run_id, options.tasks_root);
+    if (!pairs) return tl::unexpected(pairs.error());
+    st.pairs += static_cast<int>(pairs->records.size());
+    st.skipped += static_cast<int>(pairs->notes.size());
+    for (const auto& n : pairs->notes) st.notes.push_back(db.string() + ": " + n);
+    for (const auto& rec : pairs->records) write(rec);
+  }
   for (const auto& f : files) {
     if (fs::equivalent(f, out)) continue;
     ++st.files;
@@ -127,8 +174,7 @@ Result<SftExportStats> export_sft(const std::vector<std::string>& inputs, const 
       st.notes.push_back(f.string() + ": " + rec.error().message);
       continue;
     }
-    o << rec->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-    ++st.written;
+    write(*rec);
   }
   o.flush();
   if (!o) return fail("nkia_sft_io", "cannot write " + out);

@@ -23,18 +23,26 @@ struct SftOptions {
   bool passed_only = false;  // keep only trajectories whose kernel passed
   // Cut the conversation after the turn that first passed (drops the optimisation turns).
   bool stop_at_first_pass = false;
+  // For results databases among the inputs (agent/sft_pairs.h): only this run's rows (empty:
+  // every run's), and where their tasks are (empty: each run's own task root).
+  std::string run_id;
+  std::string tasks_root;
 };
 
 // Code nkia_sft_trajectory: the events are not one complete trajectory (the message says why).
 Result<nlohmann::json> trajectory_to_sft(const std::vector<nlohmann::json>& events, const SftOptions& options);
 
 struct SftExportStats {
-  int files = 0, trajectories = 0, written = 0, skipped = 0;
+  int files = 0, trajectories = 0, pairs = 0, written = 0, skipped = 0;
+  int duplicates = 0;              // records already in `out` (or twice in the inputs): not written again
   std::vector<std::string> notes;  // why each skipped one was skipped
 };
 
 // Reads every *.jsonl under `inputs` (files or folders, recursively), one trajectory per file,
-// and appends one record per line to `out`. Codes: nkia_sft_io.
+// and every results database (*.sqlite: its passing rows as (task, kernel) pairs,
+// agent/sft_pairs.h), and appends one record per line to `out`. A record whose conversation
+// (messages and tools) is already in `out` or was just written is left out: exporting the same
+// runs twice adds nothing. Codes: nkia_sft_io, those of sft_pairs_from_results.
 Result<SftExportStats> export_sft(const std::vector<std::string>& inputs, const std::string& out,
                                   const SftOptions& options);
 

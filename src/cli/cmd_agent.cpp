@@ -381,7 +381,7 @@ int run_prompt(const Context& ctx, const PromptFlags& f) {
 
 struct SftFlags {
   std::vector<std::string> inputs;
-  std::string out;
+  std::string out, run_id, tasks;
   bool passed_only = false, first_pass = false;
 };
 
@@ -389,17 +389,23 @@ int run_export_sft(const Context& ctx, const SftFlags& f) {
   SftOptions so;
   so.passed_only = f.passed_only;
   so.stop_at_first_pass = f.first_pass;
+  so.run_id = f.run_id;
+  so.tasks_root = f.tasks;
   auto st = export_sft(f.inputs, f.out, so);
   if (!st) return report(ctx, st.error());
   if (ctx.json) {
     emit_json(ctx, {{"out", f.out},
                     {"files", st->files},
+                    {"pairs", st->pairs},
                     {"written", st->written},
+                    {"duplicates", st->duplicates},
                     {"skipped", st->skipped},
                     {"notes", st->notes}});
   } else {
-    std::printf("%d of %d trajectories written to %s (%d skipped)\n", st->written, st->trajectories, f.out.c_str(),
-                st->skipped);
+    std::printf(
+        "%d records written to %s from %d trajectories and %d (task, kernel) pairs (%d skipped, %d already "
+        "there)\n",
+        st->written, f.out.c_str(), st->trajectories, st->pairs, st->skipped, st->duplicates);
     for (const auto& n : st->notes) std::fprintf(stderr, "  skipped %s\n", n.c_str());
   }
   return kExitOk;
@@ -475,8 +481,15 @@ void add_agent_commands(CLI::App& app, Context& ctx) {
   prompt->callback([&ctx, p] { ctx.exit_code = run_prompt(ctx, *p); });
 
   auto x = std::make_shared<SftFlags>();
-  auto* sft = app.add_subcommand("export-sft", "Agent trajectories (JSONL) as chat-format SFT records, one per line");
-  sft->add_option("trajectories", x->inputs, "Trajectory files or folders of them (searched recursively)")->required();
+  auto* sft = app.add_subcommand(
+      "export-sft",
+      "Agent trajectories (JSONL) and verified (task, kernel) pairs as chat-format SFT records, one per line");
+  sft->add_option("inputs", x->inputs,
+                  "Trajectory files or folders of them (searched recursively), and bench results databases "
+                  "(.sqlite: their passing rows as (task, kernel) pairs)")
+      ->required();
+  sft->add_option("--run", x->run_id, "Of a results database, only this run's rows");
+  sft->add_option("--tasks", x->tasks, "Where a database's tasks are (default: the run's own task root)");
   sft->add_option("--out,-o", x->out, "The JSONL file the records are appended to")->required();
   sft->add_flag("--passed-only", x->passed_only, "Only trajectories whose kernel passed");
   sft->add_flag("--first-pass", x->first_pass, "End each conversation at the turn that first passed");
