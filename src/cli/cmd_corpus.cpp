@@ -82,12 +82,12 @@ void add_corpus_command(CLI::App& app, Context& ctx) {
       "generate", "Draw, deduplicate, decontaminate (against NKIBench) and filter tasks; write them as task folders");
   gen->add_option("--count", o->gen.count, "Tasks to keep")->required()->check(CLI::Range(1, 1000000));
   gen->add_option("--seed", o->gen.seed, "The generator's seed")->required();
-  gen->add_option("--out", o->gen.out, "The folder to write (level1..3/, lib, corpus.jsonl)")->required();
+  gen->add_option("--out", o->gen.out, "The folder to write (level1..3/, lib/, corpus.jsonl)")->required();
   gen->add_option("--jobs", o->gen.jobs, "Filter batches at once (each runs in two processes)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   gen->add_option("--nkibench", o->gen.nkibench,
-                  "NKIBench's root: level1..3 to decontaminate against, lib/ to link "
+                  "NKIBench's root: level1..3 to decontaminate against, lib/ to copy "
                   "(default: tasks/nkibench)");
   gen->add_flag("--baseline-only", o->gen.baseline_only,
                 "Only ops with a kernel in nkibench_ops: every task gets a baseline.py");

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "core/log.h"
 #include "corpus/decontam.h"
@@ -122,6 +123,51 @@ nlohmann::json rejected_line(const Candidate& c) {
   j["operation"] = c.task.operation;
   j["nearest_nkibench"] = {{"id", c.sim.nearest}, {"score", c.sim.score}};
   return j;
+}
+
+// Copies NKIBench's lib (the nkibench_ops package the baselines import) into the corpus, so the
+// corpus folder is whole on its own: moved or copied elsewhere, its baselines still import.
+// Regular files only, in sorted order, without __pycache__ or compiled files: the copy is the
+// same bytes from run to run. An old lib (a folder, or the symbolic link earlier versions wrote)
+// is removed first; a link is removed as a link, never followed.
+Result<void> copy_lib(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  if (fs::is_symlink(to, ec))
+    fs::remove(to, ec);
+  else
+    fs::remove_all(to, ec);
+  if (ec)
+    return fail("nkia_unwritable", fmt::format("cannot replace {}: {}", to.string(), ec.message()),
+                "check the folder is writable");
+  if (!fs::is_directory(from, ec))
+    return fail("nkia_task_not_found", fmt::format("{} is not a folder", from.string()),
+                "give --nkibench the NKIBench root, whose lib/ holds nkibench_ops");
+  std::vector<fs::path> files;
+  auto it = fs::recursive_directory_iterator(from, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (it->is_symlink(ec) || p.filename() == "__pycache__") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    const std::string ext = p.extension().string();
+    if (it->is_regular_file(ec) && ext != ".pyc" && ext != ".pyo") files.push_back(fs::relative(p, from, ec));
+  }
+  if (ec)
+    return fail("nkia_task_not_found", fmt::format("cannot read {}: {}", from.string(), ec.message()),
+                "check NKIBench's lib/ is readable");
+  std::sort(files.begin(), files.end());
+  for (const fs::path& rel : files) {
+    fs::create_directories((to / rel).parent_path(), ec);
+    std::ifstream in(from / rel, std::ios::binary);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    if (!in)
+      return fail("nkia_task_not_found", fmt::format("cannot read {}", (from / rel).string()),
+                  "check NKIBench's lib/ is readable");
+    if (auto r = write_text(to / rel, text.str()); !r) return fail(r.error());
+  }
+  return {};
 }
 
 }  // namespace
@@ -263,11 +309,7 @@ Result<CorpusResult> generate_corpus(const CorpusOptions& opt) {
   if (ec)
     return fail("nkia_unwritable", fmt::format("cannot create {}: {}", opt.out, ec.message()),
                 "give a folder you can write");
-  fs::remove(out / "lib", ec);
-  fs::create_directory_symlink(fs::absolute(fs::path(nkibench) / "lib"), out / "lib", ec);
-  if (ec)
-    return fail("nkia_unwritable", fmt::format("cannot link {}/lib: {}", opt.out, ec.message()),
-                "give a folder on a file system with symbolic links");
+  if (auto r = copy_lib(fs::path(nkibench) / "lib", out / "lib"); !r) return fail(r.error());
   std::string manifest;
   std::map<std::string, int64_t> levels;
   for (size_t k = 0; k < kept.size(); ++k) {

@@ -4,8 +4,9 @@
 //
 // Output layout:
 //   DIR/level{1,2,3}/C{L}_{NNNNN}_{name}/{task.py, task.toml, baseline.py}
-//   DIR/lib -> <nkibench>/lib   a symbolic link, so baselines import nkibench_ops as NKIBench's do
-//                               (tasks/baseline.h finds the nearest lib/ above a level folder)
+//   DIR/lib/                    a copy of <nkibench>/lib (its .py files), so baselines import
+//                               nkibench_ops as NKIBench's do (tasks/baseline.h finds the nearest
+//                               lib/ above a level folder) and the folder can move to another machine
 //   DIR/corpus.jsonl            one line per kept task, in task order
 //   DIR/rejected.jsonl          one line per candidate dropped, with the stage and the reason
 //   DIR/corpus_summary.json     options, bands, threshold, the funnel
@@ -46,8 +47,8 @@ struct CorpusResult {
   std::vector<nlohmann::json> planted_rejected;  // the rejected.jsonl lines of planted candidates
 };
 
-// Codes: nkia_bad_argument (count, out), nkia_unwritable, those of the helpers and of
-// load_nkibench_sources.
+// Codes: nkia_bad_argument (count, out), nkia_unwritable, nkia_task_not_found (no readable
+// <nkibench>/lib), those of the helpers and of load_nkibench_sources.
 Result<CorpusResult> generate_corpus(const CorpusOptions& options);
 
 }  // namespace nki_agent::corpus

@@ -11,6 +11,7 @@
 #include "corpus/corpus.h"
 #include "corpus/export.h"
 #include "corpus/report.h"
+#include "tasks/baseline.h"
 #include "tasks/task.h"
 #include "tasks/task_dirs.h"
 
@@ -78,6 +79,7 @@ TEST(CorpusPipeline, SameSeedSameBytesWhateverTheJobs) {
   }
   EXPECT_EQ(n, 4);
   EXPECT_TRUE(fs::is_directory(a / "lib" / "nkibench_ops"));
+  EXPECT_FALSE(fs::is_symlink(a / "lib"));
   auto dirs = find_task_dirs(a.string());
   ASSERT_TRUE(dirs.has_value());
   EXPECT_EQ(dirs->size(), 4u);
@@ -124,6 +126,49 @@ TEST(CorpusPipeline, APlantedNkibenchOpGraphIsRemoved) {
   std::string line;
   while (std::getline(f, line)) EXPECT_NE(nlohmann::json::parse(line)["op_graph"], "gelu(matmul(in,in))");
   fs::remove_all(out);
+}
+
+TEST(CorpusPipeline, TheLibIsCopiedSoTheCorpusMoves) {
+  // An old corpus's lib, a symbolic link to a folder of its own: replaced, and not followed.
+  const fs::path out = temp_dir("lib"), elsewhere = temp_dir("lib-target");
+  fs::create_directories(out);
+  fs::create_directories(elsewhere / "nkibench_ops");
+  { std::ofstream(elsewhere / "nkibench_ops" / "keep.py") << "x = 1\n"; }
+  fs::create_directory_symlink(elsewhere, out / "lib");
+  CorpusOptions o;
+  o.count = 1;
+  o.seed = 3;
+  o.nkibench = nkibench();
+  o.out = out.string();
+  o.filters = false;
+  auto r = generate_corpus(o);
+  ASSERT_TRUE(r.has_value()) << r.error().format();
+  EXPECT_FALSE(fs::is_symlink(out / "lib"));
+  EXPECT_TRUE(fs::exists(elsewhere / "nkibench_ops" / "keep.py"));
+  EXPECT_FALSE(fs::exists(out / "lib" / "nkibench_ops" / "keep.py"));
+  // Every .py of NKIBench's lib, byte for byte, and nothing else.
+  auto lib = tree(out / "lib");
+  std::map<std::string, std::string> want;
+  for (const auto& [rel, text] : tree(fs::path(nkibench()) / "lib"))
+    if (rel.find("__pycache__") == std::string::npos && fs::path(rel).extension() != ".pyc") want[rel] = text;
+  EXPECT_EQ(lib, want);
+  EXPECT_GE(lib.size(), 10u);
+  EXPECT_TRUE(lib.count("nkibench_ops/__init__.py"));
+  // A folder lib from an earlier run is replaced the same way; moved, the corpus keeps its lib.
+  { std::ofstream(out / "lib" / "stale.py") << "y = 2\n"; }
+  o.force = true;
+  ASSERT_TRUE(generate_corpus(o).has_value());
+  EXPECT_FALSE(fs::exists(out / "lib" / "stale.py"));
+  const fs::path moved = temp_dir("lib-moved");
+  fs::rename(out, moved);
+  EXPECT_EQ(tree(moved / "lib"), want);
+  std::ifstream manifest(moved / "corpus.jsonl");
+  std::string line;
+  ASSERT_TRUE(std::getline(manifest, line));
+  const fs::path task_dir = moved / nlohmann::json::parse(line)["folder"].get<std::string>();
+  EXPECT_EQ(fs::path(baseline_lib_dir(task_dir.string())), moved / "lib");
+  fs::remove_all(moved);
+  fs::remove_all(elsewhere);
 }
 
 TEST(CorpusPipeline, RefusesToOverwriteWithoutForce) {
