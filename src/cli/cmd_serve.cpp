@@ -28,6 +28,8 @@ struct ServeCliOptions {
   double drain = 600;
   double timeout = kDefaultKernelSeconds;
   bool no_speed = false;
+  bool no_inline = false;
+  std::string inline_root;
 };
 
 int run_serve(const Context& ctx, const ServeCliOptions& o) {
@@ -50,6 +52,8 @@ int run_serve(const Context& ctx, const ServeCliOptions& o) {
   so.scorer.task_roots = o.tasks.empty() ? std::vector<std::string>{default_task_root()} : o.tasks;
   so.scorer.verify.reference.cache_dir = o.cache;
   so.scorer.verify.kernel_seconds = o.timeout;
+  so.scorer.inline_references = !o.no_inline;
+  so.scorer.inline_tasks.root = o.inline_root;
   if (!o.no_speed) so.scorer.verify.speed = cost_speed_model();
   auto server = serve::RewardServer::create(std::move(so));
   if (!server) return report(ctx, server.error());
@@ -100,6 +104,10 @@ void add_serve_command(CLI::App& app, Context& ctx) {
       ->capture_default_str()
       ->check(CLI::Range(0.1, 3600.0));
   sub->add_flag("--no-speed", o->no_speed, "Score without the simulated speed against the baseline");
+  sub->add_flag("--no-inline-references", o->no_inline,
+                "Refuse requests that carry their own reference (reference_code); score only the roots' tasks");
+  sub->add_option("--inline-root", o->inline_root,
+                  "Folder for the tasks made from inline references (default: $TMPDIR/nki-agent-inline-tasks-UID)");
   sub->callback([&ctx, o] { ctx.exit_code = run_serve(ctx, *o); });
 }
 

@@ -124,6 +124,15 @@ constexpr ErrorInfo kPart[] = {
      .title = "A helper process did not finish in time",
      .meaning = "A helper process (reference worker or static-policy checker) ran past its time limit.",
      .hint = "Raise the limit, or make the task's reference cheaper (smaller shape sets)."},
+    {.code = "nkia_inline_reference",
+     .origin = kTool,
+     .title = "An inline reference cannot be made into a task",
+     .meaning = "A request carries its own PyTorch reference (reference_code, KernelBench form) that is malformed "
+                "(empty, over 256 KiB, an entry point that is not an identifier, a tolerance outside [0, 1]) or whose "
+                "inputs, parameters or outputs a task cannot hold (not tensors, an element type tasks do not use, "
+                "integer parameters, more elements than the server accepts).",
+     .hint = "Send class Model(nn.Module) with get_inputs() returning tensors and get_init_inputs(), at modest shapes "
+             "(docs/serve.md, \"Inline references\")."},
     {.code = "nkia_kernel_not_found",
      .origin = kTool,
      .title = "No kernel file at that path",
@@ -384,8 +393,8 @@ constexpr ErrorInfo kPart[] = {
     {.code = "nkia_serve_inline_reference",
      .origin = kTool,
      .title = "Inline references are not accepted",
-     .meaning = "The request carries its own reference code (reference_code, reference_source); this server scores "
-                "kernels only against the tasks in its task roots, whose references it runs itself.",
+     .meaning = "The request carries its own reference code (reference_code, reference_source), and this server was "
+                "started with --no-inline-references: it scores kernels only against the tasks in its task roots.",
      .hint = "Name a task the server holds with task_id (GET /health lists the roots), or add the task to a root."},
     {.code = "nkia_serve_not_found",
      .origin = kTool,

@@ -163,6 +163,39 @@ Result<RewardScorer::LoadedTask> RewardScorer::load(const std::string& id) {
   return tasks_.emplace(id, std::move(loaded)).first->second;
 }
 
+Result<RewardScorer::LoadedTask> RewardScorer::load_inline(const InlineReference& ref) {
+  if (!opt_.inline_references)
+    return tl::unexpected(Diagnostic::error(
+        "nkia_serve_inline_reference",
+        "the request carries its own reference; this server scores kernels only against the tasks in its roots",
+        "name a task the server holds with task_id (GET /health lists the roots)"));
+  const std::string key = inline_reference_key(ref);
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = inline_tasks_.find(key); it != inline_tasks_.end()) return it->second;
+  }
+  InlineTaskOptions io = opt_.inline_tasks;
+  io.reference.python = opt_.verify.reference.python;
+  auto made = make_inline_task(ref, io);
+  Result<LoadedTask> loaded = tl::unexpected(Diagnostic());
+  if (made) {
+    LoadedTask t;
+    t.task = std::make_shared<const Task>(std::move(*made));
+    loaded = std::move(t);
+  } else {
+    Diagnostic d = made.error();
+    // The client's reference raised (or the confined worker refused what it did): the client's
+    // fault, answered as a bad request.
+    if (d.code == "nkia_reference_failed") d.code = "nkia_inline_reference";
+    loaded = tl::unexpected(std::move(d));
+  }
+  // A failure of the machine (a worker that could not start) is not remembered.
+  if (!loaded && loaded.error().code != "nkia_inline_reference") return loaded;
+  std::lock_guard lock(mu_);
+  if (inline_tasks_.size() >= kMaxInlineTasks) inline_tasks_.clear();
+  return inline_tasks_.emplace(key, std::move(loaded)).first->second;
+}
+
 Result<std::shared_ptr<const Task>> RewardScorer::task(const std::string& id) {
   auto t = load(id);
   if (!t) return tl::unexpected(t.error());
@@ -264,7 +297,7 @@ Result<RewardResult> RewardScorer::score(const RewardRequest& request) {
   if (request.gamma && !(*request.gamma >= 0 && *request.gamma <= 1))
     return tl::unexpected(bad_request("gamma must be between 0 and 1"));
   if (request.seeds < 0 || request.seeds > 64) return tl::unexpected(bad_request("seeds must be between 1 and 64"));
-  auto loaded = load(request.task_id);
+  auto loaded = request.inline_reference ? load_inline(*request.inline_reference) : load(request.task_id);
   if (!loaded) return tl::unexpected(loaded.error());
   const Task& task = *loaded->task;
 

@@ -44,6 +44,10 @@ struct ScorerOptions {
   int kernel_workers = 0;               // sandboxed kernel workers; 0: one per core, at most 8
   std::string worker_path;              // the worker program; empty: KernelService's search
   size_t cache_entries = 8192;          // scored kernels kept in memory
+  // Requests with their own reference (RewardRequest::inline_reference): made into tasks under
+  // inline_tasks.root and verified with a confined reference; refused when false.
+  bool inline_references = true;
+  InlineTaskOptions inline_tasks;
 };
 
 class RewardScorer {
@@ -53,7 +57,9 @@ class RewardScorer {
 
   // Codes: nkia_task_not_found (no root holds the task, or the id is not a plain name),
   // nkia_reward_bad_request (an unknown preset, a gamma outside [0, 1], seeds outside 1..64, more
-  // than kMaxTurns kernels with all_turns).
+  // than kMaxTurns kernels with all_turns); with an inline reference, nkia_inline_reference (it
+  // cannot be made into a task, or raised: the message says why) and nkia_serve_inline_reference
+  // (inline_references is off).
   Result<RewardResult> score(const RewardRequest& request);
 
   // The agent's tools on a task: "compile", "verify", "profile" (agent/tools.h).
@@ -96,6 +102,8 @@ class RewardScorer {
     std::string baseline_digest;  // the baseline's files: the speed depends on them
   };
   Result<LoadedTask> load(const std::string& id);
+  // The task of a client's reference, made once per distinct reference (and failure) and kept.
+  Result<LoadedTask> load_inline(const InlineReference& ref);
   void index_tasks();
   Result<std::string> find_dir(const std::string& id);
 
@@ -107,6 +115,9 @@ class RewardScorer {
   std::map<std::string, std::shared_future<KernelScore>> in_flight_;  // by cache key
   mutable std::mutex mu_;
   std::map<std::string, LoadedTask> tasks_;  // by the id asked for
+  // Inline tasks by inline_reference_key, and the references that could not be made into one.
+  static constexpr size_t kMaxInlineTasks = 4096;
+  std::map<std::string, Result<LoadedTask>> inline_tasks_;
   bool indexed_ = false;
   std::chrono::steady_clock::time_point indexed_at_;
   static constexpr double kReindexSeconds = 10;

@@ -11,6 +11,7 @@
 #include "core/diagnostic.h"
 #include "reward/extract.h"
 #include "reward/presets.h"
+#include "tasks/inline_task.h"
 
 namespace nki_agent {
 
@@ -23,6 +24,9 @@ struct RewardRequest {
   std::optional<double> gamma;
   int seeds = 0;  // 0: the task's
   bool speed = true;
+  // The client's own reference (KernelBench form) instead of a task of the roots: the task is made
+  // from it (tasks/inline_task.h) and task_id is only the client's label.
+  std::optional<InlineReference> inline_reference;
 };
 
 // One kernel, scored (cached as a whole).

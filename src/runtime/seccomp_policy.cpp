@@ -3,7 +3,10 @@
 #include <seccomp.h>
 
 #include <fcntl.h>
+#include <sched.h>      // CLONE_THREAD
 #include <sys/ioctl.h>  // TCGETS, TIOCGWINSZ
+#include <sys/mman.h>   // memfd_create
+#include <unistd.h>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -105,13 +108,16 @@ void add_conditional_rules(scmp_filter_ctx ctx, RuleError* err, int self_pid) {
   add_rule(ctx, err, allow, sa, "rt_sigaction", {scmp_arg_cmp{0, SCMP_CMP_EQ, 64, 0}});
 
   // Signals only to itself: its pid, its own process group (0 or -pid; it leads a group of one).
-  const auto pid = static_cast<uint32_t>(self_pid);
-  const auto neg_pid = static_cast<uint32_t>(-self_pid);
-  add_rule(ctx, err, allow, SCMP_SYS(kill), "kill", {low32_eq(0, pid)});
-  add_rule(ctx, err, allow, SCMP_SYS(kill), "kill", {low32_eq(0, 0)});
-  add_rule(ctx, err, allow, SCMP_SYS(kill), "kill", {low32_eq(0, neg_pid)});
-  add_rule(ctx, err, allow, SCMP_SYS(tgkill), "tgkill", {low32_eq(0, pid), low32_eq(1, pid)});
-  add_rule(ctx, err, allow, SCMP_SYS(tkill), "tkill", {low32_eq(0, pid)});
+  // A filter made before its child exists (self_pid 0) allows no signal to any process.
+  if (self_pid > 0) {
+    const auto pid = static_cast<uint32_t>(self_pid);
+    const auto neg_pid = static_cast<uint32_t>(-self_pid);
+    add_rule(ctx, err, allow, SCMP_SYS(kill), "kill", {low32_eq(0, pid)});
+    add_rule(ctx, err, allow, SCMP_SYS(kill), "kill", {low32_eq(0, 0)});
+    add_rule(ctx, err, allow, SCMP_SYS(kill), "kill", {low32_eq(0, neg_pid)});
+    add_rule(ctx, err, allow, SCMP_SYS(tgkill), "tgkill", {low32_eq(0, pid), low32_eq(1, pid)});
+    add_rule(ctx, err, allow, SCMP_SYS(tkill), "tkill", {low32_eq(0, pid)});
+  }
 
   // ioctl: only the terminal queries isatty() and CPython's io make (never TIOCSTI and friends).
   add_rule(ctx, err, allow, SCMP_SYS(ioctl), "ioctl", {low32_eq(1, TCGETS)});
@@ -133,27 +139,93 @@ void add_conditional_rules(scmp_filter_ctx ctx, RuleError* err, int self_pid) {
 constexpr SyscallEntry kSanitizerExtra[] = {SyscallEntry{"pipe", SCMP_SYS(pipe)},
                                             SyscallEntry{"pipe2", SCMP_SYS(pipe2)}};
 
+// What glibc's pthread_create and a new thread's start make besides clone (reference children
+// only: PyTorch may start threads). None takes a path or touches another process.
+constexpr SyscallEntry kThreadStart[] = {SyscallEntry{"set_robust_list", SCMP_SYS(set_robust_list)},
+                                         SyscallEntry{"rseq", SCMP_SYS(rseq)},
+                                         SyscallEntry{"sched_getparam", SCMP_SYS(sched_getparam)},
+                                         SyscallEntry{"sched_getscheduler", SCMP_SYS(sched_getscheduler)}};
+
+}  // namespace
+
+namespace {
+
+// The filter of one kind of child, built but not loaded. `self_pid` > 0 allows kill/tgkill/tkill
+// on that pid; `threads` allows clone for a thread of the same process (never a new process) and
+// the calls glibc makes when a thread starts.
+scmp_filter_ctx build_filter(int self_pid, bool sanitizer_runtime, bool threads, RuleError* err) {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+  if (ctx == nullptr) {
+    err->text = "seccomp_init failed";
+    return nullptr;
+  }
+  // A call made through another ABI (32-bit int 0x80, x32) is refused outright.
+  if (int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc < 0)
+    err->text = std::string("seccomp bad-arch action: ") + std::strerror(-rc);
+  for (const auto& s : kAllowed) add_rule(ctx, err, SCMP_ACT_ALLOW, s.nr, s.name);
+  if (sanitizer_runtime)
+    for (const auto& s : kSanitizerExtra) add_rule(ctx, err, SCMP_ACT_ALLOW, s.nr, s.name);
+  add_conditional_rules(ctx, err, self_pid);
+  if (threads) {
+    // CLONE_THREAD set: a thread sharing this process's memory, files and filter. Without it the
+    // call would make a new process, which stays refused (EPERM).
+    add_rule(ctx, err, SCMP_ACT_ALLOW, SCMP_SYS(clone), "clone",
+             {scmp_arg_cmp{0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD}});
+    for (const auto& s : kThreadStart) add_rule(ctx, err, SCMP_ACT_ALLOW, s.nr, s.name);
+  }
+  for (const auto& s : kKilling) add_rule(ctx, err, SCMP_ACT_TRAP, s.nr, s.name);
+  // glibc's pthread_create and posix_spawn try clone3 first and fall back to clone only on ENOSYS.
+  add_rule(ctx, err, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), "clone3");
+  return ctx;
+}
+
 }  // namespace
 
 std::string install_seccomp_filter(int self_pid, bool sanitizer_runtime) {
-  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
-  if (ctx == nullptr) return "seccomp_init failed";
   RuleError err;
-  // A call made through another ABI (32-bit int 0x80, x32) is refused outright.
-  if (int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc < 0)
-    err.text = std::string("seccomp bad-arch action: ") + std::strerror(-rc);
-  for (const auto& s : kAllowed) add_rule(ctx, &err, SCMP_ACT_ALLOW, s.nr, s.name);
-  if (sanitizer_runtime)
-    for (const auto& s : kSanitizerExtra) add_rule(ctx, &err, SCMP_ACT_ALLOW, s.nr, s.name);
-  add_conditional_rules(ctx, &err, self_pid);
-  for (const auto& s : kKilling) add_rule(ctx, &err, SCMP_ACT_TRAP, s.nr, s.name);
-  // glibc's pthread_create and posix_spawn try clone3 first and fall back to clone only on ENOSYS.
-  add_rule(ctx, &err, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), "clone3");
+  scmp_filter_ctx ctx = build_filter(self_pid, sanitizer_runtime, /*threads=*/false, &err);
+  if (ctx == nullptr) return err.text;
   if (!err.failed()) {
     if (int rc = seccomp_load(ctx); rc < 0) err.text = std::string("seccomp_load: ") + std::strerror(-rc);
   }
   seccomp_release(ctx);
   return err.text;
+}
+
+Result<std::string> reference_child_filter_bpf() {
+  RuleError err;
+  scmp_filter_ctx ctx = build_filter(/*self_pid=*/0, /*sanitizer_runtime=*/false, /*threads=*/true, &err);
+  if (ctx == nullptr) return fail("nkia_sandbox_setup", err.text);
+  std::string bpf;
+  if (!err.failed()) {
+    // libseccomp writes the program to a file descriptor: an anonymous file, read back whole.
+    int fd = ::memfd_create("nkia-reference-filter", MFD_CLOEXEC);
+    if (fd < 0) {
+      err.text = std::string("memfd_create: ") + std::strerror(errno);
+    } else {
+      if (int rc = seccomp_export_bpf(ctx, fd); rc < 0) {
+        err.text = std::string("seccomp_export_bpf: ") + std::strerror(-rc);
+      } else {
+        const off_t size = ::lseek(fd, 0, SEEK_END);
+        if (size <= 0 || size % 8 != 0 || ::lseek(fd, 0, SEEK_SET) != 0) {
+          err.text = "seccomp_export_bpf wrote no whole program";
+        } else {
+          bpf.resize(static_cast<size_t>(size));
+          size_t got = 0;
+          while (got < bpf.size()) {
+            ssize_t n = ::read(fd, bpf.data() + got, bpf.size() - got);
+            if (n <= 0) break;
+            got += static_cast<size_t>(n);
+          }
+          if (got != bpf.size()) err.text = "reading the exported filter back failed";
+        }
+      }
+      ::close(fd);
+    }
+  }
+  seccomp_release(ctx);
+  if (err.failed()) return fail("nkia_sandbox_setup", err.text);
+  return bpf;
 }
 
 std::string syscall_name(int nr) {

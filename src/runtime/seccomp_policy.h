@@ -20,12 +20,21 @@
 #include <string_view>
 #include <vector>
 
+#include "core/diagnostic.h"
+
 namespace nki_agent {
 
 // Installs the filter in the calling process (the sandbox child, single-threaded, after fork).
 // `self_pid` is its own pid: kill/tgkill/tkill are allowed on it alone. `sanitizer_runtime` adds
 // the few calls ASan's runtime needs. Returns an empty string on success, else what failed.
 std::string install_seccomp_filter(int self_pid, bool sanitizer_runtime);
+
+// The filter of a reference child (tasks/reference.h, a task's PyTorch reference that is not
+// ours): the same tables, plus threads of its own process (clone with CLONE_THREAD) and no signal
+// to any process. Not installed here: the raw BPF program (struct sock_filter[], 8 bytes an
+// instruction, this machine's byte order) for the child to load with prctl(PR_SET_SECCOMP) after
+// PR_SET_NO_NEW_PRIVS. Code: nkia_sandbox_setup.
+Result<std::string> reference_child_filter_bpf();
 
 // "execve" for a syscall number of this architecture, "syscall 1234" when unknown.
 std::string syscall_name(int nr);

@@ -32,7 +32,7 @@ using Clock = std::chrono::steady_clock;
 int status_of(const Diagnostic& d) {
   if (d.code == "nkia_task_not_found" || d.code == "nkia_serve_not_found") return 404;
   if (d.code == "nkia_reward_bad_request" || d.code == "nkia_serve_bad_json" ||
-      d.code == "nkia_serve_inline_reference" || d.code == "nkia_task_ambiguous")
+      d.code == "nkia_serve_inline_reference" || d.code == "nkia_inline_reference" || d.code == "nkia_task_ambiguous")
     return 400;
   if (d.code == "nkia_serve_unauthorized") return 401;
   if (d.code == "nkia_serve_body_too_large") return 413;
@@ -274,7 +274,8 @@ struct RewardServer::Impl {
                 const RewardResult r = score_admitted(*rr, deadline());
                 json answer = r.status == "error" && r.error && r.turns.empty() ? kernelgym_error(id, *r.error)
                                                                                 : kernelgym_answer(id, r);
-                if (carries_inline_reference(*j)) answer["metadata"]["reference_code"] = kInlineReferenceNote;
+                if (kernelgym_names_task(*j) && carries_inline_reference(*j))
+                  answer["metadata"]["reference_code"] = kInlineReferenceNote;
                 answers.put(id, answer);
                 send(res, 200, answer);
               }));
@@ -298,7 +299,8 @@ struct RewardServer::Impl {
             const RewardResult& r = results[i];
             json a = r.status == "error" && r.error && r.turns.empty() ? kernelgym_error(ids[i], *r.error)
                                                                        : kernelgym_answer(ids[i], r);
-            if (carries_inline_reference(list[i])) a["metadata"]["reference_code"] = kInlineReferenceNote;
+            if (kernelgym_names_task(list[i]) && carries_inline_reference(list[i]))
+              a["metadata"]["reference_code"] = kInlineReferenceNote;
             if (!ids[i].empty()) answers.put(ids[i], a);
             out.push_back(a);
           }

@@ -50,17 +50,36 @@ bool carries_inline_reference(const json& j) {
   return inline_reference_field(j) != nullptr;
 }
 
+bool kernelgym_names_task(const json& j) {
+  return j.is_object() && j.contains("metadata") && j["metadata"].is_object() && j["metadata"].contains("task");
+}
+
 namespace {
 
-Result<void> refuse_inline_reference(const json& j) {
-  if (const char* f = inline_reference_field(j))
-    return tl::unexpected(Diagnostic::error(
-        "nkia_serve_inline_reference",
-        fmt::format("the request carries its own reference ('{}'); this server scores kernels only against the "
-                    "tasks in its roots",
-                    f),
-        "name a task the server holds with task_id (GET /health lists the roots)"));
-  return {};
+// reference_code (or reference_source) in KernelBench form, with entry_point (the reference's
+// class), kernel_name (the kernel's function), atol, rtol and target; nullopt when none is given.
+Result<std::optional<InlineReference>> inline_reference_from_json(const json& j) {
+  const char* field = inline_reference_field(j);
+  if (field == nullptr) return std::optional<InlineReference>();
+  if (j.contains("reference_code") && j.contains("reference_source") && !j["reference_code"].is_null() &&
+      !j["reference_source"].is_null())
+    return tl::unexpected(bad("give the reference once, as 'reference_code' or 'reference_source'"));
+  InlineReference ref;
+  auto code = string_field(j, field, true);
+  if (!code) return tl::unexpected(code.error());
+  ref.code = *code;
+  for (auto [name, slot] : {std::pair{"entry_point", &ref.entry_point}, std::pair{"kernel_name", &ref.kernel_entry},
+                            std::pair{"target", &ref.target}}) {
+    auto v = string_field(j, name, false);
+    if (!v) return tl::unexpected(v.error());
+    if (!v->empty()) *slot = *v;
+  }
+  for (auto [name, slot] : {std::pair{"atol", &ref.atol}, std::pair{"rtol", &ref.rtol}}) {
+    if (!j.contains(name) || j[name].is_null()) continue;
+    if (!j[name].is_number()) return tl::unexpected(bad(fmt::format("the field '{}' must be a number", name)));
+    *slot = j[name].get<double>();
+  }
+  return std::optional<InlineReference>(std::move(ref));
 }
 
 // The text of a conversational value (a list of {role, content} messages) or a plain string.
@@ -90,9 +109,12 @@ Result<json> parse_json_body(std::string_view body, int max_depth) {
 
 Result<RewardRequest> reward_request_from_json(const json& j) {
   if (!j.is_object()) return tl::unexpected(bad("a reward request must be a JSON object"));
-  if (auto r = refuse_inline_reference(j); !r) return tl::unexpected(r.error());
   RewardRequest req;
-  auto task = string_field(j, "task_id", true);
+  auto inline_ref = inline_reference_from_json(j);
+  if (!inline_ref) return tl::unexpected(inline_ref.error());
+  req.inline_reference = std::move(*inline_ref);
+  // With its own reference a request needs no task; task_id is then its label.
+  auto task = string_field(j, "task_id", !req.inline_reference);
   if (!task) return tl::unexpected(task.error());
   req.task_id = *task;
   int given = 0;
@@ -261,10 +283,8 @@ json slime_answer(const RewardResult& r) {
 Result<RewardRequest> kernelgym_request(const json& j, std::string& request_id) {
   if (!j.is_object()) return tl::unexpected(bad("an /evaluate request must be a JSON object"));
   // KernelGYM clients always send their reference; beside a task the server names (metadata.task)
-  // it is set aside, and the answer says so. Alone it is refused.
-  const bool names_task = j.contains("metadata") && j["metadata"].is_object() && j["metadata"].contains("task");
-  if (!names_task)
-    if (auto r = refuse_inline_reference(j); !r) return tl::unexpected(r.error());
+  // it is set aside, and the answer says so. Alone it is the task (tasks/inline_task.h).
+  const bool names_task = kernelgym_names_task(j);
   auto id = string_field(j, "task_id", true);
   if (!id) return tl::unexpected(id.error());
   if (id->empty() || id->size() > 100) return tl::unexpected(bad("task_id must be 1 to 100 characters"));
@@ -276,6 +296,9 @@ Result<RewardRequest> kernelgym_request(const json& j, std::string& request_id) 
   auto code = string_field(j, "kernel_code", true);
   if (!code) return tl::unexpected(code.error());
   item["kernel_code"] = *code;
+  if (!names_task && carries_inline_reference(j))
+    for (const char* f : {"reference_code", "reference_source", "entry_point", "kernel_name", "atol", "rtol", "target"})
+      if (j.contains(f)) item[f] = j[f];
   if (j.contains("num_correct_trials") && j["num_correct_trials"].is_number_integer())
     item["seeds"] = std::clamp<int64_t>(j["num_correct_trials"].get<int64_t>(), 1, 64);
   if (j.contains("preset")) item["preset"] = j["preset"];
@@ -340,8 +363,10 @@ json kernelgym_error(const std::string& request_id, const Diagnostic& d) {
           {"score", nullptr},
           {"reward", nullptr},
           {"metadata", {{"device", "nki-agent simulator"}, {"code", d.code}}},
-          {"error_code", d.code == "nkia_task_not_found" || d.code == "nkia_reward_bad_request" ? "VALIDATION_ERROR"
-                                                                                                : "SYSTEM_ERROR"},
+          {"error_code",
+           d.code == "nkia_task_not_found" || d.code == "nkia_reward_bad_request" || d.code == "nkia_inline_reference"
+               ? "VALIDATION_ERROR"
+               : "SYSTEM_ERROR"},
           {"error_message", d.message},
           {"processing_time", 0.0}};
 }

@@ -28,7 +28,7 @@ inline constexpr int kMaxBodyDepth = 64;
 Result<nlohmann::json> parse_json_body(std::string_view body, int max_depth = kMaxBodyDepth);
 
 // POST /v1/reward. Codes: nkia_reward_bad_request (a field of the wrong type or range, none or
-// several of response / kernel_code / tool_call), nkia_serve_inline_reference.
+// several of response / kernel_code / tool_call, no task_id and no reference_code).
 Result<RewardRequest> reward_request_from_json(const nlohmann::json& j);
 // The items of POST /v1/reward/batch, each parsed on its own (a bad item is its own error). Code of
 // the whole: nkia_reward_bad_request (no `items` list, more than kMaxBatchItems).
@@ -80,9 +80,12 @@ nlohmann::json op_answer(const OpRequest& req, const ToolResult& r);
 nlohmann::json op_baseline_answer(const SpeedResult& s, double seconds);
 
 // Whether a request carries reference code of its own (reference_code, reference_source). The
-// native routes refuse it; the KernelGYM and op-based adapters set it aside when the request names
-// a task of the server's, and their answers say that it was (inline_reference_note).
+// reward routes make a task of it (RewardRequest::inline_reference, tasks/inline_task.h); the
+// KernelGYM adapter sets it aside when the request names a task of the server's (metadata.task,
+// kernelgym_names_task), and the op-based adapter always does (its ops name tasks); their answers
+// then say that it was (kInlineReferenceNote).
 bool carries_inline_reference(const nlohmann::json& j);
+bool kernelgym_names_task(const nlohmann::json& j);
 inline constexpr const char* kInlineReferenceNote =
     "ignored: the kernel was scored against the server's own task and its reference";
 

@@ -16,6 +16,7 @@
 #include "core/hash.h"
 #include "core/log.h"
 #include "runtime/kernel_call.h"
+#include "runtime/seccomp_policy.h"
 #include "tasks/helpers.h"
 #include "tasks/inputs.h"
 #include "tasks/reference_cache.h"
@@ -167,6 +168,17 @@ Result<HelperProcess*> ReferenceRunner::worker() {
                          {"source", task_.task_py},
                          {"path", (fs::path(task_.dir) / "task.py").string()},
                          {"threads", opt_.threads}};
+  if (task_.untrusted_reference) {
+    // Not our code: the worker runs it only in children under this filter (runtime/seccomp_policy.h).
+    auto bpf = reference_child_filter_bpf();
+    if (!bpf) {
+      worker_error_ = bpf.error();
+      worker_.reset();
+      return fail(bpf.error());
+    }
+    load["confined"] = true;
+    load["filter"] = to_hex(std::vector<uint8_t>(bpf->begin(), bpf->end()));
+  }
   auto answer = worker_->request(dump_line(load), opt_.load_seconds);
   stats_.seconds += seconds_since(t0);
   Result<nlohmann::json> parsed = answer ? Result<nlohmann::json>(nlohmann::json::parse(*answer, nullptr, false))
@@ -200,6 +212,9 @@ Result<HelperProcess*> ReferenceRunner::worker() {
 Result<nlohmann::json> ReferenceRunner::ask(nlohmann::json request, double seconds) {
   auto w = worker();
   if (!w) return fail(w.error());
+  // A confined reference's child is killed by the worker itself a little before this deadline,
+  // so the worker lives on and answers why.
+  if (task_.untrusted_reference) request["seconds"] = std::max(1.0, seconds * 0.9 - 1);
   auto t0 = std::chrono::steady_clock::now();
   auto answer = (*w)->request(dump_line(request), seconds);
   stats_.seconds += seconds_since(t0);

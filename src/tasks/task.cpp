@@ -551,8 +551,9 @@ Result<Task> parse_task(std::string_view toml_text, std::string task_py, const s
                                   static_cast<int>(e.source().begin.column)));
   }
   r.warn_unknown(root, "",
-                 {"id", "name", "level", "category", "operation", "entry", "dialects", "target", "baseline", "args",
-                  "outputs", "tolerance", "variants", "cost", "verify", "policy", "reference", "notes", "source"});
+                 {"id",        "name",  "level",   "category",           "operation", "entry", "dialects", "target",
+                  "baseline",  "args",  "outputs", "tolerance",          "variants",  "cost",  "verify",   "policy",
+                  "reference", "notes", "source",  "untrusted_reference"});
   auto id = r.str(root, "id", "id", true);
   if (!id) return fail(id.error());
   task.id = *id;
@@ -568,6 +569,11 @@ Result<Task> parse_task(std::string_view toml_text, std::string task_py, const s
     auto v = n->value_exact<int64_t>();
     if (!v || *v < 0 || *v > 100) return r.bad("level", "must be a small integer");
     task.level = static_cast<int>(*v);
+  }
+  if (const toml::node* n = root.get("untrusted_reference")) {
+    auto v = n->value_exact<bool>();
+    if (!v) return r.bad("untrusted_reference", "must be true or false");
+    task.untrusted_reference = *v;
   }
   auto entry = r.str(root, "entry", "entry", false, "kernel");
   if (!entry) return fail(entry.error());

@@ -13,6 +13,7 @@
 //   [policy]  precision = "strict" | "any", allow_dtypes = ["bfloat16"]
 //   [tolerance] <dtype> = { atol, rtol, norm_rtol }   (norm_rtol defaults to rtol)
 //   [reference] task_id, expected_speedup = [lo, hi], engine_hints = [...], tile_suggestions = {...}
+//   untrusted_reference = true   (task.py runs only confined: tasks/reference.h)
 #pragma once
 
 #include <cstdint>
@@ -105,6 +106,9 @@ struct Task {
   std::optional<std::pair<double, double>> expected_speedup;  // over eager PyTorch, (low, high)
   std::vector<std::string> engine_hints;                      // tensor_engine, vector_engine, dma_engine
   std::map<std::string, int64_t> tile_suggestions;            // tile_m, tile_c, tile_seq, ...
+  // untrusted_reference = true: task.py is not ours (a client's inline reference,
+  // tasks/inline_task.h), so the reference worker runs it only in confined children.
+  bool untrusted_reference = false;
   // [policy]
   bool strict_precision = true;
   std::vector<DType> allow_dtypes;

@@ -325,8 +325,21 @@ TEST_F(ServeHttp, KernelGymEvaluateThenStatusAndResults) {
   EXPECT_EQ(body_json(unknown)["status"], "failed");
   EXPECT_EQ(body_json(unknown)["error_code"], "VALIDATION_ERROR");
 
-  expect_refusal(post("/evaluate", {{"task_id", "x"}, {"kernel_code", baseline()}, {"reference_code", "import torch"}}),
-                 400, "nkia_serve_inline_reference");
+  // Alone, the client's reference is the task: one that defines no Model is a validation error.
+  const HttpResponse no_model =
+      post("/evaluate", {{"task_id", "x"}, {"kernel_code", baseline()}, {"reference_code", "import torch"}});
+  ASSERT_EQ(no_model.status, 200) << no_model.body;
+  EXPECT_EQ(body_json(no_model)["status"], "failed");
+  EXPECT_EQ(body_json(no_model)["error_code"], "VALIDATION_ERROR");
+  EXPECT_EQ(body_json(no_model)["metadata"].value("code", ""), "nkia_inline_reference") << no_model.body;
+  // A KernelBench-form reference: verified as a task of the server's would be.
+  const HttpResponse own = post("/evaluate", {{"task_id", "x1"},
+                                              {"kernel_code", baseline()},
+                                              {"reference_code", testing::read_text(kTasks / "add_fp32" / "task.py")},
+                                              {"num_correct_trials", 2}});
+  ASSERT_EQ(own.status, 200) << own.body;
+  EXPECT_EQ(body_json(own)["correctness"], true) << own.body;
+  EXPECT_FALSE(body_json(own)["metadata"].contains("reference_code")) << own.body;
   // Beside a task of the server's, a client's reference is set aside, and the answer says so.
   const HttpResponse beside = post("/evaluate", {{"task_id", "x2"},
                                                  {"kernel_code", baseline()},
@@ -400,7 +413,7 @@ TEST_F(ServeHttp, BadInputIsAJsonErrorWithItsStatus) {
                  "nkia_reward_bad_request");
   json inline_reference = reward_body(baseline());
   inline_reference["reference_code"] = "import torch";
-  expect_refusal(post("/v1/reward", inline_reference), 400, "nkia_serve_inline_reference");
+  expect_refusal(post("/v1/reward", inline_reference), 400, "nkia_inline_reference");
   expect_refusal(post("/v1/reward", {{"task_id", "no_such_task"}, {"kernel_code", baseline()}}), 404,
                  "nkia_task_not_found");
   expect_refusal(post("/v1/reward", {{"task_id", "../../etc"}, {"kernel_code", baseline()}}), 404,

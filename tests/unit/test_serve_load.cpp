@@ -87,8 +87,24 @@ std::vector<Kind> catalogue() {
   k.push_back({"wrong type", "/v1/reward", json{{"task_id", "add_fp32"}, {"kernel_code", 12}}.dump(), 400});
   k.push_back({"unknown task", "/v1/reward", reward("no_such_task", add).dump(), 404});
   k.push_back({"path as task", "/v1/reward", reward("../../etc", add).dump(), 404});
-  k.push_back({"inline reference", "/evaluate",
-               json{{"task_id", "x"}, {"kernel_code", add}, {"reference_code", "import os"}}.dump(), 400});
+  // A client's own reference (KernelBench form) is the task: the same verdicts as the server's own.
+  const std::string add_reference = testing::read_text(kTasks / "add_fp32" / "task.py");
+  k.push_back({"inline reference", "/v1/reward",
+               json{{"task_id", "mine"}, {"kernel_code", add}, {"reference_code", add_reference}, {"seeds", 2}}.dump(),
+               200, 1});
+  k.push_back({"inline reference, hack", "/v1/reward",
+               json{{"task_id", "mine"},
+                    {"kernel_code", testing::read_text(kTasks / "hacks" / "zeros_add.py")},
+                    {"reference_code", add_reference},
+                    {"seeds", 2}}
+                   .dump(),
+               200, 0});
+  k.push_back({"hostile inline reference", "/v1/reward",
+               json{{"task_id", "x"},
+                    {"kernel_code", add},
+                    {"reference_code", "import os\nos.system('id')\nclass Model: pass\n"}}
+                   .dump(),
+               400});
   return k;
 }
 

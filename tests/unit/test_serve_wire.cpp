@@ -228,14 +228,36 @@ TEST(ServeWireReward, TurnsGammaAndSeeds) {
         << s.dump();
 }
 
-TEST(ServeWireReward, AnInlineReferenceIsRefused) {
+TEST(ServeWireReward, AnInlineReferenceIsTheTask) {
   for (const char* f : {"reference_code", "reference_source"}) {
     auto r = reward_request_from_json(with(base_request(), f, "import torch\nclass Model: ..."));
-    ASSERT_FALSE(r) << f;
-    EXPECT_EQ(r.error().code, "nkia_serve_inline_reference") << f;
+    ASSERT_TRUE(r) << f << ": " << r.error().format();
+    ASSERT_TRUE(r->inline_reference) << f;
+    EXPECT_EQ(r->inline_reference->code, "import torch\nclass Model: ...");
+    EXPECT_EQ(r->inline_reference->entry_point, "Model");
+    EXPECT_EQ(r->inline_reference->kernel_entry, "kernel");
+    EXPECT_FALSE(r->inline_reference->atol);
   }
+  // With its own reference a request needs no task_id; its fields are read and type-checked.
+  json j = base_request();
+  j.erase("task_id");
+  EXPECT_EQ(error_of(reward_request_from_json(j)), "nkia_reward_bad_request");
+  j["reference_code"] = "class Foo: ...";
+  j["entry_point"] = "Foo";
+  j["kernel_name"] = "my_kernel";
+  j["atol"] = 1e-3;
+  auto r = reward_request_from_json(j);
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_EQ(r->inline_reference->entry_point, "Foo");
+  EXPECT_EQ(r->inline_reference->kernel_entry, "my_kernel");
+  EXPECT_EQ(r->inline_reference->atol.value_or(0), 1e-3);
+  for (const auto& [field, value] : {std::pair{"atol", json("small")}, std::pair{"entry_point", json(3)},
+                                     std::pair{"reference_source", json("class Model: ...")}})
+    EXPECT_EQ(error_of(reward_request_from_json(with(j, field, value))), "nkia_reward_bad_request") << field;
   // An empty one carries nothing.
-  EXPECT_TRUE(reward_request_from_json(with(base_request(), "reference_code", "")));
+  auto empty = reward_request_from_json(with(base_request(), "reference_code", ""));
+  ASSERT_TRUE(empty);
+  EXPECT_FALSE(empty->inline_reference);
 }
 
 TEST(ServeWireReward, ABatchIsItemsEachParsedOnItsOwnAndCapped) {
@@ -472,10 +494,12 @@ TEST(ServeWireKernelGym, TaskIdLengthKernelCodeAndInlineReference) {
   EXPECT_FALSE(kernelgym_request({{"kernel_code", kCode}}, id));
   EXPECT_FALSE(kernelgym_request({{"task_id", "x"}}, id));
   EXPECT_FALSE(kernelgym_request({{"task_id", "x"}, {"kernel_code", 1}}, id));
-  auto inline_ref =
-      kernelgym_request({{"task_id", "x"}, {"kernel_code", kCode}, {"reference_code", "class Model: pass"}}, id);
-  ASSERT_FALSE(inline_ref);
-  EXPECT_EQ(inline_ref.error().code, "nkia_serve_inline_reference");
+  auto inline_ref = kernelgym_request(
+      {{"task_id", "x"}, {"kernel_code", kCode}, {"reference_code", "class Net: pass"}, {"entry_point", "Net"}}, id);
+  ASSERT_TRUE(inline_ref) << inline_ref.error().format();
+  ASSERT_TRUE(inline_ref->inline_reference);
+  EXPECT_EQ(inline_ref->inline_reference->code, "class Net: pass");
+  EXPECT_EQ(inline_ref->inline_reference->entry_point, "Net");
   // Beside a task of the server's (metadata.task) the reference is set aside, not refused.
   auto beside = kernelgym_request({{"task_id", "x"},
                                    {"kernel_code", kCode},
@@ -484,6 +508,7 @@ TEST(ServeWireKernelGym, TaskIdLengthKernelCodeAndInlineReference) {
                                   id);
   ASSERT_TRUE(beside) << beside.error().format();
   EXPECT_EQ(beside->task_id, "add_fp32");
+  EXPECT_FALSE(beside->inline_reference);
 }
 
 // RL-CONVENTIONS.md §4.5, EvaluationResponse: the fields we produce.

@@ -26,8 +26,18 @@ Requests:
       (PyTorch's CPU kernels for them differ between machines), and so is any op PyTorch's CPU
       kernels lack for those types.
   {"op": "inspect", "seed": S}
-      what the task file itself says: get_inputs() (dtype, shape) and the state_dict (name, shape,
-      dtype, is a Parameter), and the forward outputs on get_inputs(). For `nki-agent tasks check`.
+      what the task file itself says: get_inputs() (dtype, shape, and the smallest and largest value
+      of each) and the state_dict (name, shape, dtype, is a Parameter), and the forward outputs on
+      get_inputs(). For `nki-agent tasks check` and for making a task of an inline reference.
+
+Confined mode ("load" with "confined": true and "filter": the hex of a seccomp BPF program): for a
+reference that is not ours (a client's inline KernelBench reference). This process then never runs
+the reference's text itself. Each params / forward / inspect request forks a child that reads its
+input files first, then closes every file descriptor but a result pipe and stderr, sets
+RLIMIT_FSIZE 0 and RLIMIT_CPU, takes PR_SET_NO_NEW_PRIVS and the filter (no open, no socket, no
+new process, no exec: runtime/seccomp_policy.h), and only then runs the reference. Its arrays come
+back over the pipe as a JSON header and raw bytes; this process checks every name, dtype, shape and
+size before it writes a file or answers, and kills a child that outlives the request's "seconds".
 """
 import json
 import os
@@ -43,6 +53,7 @@ import numpy as np  # noqa: E402
 
 torch = None
 task = None
+_confined = None  # confined mode: the filter, the reference's text and path (see the docstring)
 
 
 def _answer(obj):
@@ -78,6 +89,10 @@ def _load(req):
         pass
     torch.use_deterministic_algorithms(True)
     torch.backends.cudnn.deterministic = True
+    if req.get("confined"):
+        global _confined
+        _confined = _Confinement(bytes.fromhex(req["filter"]), req["source"], req["path"])
+        return {"torch": torch.__version__, "confined": True}
     module = types.ModuleType("nkia_task_reference")
     module.__file__ = req["path"]
     sys.modules["nkia_task_reference"] = module
@@ -285,11 +300,9 @@ def _widen(x, narrow):
     return x
 
 
-def _forward(req):
-    seed = int(req["seed"])
-    model = _forward_model(req)
+def _run_forward(model, inputs, seed):
+    """The model on the inputs: (output tensors, seconds of the forward alone)."""
     with torch.no_grad(), _float32_accumulation():
-        inputs = [_load_array(i["path"], i["dtype"]) for i in req["inputs"]]
         torch.manual_seed(seed)
         t0 = time.perf_counter()
         try:
@@ -301,10 +314,15 @@ def _forward(req):
             t0 = time.perf_counter()
             outs = _upcast_forward(model, inputs, narrow)
         seconds = time.perf_counter() - t0
+    return [o if isinstance(o, torch.Tensor) else torch.tensor(o) for o in outs], seconds
+
+
+def _forward(req):
+    model = _forward_model(req)
+    inputs = [_load_array(i["path"], i["dtype"]) for i in req["inputs"]]
+    outs, seconds = _run_forward(model, inputs, int(req["seed"]))
     info = []
     for k, o in enumerate(outs):
-        if not isinstance(o, torch.Tensor):
-            o = torch.tensor(o)
         _save(os.path.join(req["out_dir"], f"out{k}.npy"), o)
         info.append({"dtype": _dtype_name(o.dtype), "shape": list(o.shape)})
     return {"outputs": info, "seconds": seconds}
@@ -323,7 +341,11 @@ def _inspect(req):
     ins = []
     for x in inputs:
         if isinstance(x, torch.Tensor):
-            ins.append({"dtype": _dtype_name(x.dtype), "shape": list(x.shape)})
+            entry = {"dtype": _dtype_name(x.dtype), "shape": list(x.shape)}
+            if x.numel() > 0 and x.dtype != torch.bool and not x.is_complex():
+                entry["min"] = float(x.min())
+                entry["max"] = float(x.max())
+            ins.append(entry)
         else:
             ins.append({"dtype": type(x).__name__, "shape": None})
     outs = []
@@ -344,6 +366,333 @@ def _inspect(req):
     return {"inputs": ins, "state_dict": sd, "outputs": outs}
 
 
+# --- confined mode ------------------------------------------------------------------------------
+
+# What may cross the result pipe: the element types a task declares (bfloat16 travels as float32).
+_PIPE_DTYPES = {"float32", "float16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"}
+_MAX_RANK = 8
+_MAX_HEADER = 1 << 20
+_MAX_PIPE_BYTES = 1 << 32
+# Modules a reference may import, imported before a child is confined (an import then reads no file).
+_PRELOAD = ("math", "cmath", "numbers", "functools", "itertools", "operator", "collections", "typing",
+            "dataclasses", "enum", "copy", "random", "torch.nn", "torch.nn.functional", "torch.fft",
+            "torch.linalg", "torch.special")
+
+
+def _is_name(text, dots=False):
+    """A Python identifier of at most 64 characters (state_dict keys: dotted ones)."""
+    if not isinstance(text, str) or not 0 < len(text) <= (200 if dots else 64):
+        return False
+    parts = text.split(".") if dots else [text]
+    return all(p.isidentifier() and p.isascii() for p in parts)
+
+
+class _Confinement:
+    def __init__(self, bpf, source, path):
+        import ctypes
+        import importlib
+        import resource
+        if len(bpf) == 0 or len(bpf) % 8 != 0 or len(bpf) // 8 > 0xFFFF:
+            raise ValueError("the seccomp filter is not a whole BPF program")
+        for name in _PRELOAD:
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                pass
+        self.source, self.path = source, path
+        self.resource = resource
+        self.ctypes = ctypes
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.prctl.restype = ctypes.c_int
+
+        class SockFprog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+        self.filter_buf = ctypes.create_string_buffer(bpf, len(bpf))
+        self.prog = SockFprog(len(bpf) // 8, ctypes.cast(self.filter_buf, ctypes.c_void_p))
+
+    # In the child, before the reference runs.
+    def _confine(self, keep_fd, seconds):
+        r = self.resource
+        os.closerange(0, 2)
+        os.closerange(3, keep_fd)
+        os.closerange(keep_fd + 1, 1 << 16)
+        r.setrlimit(r.RLIMIT_FSIZE, (0, 0))
+        r.setrlimit(r.RLIMIT_CORE, (0, 0))
+        cpu = max(1, int(seconds) + 1)
+        r.setrlimit(r.RLIMIT_CPU, (cpu, cpu))
+        c = self.ctypes
+        ul = c.c_ulong
+        if self.libc.prctl(c.c_int(38), ul(1), ul(0), ul(0), ul(0)) != 0:  # PR_SET_NO_NEW_PRIVS
+            raise OSError(c.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+        if self.libc.prctl(c.c_int(22), ul(2), c.byref(self.prog), ul(0), ul(0)) != 0:  # PR_SET_SECCOMP, FILTER
+            raise OSError(c.get_errno(), "prctl(PR_SET_SECCOMP) failed")
+
+    def _reference(self):
+        global task
+        import types
+        module = types.ModuleType("nkia_task_reference")
+        module.__file__ = self.path
+        sys.modules["nkia_task_reference"] = module
+        exec(compile(self.source, self.path, "exec"), module.__dict__)
+        for fn in ("Model", "get_init_inputs"):
+            if not hasattr(module, fn):
+                raise AttributeError(f"the reference defines no {fn}")
+        task = module
+        return module
+
+    @staticmethod
+    def _send(fd, header, arrays):
+        data = json.dumps(header).encode()
+        chunks = [len(data).to_bytes(8, "little"), data] + [a.tobytes() for a in arrays]
+        for chunk in chunks:
+            view = memoryview(chunk)
+            while len(view):
+                n = os.write(fd, view)
+                view = view[n:]
+
+    def _child(self, fd, prepare, work, seconds):
+        """In the forked child: prepare() reads files, then confinement, then work(state)."""
+        try:
+            state = prepare()
+            self._confine(fd, seconds)
+            answer, tensors = work(state)
+            arrays, meta = [], []
+            for t in tensors:
+                if t.dtype == torch.bfloat16:
+                    t = t.float()
+                a = t.detach().cpu().contiguous().numpy()
+                arrays.append(a)
+                meta.append({"dtype": str(a.dtype), "shape": list(a.shape)})
+            self._send(fd, {"ok": True, "answer": answer, "arrays": meta}, arrays)
+        except BaseException as e:  # noqa: B902 - every failure goes back as an answer
+            try:
+                self._send(fd, {"ok": False, "error": f"{type(e).__name__}: {e}"[:2000],
+                                "traceback": traceback.format_exc()[-4000:]}, [])
+            except BaseException:  # noqa: B902
+                pass
+        os._exit(0)
+
+    def _collect(self, rfd, pid, seconds):
+        import select
+        import signal
+        buf = bytearray()
+        deadline = time.monotonic() + seconds
+        failure = None
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                failure = f"the reference ran past its {seconds:.0f} s"
+                break
+            ready, _, _ = select.select([rfd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(rfd, 1 << 20)
+            if not chunk:
+                break
+            buf += chunk
+            if len(buf) > _MAX_PIPE_BYTES:
+                failure = "the reference's answer is larger than 4 GiB"
+                break
+        if failure:
+            os.kill(pid, signal.SIGKILL)
+        os.close(rfd)
+        _, status = os.waitpid(pid, 0)
+        if failure:
+            raise RuntimeError(failure)
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            what = {signal.SIGSYS: "it made a system call the reference sandbox forbids (exec, ptrace, ...)",
+                    signal.SIGXCPU: "it ran past its CPU time",
+                    signal.SIGKILL: "it was killed (out of memory or CPU time)"}.get(sig, f"signal {sig}")
+            raise RuntimeError(f"the reference died: {what}")
+        return self._parse(bytes(buf))
+
+    @staticmethod
+    def _parse(buf):
+        if len(buf) < 8:
+            raise RuntimeError("the reference exited without an answer")
+        n = int.from_bytes(buf[:8], "little")
+        if n > _MAX_HEADER or 8 + n > len(buf):
+            raise RuntimeError("the reference's answer is malformed")
+        header = json.loads(buf[8:8 + n].decode("utf-8"))
+        if not isinstance(header, dict):
+            raise RuntimeError("the reference's answer is malformed")
+        if not header.get("ok"):
+            err = header.get("error")
+            tb = header.get("traceback")
+            raise _ReferenceError(err if isinstance(err, str) else "the reference failed",
+                                  tb if isinstance(tb, str) else "")
+        metas = header.get("arrays")
+        if not isinstance(metas, list) or len(metas) > 1024:
+            raise RuntimeError("the reference's answer is malformed")
+        arrays, at = [], 8 + n
+        for m in metas:
+            if not isinstance(m, dict) or m.get("dtype") not in _PIPE_DTYPES:
+                raise RuntimeError("the reference returned an array of an element type tasks do not use")
+            shape = m.get("shape")
+            if (not isinstance(shape, list) or len(shape) > _MAX_RANK
+                    or not all(type(d) is int and 0 <= d < (1 << 40) for d in shape)):
+                raise RuntimeError("the reference returned an array of a malformed shape")
+            dt = np.dtype(m["dtype"])
+            count = 1
+            for d in shape:
+                count *= d
+            size = count * dt.itemsize
+            if at + size > len(buf):
+                raise RuntimeError("the reference's answer is shorter than its arrays")
+            arrays.append(np.frombuffer(buf, dtype=dt, count=count, offset=at).reshape(shape))
+            at += size
+        if at != len(buf):
+            raise RuntimeError("the reference's answer is longer than its arrays")
+        answer = header.get("answer")
+        return (answer if isinstance(answer, dict) else {}), arrays
+
+    def _run(self, prepare, work, seconds):
+        rfd, wfd = os.pipe()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            os.close(rfd)
+            self._child(wfd, prepare, work, seconds)
+        os.close(wfd)
+        return self._collect(rfd, pid, seconds)
+
+    # The ops, each checked before anything reaches a file or the answer.
+    def serve(self, req):
+        op = req.get("op")
+        seconds = float(req.get("seconds", 600))
+        if op == "params":
+            return self._params(req, seconds)
+        if op == "forward":
+            return self._forward(req, seconds)
+        if op == "inspect":
+            return self._inspect(req, seconds)
+        raise ValueError(f"unknown op {op!r}")
+
+    def _params(self, req, seconds):
+        decls = req["params"]
+        seed = int(req["seed"])
+
+        def work(_):
+            self._reference()
+            t0 = time.perf_counter()
+            model = _model(seed)
+            drawn = _set_params(model, seed, decls)
+            info = [{"state_dict": key, "redrawn": bool(redrawn)} for key, _, redrawn in drawn]
+            return {"params": info, "seconds": time.perf_counter() - t0}, [t for _, t, _ in drawn]
+
+        answer, arrays = self._run(lambda: None, work, seconds)
+        info = answer.get("params")
+        if not isinstance(info, list) or len(info) != len(decls) or len(arrays) != len(decls):
+            raise RuntimeError("the reference returned another number of parameters than the task declares")
+        out = []
+        for decl, entry, a in zip(decls, info, arrays):
+            key = entry.get("state_dict") if isinstance(entry, dict) else None
+            if not _is_name(key, dots=True) or key.replace(".", "_") != decl["name"]:
+                raise RuntimeError(f"the reference returned no parameter {decl['name']!r}")
+            np.save(os.path.join(req["out_dir"], decl["name"] + ".npy"), a, allow_pickle=False)
+            out.append({"name": decl["name"], "state_dict": key, "shape": list(a.shape),
+                        "redrawn": entry.get("redrawn") is True})
+        return {"params": out, "seconds": _seconds(answer)}
+
+    def _forward(self, req, seconds):
+        seed = int(req["seed"])
+
+        def prepare():
+            inputs = [_load_array(i["path"], i["dtype"]) for i in req["inputs"]]
+            params = {p["name"]: _load_array(os.path.join(req["params_dir"], p["name"] + ".npy"), p["dtype"])
+                      for p in req.get("params", [])}
+            return inputs, params
+
+        def work(state):
+            inputs, params = state
+            self._reference()
+            model = _model(seed)
+            entries = _by_arg_name(model)
+            with torch.no_grad():
+                for name, value in params.items():
+                    if name not in entries:
+                        raise KeyError(f"parameter {name!r} is not in the model's state_dict")
+                    _, t = entries[name]
+                    t.copy_(value.to(t.dtype).reshape(t.shape))
+            outs, secs = _run_forward(model, inputs, seed)
+            return {"outputs": [{"dtype": _dtype_name(o.dtype)} for o in outs], "seconds": secs}, outs
+
+        answer, arrays = self._run(prepare, work, seconds)
+        dtypes = answer.get("outputs")
+        if not isinstance(dtypes, list) or len(dtypes) != len(arrays):
+            raise RuntimeError("the reference's answer is malformed")
+        info = []
+        for k, (d, a) in enumerate(zip(dtypes, arrays)):
+            name = d.get("dtype") if isinstance(d, dict) else None
+            if name != "bfloat16" or a.dtype != np.float32:  # bfloat16 travels as float32 values
+                name = str(a.dtype)
+            np.save(os.path.join(req["out_dir"], f"out{k}.npy"), a, allow_pickle=False)
+            info.append({"dtype": name, "shape": list(a.shape)})
+        return {"outputs": info, "seconds": _seconds(answer)}
+
+    def _inspect(self, req, seconds):
+        def work(_):
+            self._reference()
+            return _inspect(req), []
+
+        answer, _ = self._run(lambda: None, work, seconds)
+        return _checked_inspection(answer)
+
+
+class _ReferenceError(Exception):
+    def __init__(self, message, tb):
+        super().__init__(message)
+        self.tb = tb
+
+
+def _seconds(answer):
+    s = answer.get("seconds")
+    return float(s) if isinstance(s, (int, float)) and 0 <= s < 1e7 else 0.0
+
+
+def _checked_inspection(answer):
+    """An inspection from a child: only names, dtypes, shapes and finite numbers pass."""
+    def shape(v):
+        if v is None:
+            return None
+        if not isinstance(v, list) or len(v) > _MAX_RANK or not all(type(d) is int and 0 <= d < (1 << 40) for d in v):
+            raise RuntimeError("the reference's inspection is malformed")
+        return v
+
+    def dtype(v):
+        if not isinstance(v, str) or not _is_name(v):
+            raise RuntimeError("the reference's inspection is malformed")
+        return v
+
+    def number(v):
+        return float(v) if isinstance(v, (int, float)) and abs(float(v)) < 1e300 else None
+
+    def listed(key):
+        v = answer.get(key)
+        if not isinstance(v, list) or len(v) > 1024:
+            raise RuntimeError("the reference's inspection is malformed")
+        return [e if isinstance(e, dict) else {} for e in v]
+
+    out = {"inputs": [], "state_dict": [], "outputs": []}
+    for e in listed("inputs"):
+        entry = {"dtype": dtype(e.get("dtype")), "shape": shape(e.get("shape"))}
+        for k in ("min", "max"):
+            if number(e.get(k)) is not None:
+                entry[k] = number(e.get(k))
+        out["inputs"].append(entry)
+    for e in listed("state_dict"):
+        name = e.get("name")
+        if not _is_name(name, dots=True):
+            raise RuntimeError("the reference's state_dict holds a name that is not a dotted identifier")
+        out["state_dict"].append({"name": name, "arg": name.replace(".", "_"), "shape": shape(e.get("shape")),
+                                  "dtype": dtype(e.get("dtype")), "parameter": e.get("parameter") is True})
+    for e in listed("outputs"):
+        out["outputs"].append({"dtype": dtype(e.get("dtype")), "shape": shape(e.get("shape"))})
+    return out
+
+
 _OPS = {"load": _load, "params": _params, "forward": _forward, "inspect": _inspect}
 
 
@@ -357,10 +706,12 @@ def main():
             op = req.get("op")
             if op not in _OPS:
                 raise ValueError(f"unknown op {op!r}")
-            if op != "load" and task is None:
+            if op != "load" and task is None and _confined is None:
                 raise RuntimeError("no task loaded")
-            answer = _OPS[op](req)
+            answer = _confined.serve(req) if _confined is not None and op != "load" else _OPS[op](req)
             answer["ok"] = True
+        except _ReferenceError as e:  # a confined reference's own error, with its traceback
+            answer = {"ok": False, "error": str(e), "traceback": e.tb}
         except BaseException as e:  # noqa: B902 - every failure goes back as an answer
             answer = {"ok": False, "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-4000:]}
         _answer(answer)
