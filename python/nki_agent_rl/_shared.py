@@ -15,6 +15,10 @@ log = logging.getLogger("nki_agent_rl")
 # Fields of a reward request (docs/serve.md) an adapter passes on from its options or labels.
 # Anything else a framework puts in kwargs (tokenizers, router addresses, dataset columns) stays here.
 REQUEST_FIELDS = ("preset", "presets", "turns", "gamma", "seeds", "speed")
+# Fields of a client's own reference (KernelBench form: docs/serve.md, "Inline references"), passed
+# on from a label; Kernel-Smith-style rows put the reference in ground_truth and entry_point in
+# extra_info.
+REFERENCE_FIELDS = ("reference_code", "reference_source", "entry_point", "kernel_name", "atol", "rtol", "target")
 # The five components every answer has (docs/serve.md); the flat summaries always carry all five.
 COMPONENTS = ("format", "compile", "correct", "speedup", "coverage")
 
@@ -56,8 +60,12 @@ def task_from_label(label: Any) -> tuple[str | None, dict[str, Any]]:
         except ValueError:
             return text, {}
     if isinstance(label, dict):
+        fields = request_fields(label)
+        fields.update({k: label[k] for k in REFERENCE_FIELDS if label.get(k) is not None})
         task = label.get("task_id")
-        return (str(task) if task else None), request_fields(label)
+        if not task and ("reference_code" in fields or "reference_source" in fields):
+            task = "inline"  # the reference is the task; the id is only a label
+        return (str(task) if task else None), fields
     return None, {}
 
 
@@ -65,6 +73,9 @@ def resolve_task(ground_truth: Any, extra_info: Any) -> tuple[str, dict[str, Any
     task, fields = task_from_label(ground_truth)
     if not task and isinstance(extra_info, dict) and extra_info.get("task_id"):
         task = str(extra_info["task_id"])
+    inline = "reference_code" in fields or "reference_source" in fields
+    if inline and "entry_point" not in fields and isinstance(extra_info, dict) and extra_info.get("entry_point"):
+        fields["entry_point"] = str(extra_info["entry_point"])
     if not task:
         raise ValueError(
             "nki-agent reward: no task id; set reward_model.ground_truth to the task id (or a JSON object "

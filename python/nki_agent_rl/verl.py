@@ -8,7 +8,10 @@ verl calls these by keyword and merges custom_reward_function.reward_kwargs into
 `url`, `token`, `timeout`, `batch_size` configure the client (else $NKIA_REWARD_URL /
 $NKIA_REWARD_TOKEN); `preset`, `presets`, `turns`, `gamma`, `seeds`, `speed` go into the request.
 The task is `ground_truth` (a task id, or a JSON object or text with `task_id` and any request
-fields, which reward_kwargs override), else `extra_info["task_id"]`. `solution_str`, the whole
+fields, which reward_kwargs override), else `extra_info["task_id"]`; or the reference itself: a JSON
+object (or text) with `reference_code` in KernelBench form, as Kernel-Smith-RL-2K's rows hold it,
+with `entry_point` there or in extra_info (the service makes the task: docs/serve.md, "Inline
+references"). `solution_str`, the whole
 decoded response (every turn of a multi-turn rollout), is sent as `response`: the service finds its
 kernels in fenced blocks and in hermes `<tool_call>` tags, takes the last, or scores every kernel in
 order with `turns: all`.

@@ -182,6 +182,21 @@ class VerlTest(unittest.TestCase):
             scores.add(r["score"])
         self.assertEqual(len(scores), 1)
 
+    def test_reference_in_ground_truth_as_kernel_smith_rows_hold_it(self):
+        # ground_truth = a JSON string holding reference_code, entry_point in extra_info.
+        reference = (TASKS_DIR / TASK / "task.py").read_text(encoding="utf-8").replace("class Model", "class Net")
+        gt = json.dumps({"reference_code": reference})
+        r = compute_score_sync("kernel_rl", RESPONSE, gt, {"entry_point": "Net"}, url=SERVE_URL, token=SERVE_TOKEN,
+                               **FAST)
+        self.assertEqual(r["status"], "ok", r)
+        self.assertEqual(r["correct"], 1.0, r)
+        hack = compute_score_sync("kernel_rl", HACK_RESPONSE, gt, {"entry_point": "Net"}, url=SERVE_URL,
+                                  token=SERVE_TOKEN, **FAST)
+        self.assertEqual(hack["correct"], 0.0, hack)
+        with self.assertRaises(RewardServiceError) as cm:  # without its entry point there is no Model
+            compute_score_sync("kernel_rl", RESPONSE, gt, {}, url=SERVE_URL, token=SERVE_TOKEN, **FAST)
+        self.assertEqual(cm.exception.code, "nkia_inline_reference")
+
     def test_format_error_and_refusals(self):
         r = compute_score_sync("nkibench", NO_CODE, TASK, url=SERVE_URL, token=SERVE_TOKEN, **FAST)
         self.assertEqual(r["status"], "format_error")
