@@ -110,11 +110,13 @@ void add_corpus_command(CLI::App& app, Context& ctx) {
   auto* rep = corpus->add_subcommand("report", "Op and category histograms, the filter funnel, similarity to NKIBench");
   rep->add_option("dir", o->dir, "The corpus folder")->required();
   rep->callback([&ctx, o] { ctx.exit_code = run_corpus_report(ctx, *o); });
-  auto* exp = corpus->add_subcommand("export", "The corpus as RL / SFT datasets: verl, trl, openrlhf, kernelbench");
-  exp->add_option("dir", o->dir, "The corpus folder")->required();
+  auto* exp = corpus->add_subcommand(
+      "export", "A corpus or a task root (NKIBench) as RL / SFT datasets: verl, trl, openrlhf, kernelbench");
+  exp->add_option("dir", o->dir, "The corpus folder, or a task root without corpus.jsonl (tasks/nkibench)")->required();
   exp->add_option("--format", o->exp.format, "verl (name the file .json), trl, openrlhf or kernelbench")->required();
   exp->add_option("-o,--out", o->exp_out, "Write to this file (default: stdout)");
-  exp->add_option("--split", o->exp.split, "Only this split: train or validation");
+  exp->add_option("--split", o->exp.split,
+                  "Only this split: train or validation (a corpus); a task root's tasks are all in test");
   exp->add_option("--prompt-version", o->exp.prompt_version, "The prompt templates' version")->capture_default_str();
   exp->add_flag(
       "--single-shot", [o](int64_t) { o->exp.tools = false; },

@@ -170,6 +170,37 @@ double node_flops(const OpDef& op, const GraphNode& n, const std::vector<Shape>&
   }
 }
 
+// The low-precision error model (docs/corpus.md, "Tolerances"). Both the reference and a kernel
+// round every op's result to the task's dtype, but they compute it differently (another
+// accumulation order, intermediates in the dtype), so the two roundings can fall on neighbouring
+// values: one unit (an ulp) per op, two for a contraction (its K-term sum in another order, then
+// the rounding). An op passes on the error it reads, scaled by its gain: x^p multiplies relative
+// error by p; a normalisation or softmax divides by a spread, so the ulp of its largest inputs
+// (several sigma) becomes an absolute error of several ulps of an output near 1.
+int rounding_units(const OpDef& op) {
+  return op.contraction ? 2 : 1;
+}
+int error_gain(const OpDef& op) {
+  if (op.name == "pow3") return 3;
+  if (op.name == "square" || op.name == "squared_diff") return 2;
+  if (op.category == "normalization" || op.category == "softmax") return 2;
+  return 1;
+}
+
+// The units of error the worst output carries under that model.
+int error_units(const TaskGraph& g) {
+  std::vector<int> units(g.value_count(), 0);  // inputs and weights: both sides read the same bits
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const OpDef& op = *find_op(g.nodes[i].op);
+    int in = 0;
+    for (int v : g.nodes[i].inputs) in = std::max(in, units[v]);
+    units[g.inputs.size() + i] = error_gain(op) * in + rounding_units(op);
+  }
+  int worst = 0;
+  for (int o : g.outputs) worst = std::max(worst, units[o]);
+  return worst;
+}
+
 // The heaviest category: the one a kernel writer would file the task under.
 int category_rank(std::string_view c) {
   static const char* kOrder[] = {"attention",     "convolutions", "matrix_ops", "normalization", "embeddings",
@@ -181,6 +212,16 @@ int category_rank(std::string_view c) {
 }
 
 }  // namespace
+
+LowTolerance low_precision_tolerance(const TaskGraph& g) {
+  const double base = g.dtype == "bfloat16" ? 2e-2 : 1e-2;
+  const int ops_factor = g.nodes.size() > 3 ? 2 : 1;
+  // The base covers three units (a chain of up to three plain ops); more widen the element
+  // tolerance in steps of the base, at most 4x. The norm bound stays at the op-count rule.
+  const int units = error_units(g);
+  const int factor = std::max(ops_factor, std::min(4, (units + 2) / 3));
+  return {base * factor, base * ops_factor, units};
+}
 
 std::vector<std::pair<std::string, Shape>> graph_params(const TaskGraph& g) {
   auto shapes = value_shapes(g, false);
@@ -309,12 +350,15 @@ EmittedTask emit_task(const TaskGraph& g, int64_t number, const std::string& pro
     t.bytes += double(shape_numel((*ps)[o])) * dsize;
   }
   const double f32 = contraction ? 1e-3 : 1e-4;
-  const double lowtol =
-      g.dtype == "bfloat16" ? 2e-2 * (g.nodes.size() > 3 ? 2 : 1) : 1e-2 * (g.nodes.size() > 3 ? 2 : 1);
   toml += "\n[tolerance]\n";
-  if (low)
-    toml += fmt::format("{} = {{ atol = {}, rtol = {} }}\n", g.dtype, lowtol, lowtol);
-  else
+  if (low) {
+    const LowTolerance lt = low_precision_tolerance(g);
+    if (lt.element == lt.norm)
+      toml += fmt::format("{} = {{ atol = {}, rtol = {} }}\n", g.dtype, lt.element, lt.element);
+    else
+      toml +=
+          fmt::format("{} = {{ atol = {}, rtol = {}, norm_rtol = {} }}\n", g.dtype, lt.element, lt.element, lt.norm);
+  } else
     toml += fmt::format("float32 = {{ atol = {}, rtol = {} }}\n", f32, f32);
   toml +=
       "\n# The symbolic dimensions at other sizes (ragged: not multiples of 128 / 512)\n[[variants]]\nname = "

@@ -27,6 +27,14 @@ struct EmittedTask {
 // `number` is the task's place in the corpus; `provenance` goes into task.toml's `source`.
 EmittedTask emit_task(const TaskGraph& g, int64_t number, const std::string& provenance);
 
+// The tolerance of a bfloat16 or float16 task (docs/corpus.md, "Tolerances"): `element` is its
+// atol and rtol, `norm` its norm_rtol, `units` the rounding units its worst output carries.
+struct LowTolerance {
+  double element = 0, norm = 0;
+  int units = 0;
+};
+LowTolerance low_precision_tolerance(const TaskGraph& g);
+
 // The kernel argument names of the graph's learned weights with their shapes, in state_dict order.
 std::vector<std::pair<std::string, Shape>> graph_params(const TaskGraph& g);
 

@@ -8,7 +8,13 @@
 //   trl        prompt (messages), task_id, level, split
 //   openrlhf   input (messages) and label (the task id) — --data.input_key input
 //              --data.label_key label with the remote reward flow
-//   kernelbench  KernelBench's Hugging Face layout: code (task.py), level, name, problem_id
+//   kernelbench  KernelBench's Hugging Face layout: code (task.py), level, name, problem_id; the
+//              problem ids count from 1 within each level, the name is `<problem_id>_<id>_<name>.py`
+//              and the rows come level by level (one level is one of KernelBench's splits)
+//
+// The folder is a corpus (its corpus.jsonl gives the tasks, in order, and their train/validation
+// split) or any task root without one, e.g. tasks/nkibench: every task folder under it, sorted by
+// path, in the "test" split.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +26,7 @@ namespace nki_agent::corpus {
 
 struct ExportOptions {
   std::string format;  // verl, trl, openrlhf, kernelbench
-  std::string split;   // empty: every task; else only "train" or "validation"
+  std::string split;   // empty: every task; else only "train", "validation" or "test" (a task root)
   bool tools = true;   // the multi-turn system prompt with tools (false: single shot)
   std::string prompt_version = "v1";
 };
@@ -28,8 +34,9 @@ struct ExportOptions {
 // The formats, for messages.
 const char* export_formats();
 
-// The rows as JSON lines. Codes: nkia_bad_argument (unknown format), those of corpus_report's
-// reading (nkia_task_not_found, nkia_task_invalid), of load_task and of build_prompt.
+// The rows as JSON lines. Codes: nkia_bad_argument (unknown format), nkia_task_not_found (no
+// manifest and no task folder), nkia_task_invalid (a manifest line), those of find_task_dirs, of
+// load_task and of build_prompt.
 Result<std::string> export_corpus(const std::string& dir, const ExportOptions& options, int64_t& rows);
 
 }  // namespace nki_agent::corpus

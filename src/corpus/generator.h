@@ -13,8 +13,9 @@
 
 namespace nki_agent::corpus {
 
-// Bumped whenever the same seed would draw other tasks: it is part of every task's provenance.
-inline constexpr const char* kGeneratorVersion = "corpus-gen-1";
+// Bumped whenever the same seed would draw other tasks or write them differently (corpus-gen-2: the
+// bf16/fp16 tolerance rule of docs/corpus.md): it is part of every task's provenance.
+inline constexpr const char* kGeneratorVersion = "corpus-gen-2";
 
 struct GeneratorOptions {
   bool baseline_only = false;  // only ops with a lib kernel, so that every task has a baseline.py

@@ -73,7 +73,7 @@ TEST(CorpusPipeline, SameSeedSameBytesWhateverTheJobs) {
   while (std::getline(lines, line)) {
     auto j = nlohmann::json::parse(line);
     ++n;
-    EXPECT_EQ(j["generator"], "corpus-gen-1");
+    EXPECT_EQ(j["generator"], "corpus-gen-2");
     EXPECT_EQ(j["filters"]["deterministic"], "pass");
     EXPECT_TRUE(load_task((a / j["folder"].get<std::string>()).string()).has_value());
   }
