@@ -109,6 +109,25 @@ std::string tensor_label(const Access& a) {
   return a.tensor->name.empty() ? "tensor" : a.tensor->name;
 }
 
+namespace {
+
+// Whether every element of an on-chip view lies in one partition (`t[0, :]`, a row): such a view
+// may take a leading partition dimension of 1, whatever its rank.
+bool within_one_partition(const Access& a) {
+  const int64_t row = a.partition_stride();
+  if (row <= 0 || a.view.numel() == 0) return false;
+  int64_t lo = a.view.offset();
+  int64_t hi = lo;
+  for (int64_t d = 0; d < a.view.ndim(); ++d) {
+    const int64_t span = a.view.strides()[static_cast<size_t>(d)] * (a.view.shape()[static_cast<size_t>(d)] - 1);
+    (span < 0 ? lo : hi) += span;
+  }
+  const int64_t base = a.tensor->data.offset();
+  return (lo - base) / row == (hi - base) / row;
+}
+
+}  // namespace
+
 Result<Access> reshape_view(const Access& a, const Shape& shape) {
   Tensor v;
   try {
@@ -122,7 +141,8 @@ Result<Access> reshape_view(const Access& a, const Shape& shape) {
                           fmt::format("reshaping {} from {} to {} needs a copy; a reshaped tensor must be a view",
                                       tensor_label(a), shape_str(a.view.shape()), shape_str(v.shape())),
                           "reshape the whole (contiguous) tensor, or copy the data into a tensor of the new shape"));
-  if (buffer_is_on_chip(a.buffer()) && (v.ndim() == 0 || a.view.ndim() == 0 || v.shape()[0] != a.view.shape()[0]))
+  if (buffer_is_on_chip(a.buffer()) && (v.ndim() == 0 || a.view.ndim() == 0 || v.shape()[0] != a.view.shape()[0]) &&
+      !(v.ndim() >= 1 && v.shape()[0] == 1 && within_one_partition(a)))
     return fail(
         nki_error("nkia_bad_shape",
                   fmt::format("reshaping {} from {} to {} changes its partition dimension", tensor_label(a),

@@ -239,5 +239,102 @@ def k(a):
   }
 }
 
+// nl.NKIObject subclasses are built with keywords or positions naming their fields, as nki-library's
+// kernels build their config objects: annotated fields without a decorator (a field the call omits
+// is its default, else None), and a @dataclass whose attributes carry no annotation; an unknown
+// keyword is still a TypeError, and a subclass's own __init__ and __post_init__ are kept.
+TEST_F(NkiPublicApi, NkiObjectKeywordConstructors) {
+  const char* src = R"py(
+from dataclasses import dataclass, field
+import nki
+import nki.language as nl
+
+class Plan(nl.NKIObject):
+    tiles: int
+    dtype: object
+    limit: float
+    fused: bool = True
+
+@dataclass
+class Section(nl.NKIObject):
+    index = None
+    start = 7
+
+@dataclass
+class Sizes(nl.NKIObject):
+    n: int
+    parts: list = field(default_factory=list)
+    def __post_init__(self):
+        self.total = self.n * 2
+
+class Own(nl.NKIObject):
+    def __init__(self, v):
+        self.v = v + 1
+
+class Child(Plan):
+    extra: int = 5
+
+@nki.jit
+def k(a):
+    p = Plan(tiles=3, dtype=nl.bfloat16)
+    assert p.tiles == 3 and p.dtype == nl.bfloat16 and p.limit is None and p.fused is True
+    s = Section(index=2)
+    assert s.index == 2 and s.start == 7 and Section().index is None
+    z = Sizes(4)
+    assert z.total == 8 and z.parts == [] and Own(1).v == 2
+    c = Child(1, nl.float32, 0.5, extra=9)
+    assert (c.tiles, c.limit, c.fused, c.extra) == (1, 0.5, True, 9)
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.full(a.shape, float(p.tiles + s.index + z.total + c.extra), dtype=a.dtype))
+    return out
+
+@nki.jit
+def bad(a):
+    return Section(idx=1)
+)py";
+  auto r = run(src, "k", {ramp({4, 8})});
+  ASSERT_TRUE(r) << r.error().format();
+  for (float v : r->outputs[0].to_f32_vector()) EXPECT_EQ(v, 22.0f);
+  auto b = run(src, "bad", {ramp({4, 8})});
+  ASSERT_FALSE(b);
+  EXPECT_NE(b.error().message.find("unexpected keyword argument 'idx'"), std::string::npos) << b.error().format();
+}
+
+// `t[0, :]` of an SBUF tile is a [1, M] view of partition 0 (a row reshaped to a leading partition
+// of 1), which a DMA can fill; a view spanning partitions still cannot move them into the free axis.
+TEST_F(NkiPublicApi, RowOfOnChipTileTakesPartitionOfOne) {
+  const char* src = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(a):
+    t = nl.ndarray((4, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=0.0)
+    nisa.dma_copy(dst=t[2, :], src=a[1:2, :])
+    out = nl.ndarray((4, a.shape[1]), dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+@nki.jit
+def bad(a):
+    t = nl.ndarray((4, 8), dtype=a.dtype, buffer=nl.sbuf)
+    v = t[:, 0:2].reshape((1, 8))
+    return v
+)py";
+  Tensor a = ramp({2, 8});
+  auto r = run(src, "k", {a});
+  ASSERT_TRUE(r) << r.error().format();
+  const auto got = r->outputs[0].to_f32_vector();
+  const auto in = a.to_f32_vector();
+  for (int p = 0; p < 4; ++p)
+    for (int j = 0; j < 8; ++j)
+      EXPECT_EQ(got[static_cast<size_t>(p * 8 + j)], p == 2 ? in[static_cast<size_t>(8 + j)] : 0.0f) << p << "," << j;
+  auto b = run(src, "bad", {a});
+  ASSERT_FALSE(b);
+  EXPECT_EQ(b.error().code, "nkia_bad_shape") << b.error().format();
+}
+
 }  // namespace
 }  // namespace nki_agent

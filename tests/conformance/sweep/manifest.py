@@ -33,6 +33,10 @@ Fields of a kernel (`K`):
   name, with `kernel` (the upstream entry), `nl`, `nisa`, `np` and `driver_imports` (more names of
   the kernel's module) in scope, e.g. `kernel(src, op0=nl.add, op1=nl.add, imm0=np.float32(0.0))`.
   The upstream kernel is inlined into the driver, as a sub-kernel into its caller;
+- via: a sub-kernel (an nki.jit function its own file calls from another entry kernel): the caller's
+  entry. The sweep runs the caller with --trace and counts the sub-kernel traced when an instruction
+  of that trace comes from the sub-kernel's lines (sweep.py resolve_subkernels); otherwise it stays
+  not-swept with the reason;
 - with_nkilib: the kernel imports nki-library's package (an NxDI kernel, `from nkilib.core...`): the
   sweep writes nki-library's nkilib tree at its pin into the scratch folder and passes it as `--lib`;
 - note: why a kernel is not swept, or what is special.
@@ -89,6 +93,7 @@ class Kernel:
     driver_imports: tuple = ()  # more names the driver imports from the kernel's module (a config class)
     absent: tuple = ()  # modules its helpers import that the repository lacks: written as empty stubs
     with_nkilib: bool = False  # lay nki-library's package (nkilib/, at its pin) out beside it, as its model installs it
+    via: str = ""  # a sub-kernel: the entry of its own file that calls it; traced when that caller's trace runs its code
     note: str = ""
 
     @property
@@ -480,7 +485,9 @@ _SUBKERNELS = [
     (NKILIB, "src/nkilib_src/nkilib/core/moe/moe_tkg/gate_up_projection_mx.py", "_matmul_mx_accumulate",
      "gate_up_projection_mx_shard_I"),
 ]
-KERNELS += [not_swept(r, p, e, f"a sub-kernel that {c} calls; swept through it") for r, p, e, c in _SUBKERNELS]
+KERNELS += [Kernel(r, p, e, None, src="", via=c, target="trn2" if r == NKILIB else "trn1",
+                   note=f"a sub-kernel that {c} calls; swept through it, and {c} is not swept")
+            for r, p, e, c in _SUBKERNELS]
 
 KERNELS += [
     K(NKILIB, "src/nkilib_src/nkilib/core/qkv/qkv.py", "qkv",

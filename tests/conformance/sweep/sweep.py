@@ -338,7 +338,44 @@ def diag_line(d, scratch):
     return text
 
 
-def check_kernel(kernel, git_dir, commit, files, nki_agent, keep):
+def lines_of_file(trace_file, path):
+    """The source lines of the upstream file `path` that instructions in a --trace JSON come from."""
+    with open(trace_file, encoding="utf-8") as f:
+        trace = json.load(f).get("trace") or []
+    tail = "/" + path.split("/")[-1]
+    return {ins.get("line") for ins in trace if str(ins.get("file", "")).endswith(tail)}
+
+
+def function_lines(git_dir, commit, path, name):
+    """The line range (first, last) of the top-level function `name` in the upstream file."""
+    for node in ast.parse(show(git_dir, commit, path)).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node.lineno, node.end_lineno
+    return None
+
+
+def resolve_subkernels(results, kernels, git_dir, commit, callers):
+    """A sub-kernel (manifest `via`) is traced when its caller traced and one of the caller's traced
+    instructions comes from the sub-kernel's own lines: its code ran, at its caller's shapes."""
+    for res, kernel in zip(results, kernels):
+        if not kernel.via or res["class"] != "not-swept":
+            continue
+        caller = callers.get((kernel.repo, kernel.path, kernel.via))
+        if caller is None:
+            continue
+        cres, lines = caller
+        span = function_lines(git_dir, commit, kernel.path, kernel.entry)
+        ran = sorted(n for n in lines if span and n is not None and span[0] <= n <= span[1])
+        if cres["class"] == "traced" and ran:
+            res.update({"class": "traced", "cause": f"through {kernel.via}",
+                        "instructions": f"{len(ran)} lines of it issued instructions in {kernel.via}'s"})
+        else:
+            res["cause"] = (f"a sub-kernel that {kernel.via} calls; {kernel.via} is {cres['class']}"
+                            if cres["class"] != "traced" else
+                            f"a sub-kernel that {kernel.via} calls; its trace issues nothing from it")
+
+
+def check_kernel(kernel, git_dir, commit, files, nki_agent, keep, traced_lines=None):
     res = {"id": kernel.id, "repo": kernel.repo, "path": kernel.path, "entry": kernel.entry,
            "source": kernel.source, "plausible": kernel.plausible, "target": kernel.target}
     scratch = tempfile.mkdtemp(prefix="nkia-sweep-") if not keep else os.path.join(keep, re.sub(r"\W+", "_", kernel.id))
@@ -355,6 +392,9 @@ def check_kernel(kernel, git_dir, commit, files, nki_agent, keep):
             cmd += ["--arg", f"{name}={value}"]
         if kernel.with_nkilib:
             cmd += ["--lib", os.path.join(scratch, LIB_DIR)]
+        trace_file = os.path.join(scratch, ".nkia_trace.json") if traced_lines is not None else None
+        if trace_file:
+            cmd += ["--trace", trace_file]
         if kernel.grid:
             cmd += ["--grid", ",".join(str(g) for g in kernel.grid)]
         res["command"] = " ".join(cmd)
@@ -374,6 +414,8 @@ def check_kernel(kernel, git_dir, commit, files, nki_agent, keep):
         res.update({"class": cls, "cause": cause, "diagnostic": diag_line(d, scratch)})
         if reply and reply.get("ok"):
             res["instructions"] = (reply.get("summary") or {}).get("instructions")
+            if trace_file and os.path.exists(trace_file):
+                traced_lines.update(lines_of_file(trace_file, kernel.path))
     finally:
         if not keep:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -412,6 +454,16 @@ def ranked_blockers(results):
     return sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0]))
 
 
+def print_result(res, kernel):
+    tag = res["class"] + ("*" if res.get("plausible") else "")
+    detail = res["cause"] if res["class"] != "traced" else f"{res.get('instructions')} instructions"
+    if kernel.via and res["class"] == "traced":
+        detail = f"through {kernel.via}: {res.get('instructions')} trace"
+    print(f"{tag:12} {res['dialect']:7} {kernel.id}  — {detail}", flush=True)
+    if res.get("diagnostic") and res["class"] != "traced":
+        print(f"{'':21}{res['diagnostic']}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -439,6 +491,8 @@ def main():
             missing_mirrors.append(repo)
             continue
         files = list_files(git_dir, commit)
+        caller_keys = {(k.repo, k.path, k.via) for k in manifest.KERNELS if k.repo == repo and k.via}
+        callers, subs = {}, []
         found, unparsed = discover(git_dir, commit)
         unparsed_all += [(repo, p, m) for p, m in unparsed]
         for path, entry, dialect, dec in found:
@@ -453,15 +507,21 @@ def main():
                 res = {"id": kernel.id, "repo": repo, "path": path, "entry": entry, "class": "not-swept",
                        "cause": kernel.note, "diagnostic": "", "source": kernel.source, "plausible": False}
             else:
-                res = check_kernel(kernel, git_dir, commit, files, nki_agent, opts.keep)
+                key = (kernel.repo, kernel.path, kernel.entry)
+                lines = set() if key in caller_keys else None
+                res = check_kernel(kernel, git_dir, commit, files, nki_agent, opts.keep, lines)
+                if lines is not None:
+                    callers[key] = (res, lines)
             res["dialect"] = dialect
             res["decorator"] = dec
             results.append(res)
-            tag = res["class"] + ("*" if res.get("plausible") else "")
-            detail = res["cause"] if res["class"] != "traced" else f"{res.get('instructions')} instructions"
-            print(f"{tag:12} {dialect:7} {kernel.id}  — {detail}", flush=True)
-            if res.get("diagnostic") and res["class"] != "traced":
-                print(f"{'':21}{res['diagnostic']}", flush=True)
+            if kernel.via:  # printed once its caller has run
+                subs.append((res, kernel))
+            else:
+                print_result(res, kernel)
+        resolve_subkernels([r for r, _ in subs], [k for _, k in subs], git_dir, commit, callers)
+        for res, kernel in subs:
+            print_result(res, kernel)
         # manifest entries that discovery did not find: a stale manifest
         for k in manifest.KERNELS:
             if k.repo == repo and not any((p, e) == (k.path, k.entry) for p, e, _, _ in found):

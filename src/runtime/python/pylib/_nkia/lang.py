@@ -604,8 +604,73 @@ def op_name(op):
 
 # ---- other nl names -----------------------------------------------------------------------------
 
+_NO_VALUE = object()
+
+
+def _nki_object_fields(cls):
+    """The fields of an NKIObject subclass, in declaration order (bases first): (name, default,
+    default_factory). A dataclass's own fields, or the annotated names when the class is not a
+    dataclass (their defaults are the class attributes; a field without one defaults to None)."""
+    import dataclasses
+    if dataclasses.is_dataclass(cls):
+        return [(f.name, f.default, f.default_factory) for f in dataclasses.fields(cls) if f.init]
+    names = {}
+    for c in reversed(cls.__mro__):
+        for n, a in c.__dict__.get("__annotations__", {}).items():
+            if "ClassVar" not in str(a):
+                names[n] = None
+    return [(n, getattr(cls, n, _NO_VALUE), dataclasses.MISSING) for n in names]
+
+
+def _nki_object_init(self, *args, **kwargs):
+    """The keyword constructor of an NKIObject subclass that defines no __init__ of its own, as the
+    kernels build them: by position or keyword, any annotated field (a missing one is its default,
+    else None) and any attribute the class declares without an annotation (`section_idx = None`
+    in a @dataclass, which dataclasses does not make a field); then __post_init__ when defined."""
+    import dataclasses
+    cls = type(self)
+    fields = _nki_object_fields(cls)
+    if len(args) > len(fields):
+        raise TypeError(f"{cls.__name__}() takes {len(fields)} positional arguments but {len(args)} were given")
+    values = {}
+    for (name, _, _), value in zip(fields, args):
+        values[name] = value
+    for name, value in kwargs.items():
+        if name in values:
+            raise TypeError(f"{cls.__name__}() got multiple values for argument '{name}'")
+        declared = any(name == f[0] for f in fields) or any(
+            name in c.__dict__ and not callable(c.__dict__[name]) for c in cls.__mro__ if c is not object)
+        if not declared:
+            raise TypeError(f"{cls.__name__}() got an unexpected keyword argument '{name}'")
+        values[name] = value
+    for name, default, factory in fields:
+        if name not in values:
+            if factory is not dataclasses.MISSING:
+                values[name] = factory()
+            elif default is not dataclasses.MISSING and default is not _NO_VALUE:
+                values[name] = default
+            else:
+                values[name] = None
+    for name, value in values.items():
+        object.__setattr__(self, name, value)
+    post = getattr(self, "__post_init__", None)
+    if post is not None:
+        post()
+
+
 class NKIObject:
-    """Base class for kernel-side configuration objects (nl.NKIObject): plain Python here."""
+    """Base class for kernel-side configuration objects (nl.NKIObject). A subclass that defines no
+    __init__ is built with keywords (or positions) naming its fields, with or without @dataclass:
+    nki-library builds `Configs(...)` (annotated, no decorator, omitting fields without defaults)
+    and `SectionParams(section_idx=...)` (a @dataclass whose attributes carry no annotation)."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        own = next((c.__dict__["__init__"] for c in cls.__mro__[1:]
+                    if c not in (NKIObject, object) and "__init__" in c.__dict__), None)
+        # Installed before @dataclass runs, which keeps an __init__ the class already holds.
+        if "__init__" not in cls.__dict__ and (own is None or own is _nki_object_init):
+            cls.__init__ = _nki_object_init
 
 
 def loop_reduce(x, op, loop_indices=None, dtype=None, mask=None, **kwargs):
