@@ -204,18 +204,30 @@ def _outputs(result):
 _models = {}  # (seed, params_dir) -> the model with those parameters loaded
 
 
+def _read_params(req):
+    """The forward request's parameters, by kernel argument name, read from its params_dir."""
+    return {p["name"]: _load_array(os.path.join(req["params_dir"], p["name"] + ".npy"), p["dtype"])
+            for p in req.get("params", [])}
+
+
+def _put_params(model, params):
+    """Copies the parameters into the model's state_dict entries of those names."""
+    entries = _by_arg_name(model)
+    with torch.no_grad():
+        for name, value in params.items():
+            if name not in entries:
+                raise KeyError(f"parameter {name!r} is not in the model's state_dict")
+            _, t = entries[name]
+            t.copy_(value.to(t.dtype).reshape(t.shape))
+
+
 def _forward_model(req):
     seed = int(req["seed"])
     key = (seed, req.get("params_dir", ""))
     if key in _models:
         return _models[key]
     model = _model(seed)
-    entries = _by_arg_name(model)
-    with torch.no_grad():
-        for p in req.get("params", []):
-            _, t = entries[p["name"]]
-            value = _load_array(os.path.join(req["params_dir"], p["name"] + ".npy"), p["dtype"])
-            t.copy_(value.to(t.dtype).reshape(t.shape))
+    _put_params(model, _read_params(req))
     _models.clear()
     _models[key] = model
     return model
@@ -600,22 +612,13 @@ class _Confinement:
         seed = int(req["seed"])
 
         def prepare():
-            inputs = [_load_array(i["path"], i["dtype"]) for i in req["inputs"]]
-            params = {p["name"]: _load_array(os.path.join(req["params_dir"], p["name"] + ".npy"), p["dtype"])
-                      for p in req.get("params", [])}
-            return inputs, params
+            return [_load_array(i["path"], i["dtype"]) for i in req["inputs"]], _read_params(req)
 
         def work(state):
             inputs, params = state
             self._reference()
             model = _model(seed)
-            entries = _by_arg_name(model)
-            with torch.no_grad():
-                for name, value in params.items():
-                    if name not in entries:
-                        raise KeyError(f"parameter {name!r} is not in the model's state_dict")
-                    _, t = entries[name]
-                    t.copy_(value.to(t.dtype).reshape(t.shape))
+            _put_params(model, params)
             outs, secs = _run_forward(model, inputs, seed)
             return {"outputs": [{"dtype": _dtype_name(o.dtype)} for o in outs], "seconds": secs}, outs
 
