@@ -113,5 +113,76 @@ TEST(CorpusSignature, CommutativeOperandsAndInputNamesDoNotMatter) {
   EXPECT_NE(canonical_op_graph(s), canonical_op_graph(t));
 }
 
+// The low-precision tolerance model (emit.h, docs/corpus.md): one rounding unit per op, two per
+// contraction, gains for powers and normalisations, the base covering three units, at most 4x.
+TEST(CorpusTolerance, RoundingUnitsAlongTheGraphWidenTheElementTolerance) {
+  auto graph = [](const char* dtype, std::vector<GraphNode> nodes, std::vector<int> outputs) {
+    TaskGraph g;
+    g.dtype = dtype;
+    g.inputs = {{"x", {{-1, 128}, {-1, 256}}, dtype, kRows}, {"y", {{-1, 256}, {-1, 128}}, dtype, kRows}};
+    g.nodes = std::move(nodes);
+    g.outputs = std::move(outputs);
+    return g;
+  };
+  auto n = [](const char* op, std::vector<int> in) { return GraphNode{op, std::move(in), {}, "", kRows}; };
+
+  // One plain op: one unit, the base (bf16 2e-2, fp16 1e-2).
+  LowTolerance t = low_precision_tolerance(graph("bfloat16", {n("relu", {0})}, {2}));
+  EXPECT_EQ(t.units, 1);
+  EXPECT_DOUBLE_EQ(t.element, 2e-2);
+  EXPECT_DOUBLE_EQ(t.norm, 2e-2);
+  t = low_precision_tolerance(graph("float16", {n("relu", {0}), n("exp", {2}), n("relu", {3})}, {4}));
+  EXPECT_EQ(t.units, 3);  // three plain ops: still the base
+  EXPECT_DOUBLE_EQ(t.element, 1e-2);
+  EXPECT_DOUBLE_EQ(t.norm, 1e-2);
+
+  // A contraction rounds twice, a normalisation doubles what it reads, pow3 triples it:
+  // matmul 2, layer_norm 2*2+1 = 5, pow3 3*5+1 = 16 units; the element tolerance stops at 4x,
+  // the norm bound keeps the op-count rule (3 ops: the base).
+  t = low_precision_tolerance(graph("bfloat16", {n("matmul", {0, 1}), n("layer_norm", {2}), n("pow3", {3})}, {4}));
+  EXPECT_EQ(t.units, 16);
+  EXPECT_DOUBLE_EQ(t.element, 8e-2);
+  EXPECT_DOUBLE_EQ(t.norm, 2e-2);
+  // Without pow3: 5 units, (5 + 2) / 3 = 2 steps of the base.
+  t = low_precision_tolerance(graph("bfloat16", {n("matmul", {0, 1}), n("layer_norm", {2})}, {3}));
+  EXPECT_EQ(t.units, 5);
+  EXPECT_DOUBLE_EQ(t.element, 4e-2);
+  EXPECT_DOUBLE_EQ(t.norm, 2e-2);
+
+  // Past three ops both widen to twice the base, however few units the worst output carries.
+  t = low_precision_tolerance(
+      graph("float16", {n("relu", {0}), n("relu", {0}), n("relu", {0}), n("add", {2, 3}), n("add", {5, 4})}, {6}));
+  EXPECT_EQ(t.units, 3);  // relu 1, add 2, add 3
+  EXPECT_DOUBLE_EQ(t.element, 2e-2);
+  EXPECT_DOUBLE_EQ(t.norm, 2e-2);
+
+  // A join reads the worse of its operands; with several outputs the worst one counts.
+  t = low_precision_tolerance(graph("bfloat16", {n("square", {0}), n("square", {2}), n("relu", {0})}, {4, 3}));
+  EXPECT_EQ(t.units, 3);  // square(square(x)): 1, then 2*1+1
+  t = low_precision_tolerance(graph("bfloat16", {n("square", {0}), n("square", {2}), n("relu", {0})}, {4}));
+  EXPECT_EQ(t.units, 1);
+
+  // emit_task writes the rule into task.toml, which the task reader takes as written.
+  int low = 0, widened = 0;
+  for (uint64_t i = 0; i < 400; ++i) {
+    const TaskGraph g = generate_graph(7, i, {});
+    if (g.dtype == "float32") continue;
+    ++low;
+    const LowTolerance lt = low_precision_tolerance(g);
+    EXPECT_GE(lt.element, lt.norm) << i;
+    EXPECT_LE(lt.element, 4 * (g.dtype == "bfloat16" ? 2e-2 : 1e-2) + 1e-12) << i;
+    widened += lt.element > lt.norm;
+    const EmittedTask e = emit_task(g, int64_t(i + 1), "test");
+    auto task = parse_task(e.task_toml, e.task_py, "/tmp/nonexistent-corpus-task");
+    ASSERT_TRUE(task.has_value()) << i;
+    const Tolerance& tol = task->tolerance_for(g.dtype == "bfloat16" ? DType::kBFloat16 : DType::kFloat16);
+    EXPECT_DOUBLE_EQ(tol.atol, lt.element) << i;
+    EXPECT_DOUBLE_EQ(tol.rtol, lt.element) << i;
+    EXPECT_DOUBLE_EQ(tol.norm_rtol, lt.norm) << i;
+  }
+  EXPECT_GT(low, 50);
+  EXPECT_GT(widened, 0);  // some drawn graphs carry more than the norm bound's units
+}
+
 }  // namespace
 }  // namespace nki_agent::corpus

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "corpus/corpus.h"
@@ -241,6 +242,48 @@ TEST(CorpusPipeline, ExportsCarryTheFieldsTheFrameworksRead) {
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, "nkia_bad_argument");
   fs::remove_all(out);
+}
+
+// A task root without a corpus.jsonl (NKIBench itself) exports in KernelBench's layout: every
+// task, level by level, problem ids counted from 1 within a level, all in the "test" split.
+TEST(CorpusPipeline, NkibenchExportsInKernelBenchLayout) {
+  ExportOptions e;
+  e.format = "kernelbench";
+  int64_t n = 0;
+  auto text = export_corpus(nkibench(), e, n);
+  ASSERT_TRUE(text.has_value()) << text.error().format();
+  EXPECT_EQ(n, 250);
+  std::map<int, int> per_level;
+  std::set<std::string> names;
+  std::istringstream in(*text);
+  std::string line;
+  int last_level = 0;
+  while (std::getline(in, line)) {
+    const auto r = nlohmann::json::parse(line);
+    ASSERT_TRUE(r["level"].is_number_integer());
+    ASSERT_TRUE(r["problem_id"].is_number_integer());
+    const int level = r["level"].get<int>();
+    EXPECT_GE(level, last_level) << "rows come level by level";
+    last_level = level;
+    const int pid = r["problem_id"].get<int>();
+    EXPECT_EQ(pid, ++per_level[level]) << line.substr(0, 120);
+    const std::string name = r["name"].get<std::string>();
+    const std::string prefix = std::to_string(pid) + "_L" + std::to_string(level) + "_";
+    EXPECT_EQ(name.rfind(prefix, 0), 0u) << name;
+    EXPECT_EQ(name.substr(name.size() - 3), ".py") << name;
+    EXPECT_TRUE(names.insert(name).second) << "duplicate " << name;
+    EXPECT_NE(r["code"].get<std::string>().find("class Model"), std::string::npos) << name;
+  }
+  EXPECT_EQ(per_level, (std::map<int, int>{{1, 100}, {2, 100}, {3, 50}}));
+
+  e.split = "test";
+  EXPECT_TRUE(export_corpus(nkibench(), e, n).has_value());
+  EXPECT_EQ(n, 250);
+  e.split = "train";  // a task root has no training split
+  auto none = export_corpus(nkibench(), e, n);
+  ASSERT_TRUE(none.has_value());
+  EXPECT_EQ(n, 0);
+  EXPECT_TRUE(none->empty());
 }
 
 }  // namespace
