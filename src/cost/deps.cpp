@@ -167,7 +167,8 @@ class Analyzer {
       if (!hbm && alloc < 0) {
         Allocation a;
         a.buffer = f.buffer;
-        a.bytes_per_partition = f.bytes_per_partition();
+        // SBUF space is what the values hold; a PSUM value takes every bank its span touches.
+        a.bytes_per_partition = f.buffer == Buffer::kSbuf ? f.held_bytes_per_partition() : f.bytes_per_partition();
         if (f.buffer == Buffer::kPsum)
           a.banks = static_cast<int>(std::max<int64_t>(
               1, (a.bytes_per_partition + hw_.target.psum_bank_bytes - 1) / hw_.target.psum_bank_bytes));

@@ -15,6 +15,7 @@
 //    without one (older --from-trace files) fall back to (memory, name, dtype, partition pitch).
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,6 +39,11 @@ struct Footprint {
 
   bool empty() const { return hi <= lo || p1 <= p0; }
   int64_t bytes_per_partition() const { return (hi - lo) * elem_bytes; }
+  // The bytes it holds in each partition: the 2-level pattern's own elements where it is known,
+  // not the span (a block of columns written into a wider tile holds only its columns).
+  int64_t held_bytes_per_partition() const {
+    return rows > 0 ? std::min(hi - lo, rows * run) * elem_bytes : bytes_per_partition();
+  }
 };
 // Whether two footprints may share an element (exact for 2-level patterns of equal pitch,
 // conservative otherwise).

@@ -318,5 +318,30 @@ TEST(CostProfile, ArbitraryTracesNeverCrash) {
   }
 }
 
+// SBUF space is counted by what each value holds: column blocks written into a wider tile (a
+// weight transposed block by block into W^T [k, kt, n]) take their own columns, not the span from
+// their first to their last element, so six live [128, 4, 128] blocks of a [128, 6, 768] fp32 tile
+// hold 6 x 2 KiB a partition (their spans would claim 57 KiB).
+TEST(CostProfile, SbufSpaceCountsTheElementsAStridedWriteHolds) {
+  auto hw = hardware_for_target("trn1");
+  ASSERT_TRUE(hw);
+  const DType f = DType::kFloat32;
+  Trace t;
+  for (int nt = 0; nt < 6; ++nt)
+    t.add(rec(Engine::kDma, "dma_copy",
+              {op(Buffer::kSbuf, "wT", f, {128, 4, 128}, true, nt * 128, {6 * 768, 768, 1}),
+               op(Buffer::kSharedHbm, "w", f, {128, 4, 128}, false, nt * 128, {768, 128 * 768, 1})},
+              10));
+  for (int nt = 0; nt < 6; ++nt)
+    t.add(rec(Engine::kDma, "dma_copy",
+              {op(Buffer::kSharedHbm, "out", f, {128, 4, 128}, true, nt * 128, {768, 128 * 768, 1}),
+               op(Buffer::kSbuf, "wT", f, {128, 4, 128}, false, nt * 128, {6 * 768, 768, 1})},
+              11));
+  auto r = profile_trace(t, *hw);
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_EQ(r->profile.peak_sbuf_bytes_per_partition, 6 * 4 * 128 * 4);
+  EXPECT_EQ(r->profile.sbuf_oversubscribed, 0);
+}
+
 }  // namespace
 }  // namespace nki_agent

