@@ -29,11 +29,9 @@ Diagnostic bad(std::string message, std::string hint = "") {
                    : std::move(hint));
 }
 
+// Names of a reference: identifiers of a sensible length.
 bool identifier(const std::string& s) {
-  if (s.empty() || s.size() > 64 || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  return true;
+  return s.size() <= 64 && is_identifier(s);
 }
 
 // A state_dict key: identifiers joined by dots.
@@ -47,13 +45,6 @@ bool dotted_identifier(const std::string& s) {
     if (dot == std::string::npos) return true;
     start = dot + 1;
   }
-}
-
-// The element types a task holds, by PyTorch's name (tasks/FORMAT.md).
-bool task_dtype(const std::string& s) {
-  static const std::set<std::string> ok = {"float32", "float16", "bfloat16", "int32", "int64",
-                                           "int16",   "int8",    "uint8",    "bool"};
-  return ok.count(s) > 0;
 }
 
 int64_t dtype_bytes(const std::string& s) {
@@ -85,7 +76,7 @@ Result<Tensorish> tensor_entry(const nlohmann::json& e, const std::string& what,
     return fail(bad(fmt::format("{} is not a tensor", what), "every input, parameter and output must be a tensor"));
   Tensorish t;
   t.dtype = e.value("dtype", "");
-  if (!task_dtype(t.dtype))
+  if (!is_task_dtype(t.dtype))
     return fail(bad(fmt::format("{} is {}, an element type tasks do not hold", what, t.dtype.substr(0, 40)),
                     "use float32, float16, bfloat16, int32, int64, int16, int8, uint8 or bool"));
   if (e["shape"].empty() || e["shape"].size() > 8)

@@ -208,21 +208,13 @@ struct Reader {
     }
     if (torch_name == "int64" && kernel_name == "int64") kernel_name = "int32";  // no 64-bit types on the device
     auto kd = dtype_from_name(kernel_name);
-    static const std::set<std::string> torch_ok = {"float32", "float16", "bfloat16", "int32", "int64",
-                                                   "int16",   "int8",    "uint8",    "bool"};
-    if (!kd || !torch_ok.count(torch_name) || (torch_name != kernel_name && torch_name != "int64"))
+    if (!kd || !is_task_dtype(torch_name) || (torch_name != kernel_name && torch_name != "int64"))
       return bad(field + ".dtype", fmt::format("unsupported dtype '{}'", s),
                  "use float32, float16, bfloat16, int32, int64 (given to the kernel as int32), int16, int8, uint8 "
                  "or bool");
     return std::make_pair(*kd, torch_name);
   }
 };
-
-bool is_identifier(std::string_view s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
 
 Result<void> read_args(const Reader& r, const toml::table& root, Task& task) {
   const toml::array* args = root.get("args") ? root.get("args")->as_array() : nullptr;
@@ -637,6 +629,18 @@ Result<Task> load_task(const std::string& path) {
     return fail("nkia_task_invalid", fmt::format("{}: task.py is missing or unreadable", p.string()),
                 "a task folder holds task.py, task.toml and baseline.py");
   return parse_task(*toml_text, std::move(*py), p.string());
+}
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+bool is_task_dtype(std::string_view torch_name) {
+  static constexpr std::string_view kTorch[] = {"float32", "float16", "bfloat16", "int32", "int64",
+                                                "int16",   "int8",    "uint8",    "bool"};
+  return std::find(std::begin(kTorch), std::end(kTorch), torch_name) != std::end(kTorch);
 }
 
 }  // namespace nki_agent

@@ -131,6 +131,13 @@ struct Task {
 // the parser's location.
 Diagnostic toml_syntax_error(std::string description, const std::string& file, int line, int col);
 
+// A Python identifier (ASCII letters, digits and _, not starting with a digit), as task.toml's
+// names and entries must be.
+bool is_identifier(std::string_view s);
+// The element types a task's tensors may have, by PyTorch's name (tasks/FORMAT.md): float32,
+// float16, bfloat16, int32, int64 (given to the kernel as int32), int16, int8, uint8, bool.
+bool is_task_dtype(std::string_view torch_name);
+
 // Tolerances used when [tolerance] does not name a dtype.
 Tolerance default_tolerance(DType dtype);
 
