@@ -2,17 +2,22 @@
 // input distributions and shapes against the cached PyTorch reference, behind a static policy),
 // and how fast is it? Exit 0 when it passes, 1 when it fails — the result on stdout either way,
 // with the failed check, its numbers and a hint, and the failure's Diagnostic on stderr (or all
-// of it in the JSON) — 3 for nki-agent's own faults. docs/tasks.md.
+// of it in the JSON) — 3 for nki-agent's own faults. A kernel verified before, unchanged and the
+// same way, is answered from the result cache (tasks/verify_cache.h). docs/tasks.md.
 #include <fmt/format.h>
 
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "cli/cli.h"
+#include "core/hash.h"
 #include "runtime/kernel_service.h"
 #include "tasks/speed_cost.h"
 #include "tasks/task.h"
 #include "tasks/task_dirs.h"
 #include "tasks/verify.h"
+#include "tasks/verify_cache.h"
 
 namespace nki_agent::cli {
 
@@ -27,6 +32,7 @@ struct VerifyCliOptions {
   std::vector<std::string> shapes;
   std::string cache;
   bool no_cache = false;
+  bool no_result_cache = false;
   bool no_policy = false;
   bool all_cases = false;
   bool no_speed = false;
@@ -35,6 +41,35 @@ struct VerifyCliOptions {
   double timeout = kDefaultKernelSeconds;
   int64_t memory_mib = kDefaultKernelMemoryMiB;
 };
+
+// A verification run here and now: kernel workers, references, cases.
+Result<VerifyResult> verify_fresh(const Task& task, const KernelFiles& files, const VerifyOptions& vo,
+                                  const VerifyCliOptions& o) {
+  const int cases = (o.seeds > 0 ? o.seeds : task.seeds) * static_cast<int>(task.variants.size() + 1);
+  KernelServiceOptions so;
+  so.workers = o.workers > 0
+                   ? o.workers
+                   : std::max(1, std::min<int>({static_cast<int>(std::thread::hardware_concurrency()), 8, cases}));
+  auto service = KernelService::create(so);
+  if (!service) return fail(service.error());
+  return verify_kernel(task, files, **service, vo);
+}
+
+int print_result(const Context& ctx, const VerifyResult& result) {
+  if (ctx.json) {
+    nlohmann::json j = {{"ok", result.passed}, {"verify", result.to_json()}};
+    if (result.diagnostic) j["diagnostics"] = nlohmann::json::array({result.diagnostic->to_json()});
+    print_json(j);
+  } else {
+    // PASS or FAIL, the result goes to stdout; a failure's Diagnostic also goes to stderr.
+    std::fputs(result.format().c_str(), stdout);
+    if (result.diagnostic) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "%s\n", result.diagnostic->format().c_str());
+    }
+  }
+  return result.passed ? kExitOk : kExitUserError;
+}
 
 int run_verify(const Context& ctx, const VerifyCliOptions& o) {
   auto dir = resolve_task_dir(o.task, o.root.empty() ? default_task_root() : o.root);
@@ -63,33 +98,30 @@ int run_verify(const Context& ctx, const VerifyCliOptions& o) {
                                                        hw->target.name, task->target),
                                            "give a description of the task's target (its [target] name)"));
     vo.speed = cost_speed_model(std::move(*hw));
+    std::ifstream in(o.hardware, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (in) vo.speed.identity = "hardware:" + sha256_hex(text.str());
   } else if (!o.no_speed) {
     vo.speed = cost_speed_model();
   }
 
-  const int cases = (o.seeds > 0 ? o.seeds : task->seeds) * static_cast<int>(task->variants.size() + 1);
-  KernelServiceOptions so;
-  so.workers = o.workers > 0
-                   ? o.workers
-                   : std::max(1, std::min<int>({static_cast<int>(std::thread::hardware_concurrency()), 8, cases}));
-  auto service = KernelService::create(so);
-  if (!service) return report(ctx, service.error());
-
-  auto result = verify_kernel(*task, *files, **service, vo);
-  if (!result) return report(ctx, result.error());
-  if (ctx.json) {
-    nlohmann::json j = {{"ok", result->passed}, {"verify", result->to_json()}};
-    if (result->diagnostic) j["diagnostics"] = nlohmann::json::array({result->diagnostic->to_json()});
-    print_json(j);
-  } else {
-    // PASS or FAIL, the result goes to stdout; a failure's Diagnostic also goes to stderr.
-    std::fputs(result->format().c_str(), stdout);
-    if (result->diagnostic) {
-      std::fflush(stdout);
-      std::fprintf(stderr, "%s\n", result->diagnostic->format().c_str());
-    }
+  // The same kernel verified again the same way: its stored result, without starting a worker.
+  std::optional<VerifyResultCache> results;
+  std::string key;
+  if (!o.no_cache && !o.no_result_cache) {
+    results.emplace(result_cache_dir_for(o.cache));
+    key = verify_result_key(*task, *files, vo);
   }
-  return result->passed ? kExitOk : kExitUserError;
+  std::optional<VerifyResult> result;
+  if (results && !key.empty()) result = results->get(key);
+  if (!result) {
+    auto ran = verify_fresh(*task, *files, vo, o);
+    if (!ran) return report(ctx, ran.error());
+    result = std::move(*ran);
+    if (results && !key.empty()) results->put(key, *result, vo);
+  }
+  return print_result(ctx, *result);
 }
 
 }  // namespace
@@ -106,7 +138,10 @@ void add_verify_command(CLI::App& app, Context& ctx) {
   sub->add_option("--seed-base", o->seed_base, "First seed (seeds are base, base+1, ...)")->capture_default_str();
   sub->add_option("--shapes", o->shapes, "Only these shape sets: 'prompt' or variant names (default: all)");
   sub->add_option("--cache", o->cache, "Reference cache folder (default: $XDG_CACHE_HOME/nki-agent/references)");
-  sub->add_flag("--no-cache", o->no_cache, "Recompute every reference and store nothing");
+  sub->add_flag("--no-cache", o->no_cache, "Recompute every reference and store nothing (no result cache either)");
+  sub->add_flag("--no-result-cache", o->no_result_cache,
+                "Run the verification even when this kernel was verified the same way before (results are kept "
+                "in <cache>/results)");
   sub->add_flag("--no-policy", o->no_policy, "Skip the static policy (debugging the verifier only)");
   sub->add_flag("--all-cases", o->all_cases, "Run every case even after a failure");
   sub->add_flag("--no-speed", o->no_speed, "Skip the simulated speed against the baseline");

@@ -37,6 +37,9 @@ struct SpeedModel {
     std::map<std::string, double> seconds;
   };
   std::shared_ptr<BaselineTimes> baseline_times = std::make_shared<BaselineTimes>();
+  // What the figures depend on besides the simulator, for the result cache (tasks/verify_cache.h):
+  // "cost-model:builtin", or a hash of the hardware description given. Empty: results are not cached.
+  std::string identity;
 
   bool available() const { return static_cast<bool>(simulate); }
 };

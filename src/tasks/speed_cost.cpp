@@ -67,7 +67,9 @@ SpeedModel model_over(std::shared_ptr<Descriptions> d) {
 }  // namespace
 
 SpeedModel cost_speed_model() {
-  return model_over(std::make_shared<Descriptions>());
+  SpeedModel m = model_over(std::make_shared<Descriptions>());
+  m.identity = "cost-model:builtin";  // the targets' descriptions are compiled in
+  return m;
 }
 
 SpeedModel cost_speed_model(HardwareSpec hw) {

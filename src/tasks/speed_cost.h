@@ -14,7 +14,8 @@ namespace nki_agent {
 // fp32_factor slower) when it does not: the bound a legal kernel could reach.
 SpeedModel cost_speed_model();
 // The same on one given description (a `--hardware` file, a calibrated target) whatever the task's
-// target: simulate and roofline read `hw`.
+// target: simulate and roofline read `hw`. Its identity is left empty (results over it are not
+// cached) unless the caller names the description, e.g. by a hash of its file.
 SpeedModel cost_speed_model(HardwareSpec hw);
 
 }  // namespace nki_agent

@@ -123,6 +123,10 @@ nlohmann::json VerifyResult::to_json() const {
   j["cases"] = nlohmann::json::array();
   for (const auto& c : cases) j["cases"].push_back(c.to_json());
   if (!warnings.empty()) j["warnings"] = warnings;
+  if (from_result_cache) {
+    j["from_result_cache"] = true;
+    j["verified_seconds"] = verified_seconds;
+  }
   return j;
 }
 
@@ -156,6 +160,11 @@ std::string VerifyResult::format() const {
     s += "\n";
   } else if (passed) {
     s += "  speed: not available (" + speed.reason + ")\n";
+  }
+  if (from_result_cache) {
+    s += fmt::format("  answered from the result cache in {:.3f} s (the verification took {:.2f} s)\n", seconds,
+                     verified_seconds);
+    return s;
   }
   s += fmt::format("  reference results: {} from the cache, {} computed; verify took {:.2f} s\n", reference.cached,
                    reference.computed, seconds);

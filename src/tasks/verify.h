@@ -96,7 +96,11 @@ struct VerifyResult {
   // The simulator's warnings of the candidate's prompt-shape run (first seed), one line each:
   // "file:line: warning[code]: message (hint: ...)".
   std::vector<std::string> warnings;
-  double seconds = 0;  // wall time of the whole verification
+  double seconds = 0;  // wall time of the whole verification (of the lookup, when from the result cache)
+  // Answered from the result cache (tasks/verify_cache.h) instead of being run; verified_seconds is
+  // how long the stored verification took.
+  bool from_result_cache = false;
+  double verified_seconds = 0;
 
   nlohmann::json to_json() const;
   std::string format() const;  // the human summary nki-agent verify prints
