@@ -58,10 +58,7 @@ Result<MergeSummary> merge_bench_databases(const MergeOptions& o) {
   };
   std::vector<Input> runs;
   for (const auto& path : o.inputs) {
-    if (!fs::is_regular_file(path, ec))
-      return tl::unexpected(Diagnostic::error("nkia_bad_argument", fmt::format("bench merge: no database {}", path),
-                                              "give the .sqlite files the shards' bench runs wrote"));
-    auto store = ResultStore::open(path);
+    auto store = ResultStore::open_existing(path);
     if (!store) return tl::unexpected(store.error());
     auto infos = (*store)->runs();
     if (!infos) return tl::unexpected(infos.error());

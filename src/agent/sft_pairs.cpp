@@ -41,11 +41,7 @@ Result<nlohmann::json> pair_to_sft(const Task& task, const std::string& kernel, 
 
 Result<SftPairs> sft_pairs_from_results(const std::string& db_path, const std::string& run_id,
                                         const std::string& tasks_root) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(db_path, ec))
-    return fail("nkia_bad_argument", fmt::format("no results database {}", db_path),
-                "give the .sqlite file a bench run wrote (--db, default <out>/bench.sqlite)");
-  auto store = ResultStore::open(db_path);
+  auto store = ResultStore::open_existing(db_path);
   if (!store) return tl::unexpected(store.error());
   auto runs = (*store)->runs();
   if (!runs) return tl::unexpected(runs.error());

@@ -109,6 +109,15 @@ void create_or_migrate(SQLite::Database& db) {
 ResultStore::ResultStore(std::unique_ptr<SQLite::Database> db) : db_(std::move(db)) {}
 ResultStore::~ResultStore() = default;
 
+Result<std::unique_ptr<ResultStore>> ResultStore::open_existing(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return tl::unexpected(
+        Diagnostic::error("nkia_bad_argument", fmt::format("no results database {}", path),
+                          "give the .sqlite file a bench run wrote (--db, default <out>/bench.sqlite)"));
+  return open(path);
+}
+
 Result<std::unique_ptr<ResultStore>> ResultStore::open(const std::string& path) {
   try {
     std::error_code ec;

@@ -75,6 +75,9 @@ class ResultStore {
  public:
   // Opens (creating) the database. Code nkia_store_io.
   static Result<std::unique_ptr<ResultStore>> open(const std::string& path);
+  // Opens a results database a bench run wrote, refusing a path that is not a file (code
+  // nkia_bad_argument) instead of creating an empty database there; else as open().
+  static Result<std::unique_ptr<ResultStore>> open_existing(const std::string& path);
   ~ResultStore();
 
   Result<void> add_run(const RunInfo& run);

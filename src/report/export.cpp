@@ -129,7 +129,7 @@ std::string export_kernelbench_baseline(const std::vector<TaskRow>& rows) {
 }
 
 Result<std::string> export_run(const std::string& db_path, const std::string& run_id, ExportFormat format) {
-  auto store = open_results(db_path);
+  auto store = ResultStore::open_existing(db_path);
   if (!store) return tl::unexpected(store.error());
   std::string id = run_id;
   if (id.empty()) {

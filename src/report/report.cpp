@@ -185,17 +185,8 @@ RunReport build_run_report(const RunInfo& run, std::vector<TaskRow> rows, bool t
   return rep;
 }
 
-Result<std::unique_ptr<ResultStore>> open_results(const std::string& db_path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(db_path, ec))
-    return tl::unexpected(
-        Diagnostic::error("nkia_bad_argument", fmt::format("no results database {}", db_path),
-                          "give the .sqlite file a bench run wrote (--db, default <out>/bench.sqlite)"));
-  return ResultStore::open(db_path);
-}
-
 Result<std::vector<RunReport>> load_run_reports(const std::string& db_path, const ReportOptions& options) {
-  auto store = open_results(db_path);
+  auto store = ResultStore::open_existing(db_path);
   if (!store) return tl::unexpected(store.error());
   auto runs = (*store)->runs();
   if (!runs) return tl::unexpected(runs.error());

@@ -121,8 +121,4 @@ struct ReportOptions {
 // that id, no run at all), nkia_store_io.
 Result<std::vector<RunReport>> load_run_reports(const std::string& db_path, const ReportOptions& options);
 
-// Opens the results database a bench run wrote, refusing a path that is not one (nkia_bad_argument)
-// instead of creating an empty database there.
-Result<std::unique_ptr<ResultStore>> open_results(const std::string& db_path);
-
 }  // namespace nki_agent

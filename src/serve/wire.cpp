@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "core/json_bounded.h"
 
@@ -34,10 +35,14 @@ Result<std::string> string_field(const json& j, const char* name, bool required)
 
 namespace {
 
+// The fields of an inline reference: its code (under either name), then what goes with it.
+constexpr std::array<const char*, 2> kInlineCodeFields = {"reference_code", "reference_source"};
+constexpr std::array<const char*, 5> kInlineOptionFields = {"entry_point", "kernel_name", "target", "atol", "rtol"};
+
 // The field that carries reference code of the request's own, or nullptr.
 const char* inline_reference_field(const json& j) {
   if (!j.is_object()) return nullptr;
-  for (const char* f : {"reference_code", "reference_source"}) {
+  for (const char* f : kInlineCodeFields) {
     auto it = j.find(f);
     if (it != j.end() && !it->is_null() && !(it->is_string() && it->get<std::string>().empty())) return f;
   }
@@ -61,9 +66,9 @@ namespace {
 Result<std::optional<InlineReference>> inline_reference_from_json(const json& j) {
   const char* field = inline_reference_field(j);
   if (field == nullptr) return std::optional<InlineReference>();
-  if (j.contains("reference_code") && j.contains("reference_source") && !j["reference_code"].is_null() &&
-      !j["reference_source"].is_null())
-    return tl::unexpected(bad("give the reference once, as 'reference_code' or 'reference_source'"));
+  int given = 0;
+  for (const char* f : kInlineCodeFields) given += j.contains(f) && !j[f].is_null();
+  if (given > 1) return tl::unexpected(bad("give the reference once, as 'reference_code' or 'reference_source'"));
   InlineReference ref;
   auto code = string_field(j, field, true);
   if (!code) return tl::unexpected(code.error());
@@ -296,9 +301,12 @@ Result<RewardRequest> kernelgym_request(const json& j, std::string& request_id) 
   auto code = string_field(j, "kernel_code", true);
   if (!code) return tl::unexpected(code.error());
   item["kernel_code"] = *code;
-  if (!names_task && carries_inline_reference(j))
-    for (const char* f : {"reference_code", "reference_source", "entry_point", "kernel_name", "atol", "rtol", "target"})
+  if (!names_task && carries_inline_reference(j)) {
+    for (const char* f : kInlineCodeFields)
       if (j.contains(f)) item[f] = j[f];
+    for (const char* f : kInlineOptionFields)
+      if (j.contains(f)) item[f] = j[f];
+  }
   if (j.contains("num_correct_trials") && j["num_correct_trials"].is_number_integer())
     item["seeds"] = std::clamp<int64_t>(j["num_correct_trials"].get<int64_t>(), 1, 64);
   if (j.contains("preset")) item["preset"] = j["preset"];
