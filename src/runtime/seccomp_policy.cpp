@@ -30,10 +30,8 @@ constexpr SyscallEntry kAllowed[] = {
     // I/O on the fds the child was given (stdin = /dev/null, stdout, stderr, result pipe).
     NKIA_SYSCALL(read), NKIA_SYSCALL(write), NKIA_SYSCALL(readv), NKIA_SYSCALL(writev),
     NKIA_SYSCALL(pread64), NKIA_SYSCALL(close), NKIA_SYSCALL(lseek),
-    // CPython's io calls fstat on its fds; glibc >= 2.33 implements fstat as
-    // newfstatat(fd, "", AT_EMPTY_PATH). newfstatat also accepts a path, so a child can learn
-    // whether a file exists and its size and times (never its contents): see docs/sandbox.md.
-    NKIA_SYSCALL(fstat), NKIA_SYSCALL(newfstatat),
+    // CPython's io calls fstat on its fds (newfstatat, the form glibc uses, is conditional below).
+    NKIA_SYSCALL(fstat),
     // Memory.
     NKIA_SYSCALL(mmap), NKIA_SYSCALL(munmap), NKIA_SYSCALL(mremap), NKIA_SYSCALL(mprotect),
     NKIA_SYSCALL(brk), NKIA_SYSCALL(madvise),
@@ -55,7 +53,7 @@ constexpr SyscallEntry kAllowed[] = {
 
 // Allowed only with the argument checks in add_conditional_rules(); listed for docs and tests.
 constexpr std::string_view kConditional[] = {"rt_sigaction", "kill", "tgkill", "tkill", "ioctl", "fcntl",
-                                             "prlimit64"};
+                                             "prlimit64", "newfstatat"};
 
 // Made only by escape attempts: the child dies by SIGSYS (after reporting the number).
 constexpr SyscallEntry kKilling[] = {
@@ -118,6 +116,14 @@ void add_conditional_rules(scmp_filter_ctx ctx, RuleError* err, int self_pid) {
     add_rule(ctx, err, allow, SCMP_SYS(tgkill), "tgkill", {low32_eq(0, pid), low32_eq(1, pid)});
     add_rule(ctx, err, allow, SCMP_SYS(tkill), "tkill", {low32_eq(0, pid)});
   }
+
+  // newfstatat only as fstat: glibc >= 2.33 implements fstat(fd) as newfstatat(fd, "",
+  // AT_EMPTY_PATH). A stat of a path (os.stat, os.path.exists, os.lstat in os.path.realpath) is
+  // refused with EPERM, so a child learns nothing of the host's files, and Python code that probes
+  // paths (inspect.stack(), linecache) sees them as absent and goes on. Python cannot pass
+  // AT_EMPTY_PATH with a path; only native code could, and the filter cannot read the path.
+  add_rule(ctx, err, allow, SCMP_SYS(newfstatat), "newfstatat",
+           {scmp_arg_cmp{3, SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH}});
 
   // ioctl: only the terminal queries isatty() and CPython's io make (never TIOCSTI and friends).
   add_rule(ctx, err, allow, SCMP_SYS(ioctl), "ioctl", {low32_eq(1, TCGETS)});

@@ -104,6 +104,30 @@ TEST_F(KernelSandbox, ReadingAndWritingFilesIsRefused) {
   expect_healthy();
 }
 
+// A stat of a path is refused (the host's files cannot be probed), while a stat of an open fd still
+// works; code that probes paths and handles OSError, as inspect.stack() does through
+// os.path.realpath, goes on.
+TEST_F(KernelSandbox, PathsCannotBeProbedAndCodeThatProbesThemGoesOn) {
+  auto exists =
+      run("    e = logging.os.path.exists\n"
+          "    return np.array([e('/etc/passwd'), e('/'), e('/usr/lib/python3.11')], dtype=np.int32)\n");
+  ASSERT_TRUE(exists) << exists.error().format();
+  EXPECT_EQ(exists->outputs[0].to_i64_vector(), (std::vector<int64_t>{0, 0, 0}));
+  auto stat = run("    logging.os.stat('/etc/passwd')\n    return a\n");
+  expect_code(stat, "nkia_sandbox_refused");
+  EXPECT_NE(stat.error().message.find("PermissionError"), std::string::npos) << stat.error().format();
+  auto fd = run("    return np.array([logging.os.fstat(2).st_mode != 0], dtype=np.int32)\n");
+  ASSERT_TRUE(fd) << fd.error().format();
+  EXPECT_EQ(fd->outputs[0].to_i64_vector(), (std::vector<int64_t>{1}));
+  auto stack =
+      run("    import inspect\n"
+          "    frames = inspect.stack()\n"
+          "    return np.array([len(frames) > 0, frames[0].function == 'entry'], dtype=np.int32)\n");
+  ASSERT_TRUE(stack) << stack.error().format();
+  EXPECT_EQ(stack->outputs[0].to_i64_vector(), (std::vector<int64_t>{1, 1}));
+  expect_healthy();
+}
+
 TEST_F(KernelSandbox, SocketsAreRefused) {
   // Past Python's socket module: libc's socket() through ctypes.
   auto r =
