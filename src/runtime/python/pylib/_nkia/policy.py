@@ -37,7 +37,8 @@ PRELOADED = (
     "json", "pathlib", "io", "traceback", "pprint", "weakref", "gc", "platform", "shutil",
     "tempfile", "glob", "fnmatch", "pickle", "hashlib", "base64", "uuid", "csv", "difflib",
     "subprocess", "signal", "threading", "queue", "errno", "stat", "atexit", "ast", "dis",
-    "tokenize", "keyword", "linecache", "codecs", "locale", "shlex", "getpass", "socket", "select",
+    "tokenize", "keyword", "linecache", "codecs", "encodings.idna", "locale", "shlex", "getpass",
+    "socket", "select",
     "zlib", "gzip", "bz2", "lzma", "zipfile", "tarfile", "typing_extensions", "numpy.testing",
     "numpy.random", "numpy.linalg", "numpy.fft", "numpy.lib.stride_tricks", "numpy.typing", "ml_dtypes",
 )
