@@ -6,8 +6,6 @@
 // same way, is answered from the result cache (tasks/verify_cache.h). docs/tasks.md.
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "cli/cli.h"
@@ -90,7 +88,9 @@ int run_verify(const Context& ctx, const VerifyCliOptions& o) {
   vo.reference.cache_dir = o.cache;
   vo.reference.use_cache = !o.no_cache;
   if (!o.no_speed && !o.hardware.empty()) {
-    auto hw = load_hardware_file(o.hardware);
+    auto text = read_hardware_file(o.hardware);
+    if (!text) return report(ctx, text.error());
+    auto hw = parse_hardware(*text, o.hardware);
     if (!hw) return report(ctx, hw.error());
     if (hw->target.name != task->target)
       return report(ctx, Diagnostic::error("nkia_bad_argument",
@@ -98,28 +98,21 @@ int run_verify(const Context& ctx, const VerifyCliOptions& o) {
                                                        hw->target.name, task->target),
                                            "give a description of the task's target (its [target] name)"));
     vo.speed = cost_speed_model(std::move(*hw));
-    std::ifstream in(o.hardware, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (in) vo.speed.identity = "hardware:" + sha256_hex(text.str());
+    vo.speed.identity = "hardware:" + sha256_hex(*text);
   } else if (!o.no_speed) {
     vo.speed = cost_speed_model();
   }
 
   // The same kernel verified again the same way: its stored result, without starting a worker.
-  std::optional<VerifyResultCache> results;
-  std::string key;
-  if (!o.no_cache && !o.no_result_cache) {
-    results.emplace(result_cache_dir_for(o.cache));
-    key = verify_result_key(*task, *files, vo);
-  }
-  std::optional<VerifyResult> result;
-  if (results && !key.empty()) result = results->get(key);
+  // An empty key (the caches off, or nothing to key by) is never found and never stored.
+  const VerifyResultCache results(result_cache_dir_for(o.cache));
+  const std::string key = o.no_cache || o.no_result_cache ? "" : verify_result_key(*task, *files, vo);
+  std::optional<VerifyResult> result = results.get(key);
   if (!result) {
     auto ran = verify_fresh(*task, *files, vo, o);
     if (!ran) return report(ctx, ran.error());
     result = std::move(*ran);
-    if (results && !key.empty()) results->put(key, *result, vo);
+    results.put(key, *result, vo);
   }
   return print_result(ctx, *result);
 }

@@ -385,6 +385,11 @@ Result<HardwareSpec> parse_hardware(std::string_view toml_text, std::string_view
 }
 
 Result<HardwareSpec> load_hardware_file(const std::string& path) {
+  NKIA_TRY(text, read_hardware_file(path));
+  return parse_hardware(text, path);
+}
+
+Result<std::string> read_hardware_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f)
     return fail("nkia_hardware_unreadable", fmt::format("cannot read the hardware description {}", path),
@@ -395,7 +400,7 @@ Result<HardwareSpec> load_hardware_file(const std::string& path) {
   if (text.size() > (8u << 20))
     return fail("nkia_hardware_invalid", fmt::format("{}: larger than 8 MiB", path),
                 "a hardware description is a few KiB");
-  return parse_hardware(text, path);
+  return text;
 }
 
 Result<HardwareSpec> hardware_for_target(std::string_view target) {

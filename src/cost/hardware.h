@@ -141,6 +141,9 @@ struct HardwareSpec {
 Result<HardwareSpec> parse_hardware(std::string_view toml_text, std::string_view origin);
 // Reads and parses a file. Code nkia_hardware_unreadable too.
 Result<HardwareSpec> load_hardware_file(const std::string& path);
+// The text of a description file, as load_hardware_file reads it (codes nkia_hardware_unreadable,
+// nkia_hardware_invalid when over 8 MiB): for a caller that also keys something by the text.
+Result<std::string> read_hardware_file(const std::string& path);
 // The description compiled in for a target ("trn1", "trn2"). Code nkia_unknown_target.
 Result<HardwareSpec> hardware_for_target(std::string_view target);
 

@@ -177,19 +177,24 @@ Result<int64_t> parse_byte_size(std::string_view text) {
   return static_cast<int64_t>(bytes);
 }
 
-Result<CacheLimit> reference_cache_limit() {
+Result<CacheLimit> cache_limit(const char* env, int64_t default_bytes) {
   CacheLimit limit;
-  const char* env = std::getenv(kReferenceCacheMaxBytesEnv);
-  if (!env || !*env) return limit;
-  auto bytes = parse_byte_size(env);
+  limit.bytes = default_bytes;
+  const char* value = std::getenv(env);
+  if (!value || !*value) return limit;
+  auto bytes = parse_byte_size(value);
   if (!bytes) {
     Diagnostic d = bytes.error();
-    d.message = fmt::format("{}: {}", kReferenceCacheMaxBytesEnv, d.message);
+    d.message = fmt::format("{}: {}", env, d.message);
     return fail(std::move(d));
   }
   limit.bytes = *bytes;
-  limit.source = kReferenceCacheMaxBytesEnv;
+  limit.source = env;
   return limit;
+}
+
+Result<CacheLimit> reference_cache_limit() {
+  return cache_limit(kReferenceCacheMaxBytesEnv, kDefaultReferenceCacheMaxBytes);
 }
 
 nlohmann::json CacheStats::to_json() const {

@@ -42,6 +42,9 @@ struct CacheLimit {
 };
 // The limit in force. Code nkia_bad_size when NKIA_REFERENCE_CACHE_MAX_BYTES is set but not a size.
 Result<CacheLimit> reference_cache_limit();
+// The same for any cache: the size `env` names, else `default_bytes`. Code nkia_bad_size when the
+// variable is set but not a size.
+Result<CacheLimit> cache_limit(const char* env, int64_t default_bytes);
 
 struct CacheStats {
   std::string dir;

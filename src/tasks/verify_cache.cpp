@@ -17,6 +17,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/hash.h"
 #include "core/log.h"
 #include "core/version.h"
@@ -160,10 +161,6 @@ SpeedResult speed_from_json(const nlohmann::json& j) {
   return s;
 }
 
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 }  // namespace
 
 std::string result_cache_dir_for(const std::string& reference_cache_dir) {
@@ -244,7 +241,7 @@ std::string VerifyResultCache::path_of(const std::string& key) const {
 
 std::optional<VerifyResult> VerifyResultCache::get(const std::string& key) const {
   if (key.size() != 64) return std::nullopt;
-  const double start = now_seconds();
+  const auto start = std::chrono::steady_clock::now();
   const std::string path = path_of(key);
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
@@ -257,7 +254,7 @@ std::optional<VerifyResult> VerifyResultCache::get(const std::string& key) const
   VerifyResult r = verify_result_from_json(*stored);
   r.from_result_cache = true;
   r.verified_seconds = r.seconds;
-  r.seconds = now_seconds() - start;
+  r.seconds = seconds_since(start);
   std::error_code ec;
   fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // its last use, for eviction
   return r;
@@ -292,8 +289,10 @@ void VerifyResultCache::put(const std::string& key, const VerifyResult& result, 
 
   // Keep the folder under its limit: least recently used results go first.
   int64_t limit = kDefaultResultCacheMaxBytes;
-  if (const char* env = std::getenv(kResultCacheMaxBytesEnv); env != nullptr && *env != '\0') {
-    if (auto parsed = parse_byte_size(env)) limit = *parsed;
+  if (auto set = cache_limit(kResultCacheMaxBytesEnv, kDefaultResultCacheMaxBytes)) {
+    limit = set->bytes;
+  } else {
+    NKIA_LOG_WARN("{}; keeping the result cache within the default {} bytes", set.error().message, limit);
   }
   struct Entry {
     fs::file_time_type used;
