@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "core/hash.h"
+#include "core/log.h"
 #include "runtime/kernel_service.h"
 #include "tasks/speed_cost.h"
 #include "tasks/task.h"
@@ -108,6 +109,7 @@ int run_verify(const Context& ctx, const VerifyCliOptions& o) {
   const VerifyResultCache results(result_cache_dir_for(o.cache));
   const std::string key = o.no_cache || o.no_result_cache ? "" : verify_result_key(*task, *files, vo);
   std::optional<VerifyResult> result = results.get(key);
+  if (result) NKIA_LOG_DEBUG("verify {}: answered from the result cache {}", task->label(), results.dir());
   if (!result) {
     auto ran = verify_fresh(*task, *files, vo, o);
     if (!ran) return report(ctx, ran.error());

@@ -119,8 +119,8 @@ TEST_F(AgentSecrets, RunAndVerifyShowNoHostVariable) {
   EXPECT_NE(run.out.find("C.UTF-8"), std::string::npos) << run.out;      // the worker's own locale
   expect_clean(run.out, "run");
 
-  auto verify =
-      cli("--json verify --task " + kAdd.string() + " " + (dir_ / "leak.py").string() + " --cache " + shared_cache());
+  auto verify = cli("--json verify --task " + kAdd.string() + " " + (dir_ / "leak.py").string() + " --cache " +
+                    shared_cache() + " --no-result-cache");
   EXPECT_NE(verify.exit_code, 0) << verify.out;
   EXPECT_NE(verify.out.find("kernel_error"), std::string::npos) << verify.out;
   expect_clean(verify.out, "verify");

@@ -22,11 +22,12 @@ using testing::Stderr;
 
 const fs::path kAdd = fs::path(NKIA_SOURCE_DIR) / "tests" / "tasks" / "add_fp32";
 
+// Every run verifies (--no-result-cache): a stored answer would run none of the stages logged.
 CliRun verify(const std::string& flags) {
   const std::string cache = (fs::path(NKIA_CLI).parent_path() / "test-cache" / "references").string();
-  return testing::run_cli(
-      flags + " verify --task " + kAdd.string() + " " + (kAdd / "baseline.py").string() + " --seeds 1 --workers 1",
-      Stderr::kSeparate, "NKIA_REFERENCE_CACHE=" + cache);
+  return testing::run_cli(flags + " verify --task " + kAdd.string() + " " + (kAdd / "baseline.py").string() +
+                              " --seeds 1 --workers 1 --no-result-cache",
+                          Stderr::kSeparate, "NKIA_REFERENCE_CACHE=" + cache);
 }
 
 bool has(const std::string& text, const std::string& what) {

@@ -78,6 +78,11 @@ TEST(VerifyCache, AnUnchangedKernelIsAnsweredFromTheStoredResult) {
   EXPECT_EQ(second["verify"]["verified_seconds"], first["verify"]["seconds"]);
   EXPECT_LT(second["verify"]["seconds"].get<double>(), first["verify"]["seconds"].get<double>());
 
+  // The debug log says it too.
+  CliRun logged = testing::run_cli("--log-level debug verify " + common + kernel, Stderr::kSeparate);
+  EXPECT_EQ(logged.exit_code, 0);
+  EXPECT_NE(logged.err.find("answered from the result cache"), std::string::npos) << logged.err;
+
   // The human form says where the answer came from.
   CliRun text = testing::run_cli("verify " + common + kernel, Stderr::kDrop);
   EXPECT_EQ(text.exit_code, 0);
