@@ -506,8 +506,12 @@ Result<void> isa_gather_flattened(ExecContext& ctx, const Access& dst, const Acc
 }
 
 Result<void> isa_dma_indirect(ExecContext& ctx, const Access& tile, const Access& rows, const Access& index,
-                              bool gather, bool skip_oob, const SourceLoc& loc) {
+                              bool gather, bool skip_oob, const SourceLoc& loc, std::optional<BinaryOp> rmw) {
   const char* op = gather ? "dma_copy (indirect gather)" : "dma_copy (indirect scatter)";
+  if (rmw && *rmw != BinaryOp::kAdd)
+    return fail(nki_error("nkia_unsupported_operator",
+                          fmt::format("'{}' accumulates with dst_rmw_op=nl.add only, not {}", op, binary_op_name(*rmw)),
+                          "pass dst_rmw_op=nl.add, or gather the rows, combine them on an engine and scatter them"));
   if (!buffer_is_hbm(rows.buffer()))
     return fail(nki_error(
         "err_unsupported_memory",
@@ -532,8 +536,11 @@ Result<void> isa_dma_indirect(ExecContext& ctx, const Access& tile, const Access
   // A scatter writes only the rows the index selects, of a destination marked written whole.
   settle(*src.tensor);
   settle(*dst.tensor);
-  InstructionRecord rec = issue_instruction(ctx, Engine::kDma, Opcode::kDmaCopy, loc, dst, {&index},
-                                            gather ? DataFlow::kElementwise : DataFlow::kCombined);
+  const InstrOp code = rmw ? InstrOp(Opcode::kDmaCopy, *rmw) : InstrOp(Opcode::kDmaCopy);
+  InstructionRecord rec =
+      rmw ? issue_instruction(ctx, Engine::kDma, code, loc, dst, {&index, &dst}, DataFlow::kCombined)
+          : issue_instruction(ctx, Engine::kDma, code, loc, dst, {&index},
+                              gather ? DataFlow::kElementwise : DataFlow::kCombined);
   rec.operands.insert(rec.operands.begin() + 1, record_operand(src, false));
   if (!gather) warn_unwritten_read(ctx, opcode_name(Opcode::kDmaCopy), loc, src);
   rec.elements = tile.view.numel();
@@ -549,10 +556,12 @@ Result<void> isa_dma_indirect(ExecContext& ctx, const Access& tile, const Access
     }
     Tensor hbm_row = rows.view.select(0, row);
     Tensor tile_row = tile.view.select(0, p);
-    if (gather)
-      tile_row.assign(hbm_row.reshape(tile_row.shape()));
+    Tensor& to = gather ? tile_row : hbm_row;
+    const Tensor from = (gather ? hbm_row : tile_row).reshape(to.shape());
+    if (rmw)
+      to.assign(binary(BinaryOp::kAdd, to.astype(DType::kFloat32), from, to.dtype()));
     else
-      hbm_row.assign(tile_row.reshape(hbm_row.shape()));
+      to.assign(from);
   }
   return {};
 }
@@ -720,6 +729,66 @@ Result<void> isa_sequence_bounds(ExecContext& ctx, const Access& dst, const Acce
   }
   Tensor out = dst.view;
   out.assign(Tensor::from_i64(dst.shape(), bounds, dst.dtype()));
+  return {};
+}
+
+Result<void> isa_nonzero_with_count(ExecContext& ctx, const Access& dst, const Access& src, int64_t index_offset,
+                                    int64_t padding_val, const SourceLoc& loc) {
+  constexpr Opcode kCode = Opcode::kNonzeroWithCount;
+  constexpr const char* kOp = opcode_name(kCode);
+  constexpr int64_t kGroup = 16;  // partitions per GpSimd core; each core works on its first one
+  if (auto r = check_core_version(ctx, 3, kOp, "nonzero_with_count exists on trn2 (NeuronCore-v3) and later"); !r)
+    return r;
+  if (auto r = check_tiles(ctx, {&dst, &src}, kOp, Engine::kGpSimd); !r) return r;
+  if (src.dtype() != DType::kFloat32 && src.dtype() != DType::kInt32)
+    return fail(nki_error(
+        "nkia_bad_operand",
+        fmt::format("'{}' reads float32 or int32, but {} is {}", kOp, src.describe(), dtype_name(src.dtype())),
+        "copy the input into a float32 or int32 tile first"));
+  if (dst.dtype() != DType::kInt32 && dst.dtype() != DType::kUInt32)
+    return fail(nki_error(
+        "nkia_bad_operand",
+        fmt::format("'{}' writes int32 or uint32 indices, but {} is {}", kOp, dst.describe(), dtype_name(dst.dtype())),
+        "allocate the destination as nl.int32"));
+  const int64_t t = per_partition(src);
+  if (dst.partitions() != src.partitions() || per_partition(dst) != t + 1)
+    return fail(
+        nki_error("err_store_dst_shape_smaller_than_other_shape",
+                  fmt::format("'{}' of {} gives [{}, {}] (the indices and the count), but the destination is {}", kOp,
+                              src.describe(), src.partitions(), t + 1, dst.describe()),
+                  fmt::format("allocate the destination as [{}, {}]", src.partitions(), t + 1)));
+  ctx.trace.add(issue_instruction(ctx, Engine::kGpSimd, kCode, loc, dst, {&src}, DataFlow::kCustom));
+  // The partitions it writes hold data from here on; the others keep their flags.
+  const int64_t p = src.partitions();
+  const int64_t first = (kGroup - dst.start_partition() % kGroup) % kGroup;  // the view's row of partition 16k
+  Tensor flags = written_flags(dst);
+  const bool tracked = flags.defined();
+  if (tracked) {
+    flags = flags.contiguous().reshape({p, t + 1});
+    auto* f = static_cast<uint8_t*>(flags.data());
+    for (int64_t r = first; r < p; r += kGroup) std::fill(f + r * (t + 1), f + (r + 1) * (t + 1), uint8_t{1});
+    set_written(dst, flags.reshape(dst.shape()));
+  }
+  if (!ctx.compute) return {};
+  const Tensor in = src.view.contiguous().reshape({p, t});
+  std::vector<double> values;
+  if (src.dtype() == DType::kInt32) {
+    for (int64_t v : in.to_i64_vector()) values.push_back(static_cast<double>(v));
+  } else {
+    for (float v : in.to_f32_vector()) values.push_back(v);
+  }
+  Tensor out = dst.view.contiguous().reshape({p, t + 1}).copy();
+  std::vector<int64_t> result = out.to_i64_vector();
+  for (int64_t r = first; r < p; r += kGroup) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < t; ++i)
+      if (values[static_cast<size_t>(r * t + i)] != 0)
+        result[static_cast<size_t>(r * (t + 1) + n++)] = i + index_offset;
+    for (int64_t i = n; i < t; ++i) result[static_cast<size_t>(r * (t + 1) + i)] = padding_val;
+    result[static_cast<size_t>(r * (t + 1) + t)] = n;
+  }
+  Tensor d = dst.view;
+  d.assign(Tensor::from_i64(dst.shape(), result, dst.dtype()));
   return {};
 }
 

@@ -85,12 +85,24 @@ Result<void> isa_local_gather(ExecContext& ctx, const Access& dst, const Access&
 // float32 or int32; one partition only.
 Result<void> isa_sequence_bounds(ExecContext& ctx, const Access& dst, const Access& segment_ids, const SourceLoc& loc);
 
+// nisa.nonzero_with_count on the GpSimd engine (NeuronCore-v3 and later): each of the eight GpSimd
+// cores works on its first partition only (partitions 0, 16, ..., 112 of the tile): for src[p, 0:T]
+// it writes dst[p, 0:T + 1] = the positions i of the nonzero elements, plus index_offset, in
+// ascending order, then padding_val up to T, then the count N of nonzero elements. The other
+// partitions of dst keep their values. src is float32 or int32 (a NaN counts as nonzero), dst int32
+// or uint32 with one more element per partition than src and the same partitions.
+Result<void> isa_nonzero_with_count(ExecContext& ctx, const Access& dst, const Access& src, int64_t index_offset,
+                                    int64_t padding_val, const SourceLoc& loc);
+
 // An indirect DMA over the rows (axis 0) of an HBM tensor: gather (dst[p] = src_rows[index[p]])
 // or scatter (dst_rows[index[p]] = src[p]). `rows` is the HBM side with its axis 0 whole; `index`
 // an int32/uint32 SBUF tile with one row number per partition. Out-of-range rows are
-// nkia_indirect_index_out_of_bounds, or skipped with `skip_oob` (oob_mode.skip).
+// nkia_indirect_index_out_of_bounds, or skipped with `skip_oob` (oob_mode.skip). With `rmw` (nl.add
+// only, dst_rmw_op=) the destination accumulates: each row is dst + src in float32, rounded once into
+// dst's type, partition after partition, so rows named twice add both.
 Result<void> isa_dma_indirect(ExecContext& ctx, const Access& tile, const Access& rows, const Access& index,
-                              bool gather, bool skip_oob, const SourceLoc& loc);
+                              bool gather, bool skip_oob, const SourceLoc& loc,
+                              std::optional<BinaryOp> rmw = std::nullopt);
 
 // A DMA gather-transpose (nisa.dma_transpose of t.ap(..., vector_offset=index)): the R rows of E
 // elements that `index` names, read from `rows` (an HBM [rows, E] view), land transposed in dst, an

@@ -96,6 +96,7 @@ struct NkiTensor {
   bool kernel_argument = false;  // an input (or old-style output) passed in by the caller
   bool immutable = false;        // an input of a kernel that returns its outputs: writes are refused
   bool written = false;          // stored to since the launch began (the front end's flag)
+  bool retyped = false;          // a read-only alias reading another tensor's bytes as another type (retyped_view)
   // On-chip tensors with legacy block dimensions ((blocks..., par_dim(P), F...)): how many lead the
   // partition axis; 0 for tiles.
   int blocks = 0;

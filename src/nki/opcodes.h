@@ -115,6 +115,9 @@ inline constexpr uint8_t kOnPe = 1, kOnDve = 2, kOnAct = 4, kOnPool = 8, kOnDma 
     "nisa.local_gather")                                                                                               \
   X(kSequenceBounds, "sequence_bounds", kOnPool, 0, 0, 0, ':', "dst[1, 2, F] = segment runs' starts and ends",         \
     "nisa.sequence_bounds")                                                                                            \
+  X(kNonzeroWithCount, "nonzero_with_count", kOnPool, 0, 0, 0, ':',                                                    \
+    "dst[p, :T + 1] = the nonzero positions of src[p], padding, their count (p = 0, 16, ..., 112)",                    \
+    "nisa.nonzero_with_count")                                                                                         \
   X(kRng, "rng", kOnDve | kOnPool, 0, 0, 0, ':', "dst = random bits (nl.rand: uniform [0, 1)); reads nothing",         \
     "nisa.rng")                                                                                                        \
   X(kDropout, "dropout", kOnDve, 0, 0, 0, ':', "dst = data, or 0 where a uniform draw falls below prob",               \

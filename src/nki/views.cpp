@@ -219,6 +219,52 @@ Result<Access> pattern_view(const Access& a, const ApPattern& pattern, int64_t o
   return Access{a.tensor, Tensor(base.storage(), base.dtype(), shape, strides, base.offset() + offset)};
 }
 
+Result<Access> retyped_view(const Access& a, DType to) {
+  const NkiTensor& t = *a.tensor;
+  const Tensor& base = t.data;
+  if (to == base.dtype()) return a;
+  const int64_t from_size = base.itemsize(), to_size = dtype_size(to);
+  const Shape& shape = base.shape();
+  const int64_t last_bytes = (shape.empty() ? 1 : shape.back()) * from_size;
+  if (!base.is_contiguous() || last_bytes % to_size != 0 || (base.offset() * from_size) % to_size != 0)
+    return fail(nki_error("nkia_bad_shape",
+                          fmt::format("{} cannot be read as {}: the {} bytes of its last axis do not hold a whole "
+                                      "number of {}-byte elements",
+                                      tensor_label(a), dtype_name(to), last_bytes, to_size),
+                          "reinterpret a tensor whose last axis holds whole elements of the new type"));
+  settle(*a.tensor);
+  Shape retyped = shape.empty() ? Shape{1} : shape;
+  retyped.back() = last_bytes / to_size;
+  auto alias = std::make_shared<NkiTensor>();
+  alias->data = Tensor(base.storage(), to, retyped, contiguous_strides(retyped), base.offset() * from_size / to_size);
+  alias->buffer = t.buffer;
+  alias->name = t.name;
+  alias->id = t.id;  // the same tensor in the trace: dependencies on its writes hold
+  alias->kernel_argument = t.kernel_argument;
+  alias->immutable = t.immutable;
+  alias->retyped = true;
+  alias->blocks = t.blocks;
+  alias->launch = t.launch;
+  alias->writes.all_written = t.writes.all_written;
+  alias->writes.all_stored = true;
+  if (!t.writes.all_written) {
+    // Element j of the alias covers bytes [j * to_size, (j + 1) * to_size) of the storage: written
+    // when every original element those bytes lie in was.
+    const Tensor flags =
+        t.writes.written_mask.defined() ? t.writes.written_mask.contiguous() : Tensor::zeros(shape, DType::kUInt8);
+    const auto* in = static_cast<const uint8_t*>(flags.data());
+    Tensor mask = Tensor::zeros(retyped, DType::kUInt8);
+    auto* out = static_cast<uint8_t*>(mask.data());
+    for (int64_t j = 0; j < mask.numel(); ++j) {
+      uint8_t all = 1;
+      for (int64_t b = j * to_size / from_size; b <= ((j + 1) * to_size - 1) / from_size; ++b) all &= in[b];
+      out[j] = all;
+    }
+    alias->writes.written_mask = mask;
+  }
+  return Access{alias, alias->data};
+}
+
 Result<int64_t> ap_offset_unit(const Access& a, int64_t indirect_dim) {
   const Shape& shape = a.tensor->data.shape();
   if (indirect_dim < 0 || indirect_dim >= static_cast<int64_t>(shape.size()))
@@ -265,10 +311,12 @@ Result<void> check_indirect_pattern(const Access& a, const ApPattern& pattern, b
                "pass indirect_dim=0: each partition's index names a row (an index of axis 0)");
   int64_t row = 1;
   for (size_t d = 1; d < shape.size(); ++d) row *= shape[d];
-  if (pattern.size() < 2 || pattern[0].first != row)
-    return bad(fmt::format("{}.ap(vector_offset=...) takes a pattern [[{}, P], [step, num], ...]: the first pair's "
-                           "step is the row size {} of {}",
-                           what, row, row, shape_str(shape)),
+  // The first pair counts the indexed rows; its step is not what the index multiplies (the row size
+  // is: indirect_rows), so any step is accepted, as device-tested kernels pass other ones.
+  if (pattern.size() < 2)
+    return bad(fmt::format("{}.ap(vector_offset=...) takes a pattern [[{}, P], [step, num], ...]: the indexed rows, "
+                           "then the elements of each row",
+                           what, row),
                fmt::format("write pattern=[[{}, P], [1, F]] to move F elements of each indexed row", row));
   return {};
 }
@@ -289,7 +337,10 @@ Result<void> check_indirect_index(const Access& a, const ApPattern& pattern, con
 
 // The rows as a view [rows, num...]: every row whose elements the pattern keeps inside the tensor.
 Result<Access> indirect_rows(const Access& a, const ApPattern& pattern, int64_t offset) {
-  const int64_t row = pattern[0].first;
+  // Row idx[p] starts idx[p] rows of the tensor in (the size of one index of axis 0), whatever step
+  // the pattern's first pair gives.
+  int64_t row = 1;
+  for (size_t d = 1; d < a.tensor->data.shape().size(); ++d) row *= a.tensor->data.shape()[d];
   int64_t reach = offset;
   for (size_t k = 1; k < pattern.size(); ++k) reach += std::max<int64_t>(0, pattern[k].first * (pattern[k].second - 1));
   const int64_t numel = a.tensor->data.numel();

@@ -65,6 +65,15 @@ using ApPattern = std::vector<std::pair<int64_t, int64_t>>;
 // and its step must be the per-partition element count.
 Result<Access> pattern_view(const Access& a, const ApPattern& pattern, int64_t offset);
 
+// The whole tensor of `a` read as elements of another type (t.ap(..., dtype=d), t.view(d)): the same
+// bytes, the last axis rescaled by the size ratio (a [P, 1] float32 tile is a [P, 4] float8 one), as
+// an alias NkiTensor sharing the storage, the trace identity and the live range. The tensor is
+// settled first (its poison and pending copies land) and the alias's written elements are those
+// whose bytes the original's written elements cover. The alias is read-only (NkiTensor::retyped):
+// instructions refuse it as a destination. The own type gives `a` back. A size that does not
+// divide is nkia_bad_shape.
+Result<Access> retyped_view(const Access& a, DType to);
+
 // .ap()'s dynamic offset (scalar_offset) counts indices of `indirect_dim`: the elements of one,
 // prod(shape[indirect_dim + 1:]).
 Result<int64_t> ap_offset_unit(const Access& a, int64_t indirect_dim);

@@ -208,6 +208,7 @@ const std::map<std::pair<Opcode, Engine>, const char*>& catch_all_priced() {
       {{Opcode::kGatherFlattened, Engine::kGpSimd}, "POOL instructions: GPSIMD_START + N (spec §4.5)"},
       {{Opcode::kLocalGather, Engine::kGpSimd}, "POOL instructions: GPSIMD_START + N (spec §4.5)"},
       {{Opcode::kSequenceBounds, Engine::kGpSimd}, "no cost in the spec (§4.5: n/a): POOL's GPSIMD_START + N"},
+      {{Opcode::kNonzeroWithCount, Engine::kGpSimd}, "no cost in the spec: POOL's GPSIMD_START + N"},
       {{Opcode::kRng, Engine::kVector}, "no cost in the spec: the DVE catch-all, one element per cycle"},
       {{Opcode::kRng, Engine::kGpSimd}, "no cost in the spec: POOL's GPSIMD_START + N"},
       {{Opcode::kDropout, Engine::kVector}, "no cost in the spec: the DVE catch-all, one element per cycle"},

@@ -5,6 +5,7 @@
 // through the kernel host and checks what it computes, prints or reports.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
 #include "runtime/python/py_host.h"
@@ -334,6 +335,185 @@ def bad(a):
   auto b = run(src, "bad", {a});
   ASSERT_FALSE(b);
   EXPECT_EQ(b.error().code, "nkia_bad_shape") << b.error().format();
+}
+
+// t.ap(..., dtype=d) and t.view(d) read the tensor's bytes as elements of d (the pattern counts
+// elements of d), on chip and in HBM; writing through such a view is refused.
+TEST_F(NkiPublicApi, ReinterpretingAccessReadsTheBytes) {
+  const char* src = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(a):
+    P, F = a.shape
+    t = nl.ndarray((P, F), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    on_chip = nl.ndarray((P, 2 * F), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=on_chip, src=t.ap(pattern=[[2 * F, P], [1, 2 * F]], dtype=nl.bfloat16))
+    row = nl.ndarray((1, 4 * F), dtype=nl.uint8, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=row, src=a.ap(pattern=[[4 * F, 1], [1, 4 * F]], offset=4 * F, dtype=nl.uint8))
+    whole = nl.ndarray((P, F), dtype=nl.int32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=whole, src=a.view(nl.int32))
+    return on_chip, row, whole
+
+@nki.jit
+def bad(a):
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=t.ap(pattern=[[8, 2], [1, 8]], dtype=nl.bfloat16), value=0.0)
+    return a
+)py";
+  Tensor a = ramp({2, 4});
+  auto r = run(src, "k", {a});
+  ASSERT_TRUE(r) << r.error().format();
+  ASSERT_EQ(r->outputs.size(), 3u);
+  const auto* in = static_cast<const uint8_t*>(a.data());
+  EXPECT_EQ(r->outputs[0].shape(), (Shape{2, 8}));
+  EXPECT_EQ(std::memcmp(r->outputs[0].data(), in, 32), 0);       // the 8 float32 as 16 bfloat16 halves
+  EXPECT_EQ(std::memcmp(r->outputs[1].data(), in + 16, 16), 0);  // row 1's bytes
+  EXPECT_EQ(std::memcmp(r->outputs[2].data(), in, 32), 0);       // float32 bits as int32
+  EXPECT_NE(r->outputs[2].to_i64_vector()[1], 0);
+  auto b = run(src, "bad", {a});
+  ASSERT_FALSE(b);
+  EXPECT_EQ(b.error().code, "nkia_bad_operand") << b.error().format();
+}
+
+// The NKI 0.4 frontend's form: an nl.affine_range used as an index stands for its whole range.
+TEST_F(NkiPublicApi, AffineRangeAsAnIndexIsItsRange) {
+  const char* src = R"py(
+import nki
+import nki.language as nl
+
+@nki.jit
+def k(a, b):
+    ix = nl.affine_range(a.shape[0])
+    iy = nl.affine_range(a.shape[1])
+    c = nl.add(nl.load(a[ix, iy]), nl.load(b[ix, iy]))
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out[ix, iy], value=c)
+    n = 0
+    for i in ix:
+        n += 1
+    assert n == a.shape[0]
+    return out
+)py";
+  Tensor a = ramp({8, 16}), b = ramp({8, 16});
+  auto r = run(src, "k", {a, b});
+  ASSERT_TRUE(r) << r.error().format();
+  const auto got = r->outputs[0].to_f32_vector(), x = a.to_f32_vector();
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], 2 * x[i]) << i;
+}
+
+// The current dialect's nl.shared_identity_matrix is an SBUF tile (its API page: "Create an
+// identity matrix in SBUF"), or fills dst=; the legacy one stays an HBM constant.
+TEST_F(NkiPublicApi, CurrentIdentityMatrixIsInSbuf) {
+  const char* src = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(a):
+    i = nl.shared_identity_matrix(8, dtype=nl.float32)
+    assert i.buffer == "sbuf", i.buffer
+    d = nl.ndarray((8, 8), dtype=nl.float32, buffer=nl.sbuf)
+    nl.shared_identity_matrix(n=8, dtype=nl.float32, dst=d)
+    t = nl.ndarray((8, 8), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_tensor(dst=t, data1=i, data2=d, op=nl.add)
+    out = nl.ndarray((8, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+)py";
+  auto r = run(src, "k", {ramp({8, 8})});
+  ASSERT_TRUE(r) << r.error().format();
+  const auto got = r->outputs[0].to_f32_vector();
+  for (int p = 0; p < 8; ++p)
+    for (int j = 0; j < 8; ++j) EXPECT_EQ(got[static_cast<size_t>(p * 8 + j)], p == j ? 2.0f : 0.0f) << p << "," << j;
+}
+
+// The current dialect's `if t:` on a tensor the kernel was given or allocated asks whether the
+// optional tensor is there (nki-library's `if params.expert_index:`); on a tile the kernel computed
+// it is still a value the trace does not have.
+TEST_F(NkiPublicApi, CurrentIfOnAGivenTensorIsPresence) {
+  const char* src = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+def scale_of(b):
+    if b:
+        return 2.0
+    return 1.0
+
+@nki.jit
+def k(a, b):
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    assert t
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=scale_of(b))
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+@nki.jit
+def bad(a, b):
+    if nl.add(nl.load(a), 1.0):
+        return a
+    return b
+)py";
+  Tensor a = ramp({4, 8});
+  auto r = run(src, "k", {a, ramp({4, 8})});
+  ASSERT_TRUE(r) << r.error().format();
+  const auto got = r->outputs[0].to_f32_vector(), x = a.to_f32_vector();
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], 2 * x[i]) << i;
+  auto b = run(src, "bad", {a, ramp({4, 8})});
+  ASSERT_FALSE(b);
+  EXPECT_EQ(b.error().code, "err_dynamic_control_flow_not_supported") << b.error().format();
+}
+
+// nc_matmul(is_transpose=True) on NeuronCore-v3 and later is the PE's bit-accurate transpose: the
+// PSUM result may keep the data's type (nc_transpose's rule); on trn1 the result is float32 only.
+TEST_F(NkiPublicApi, TransposeModeKeepsTheDataType) {
+  const char* src = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(a):
+    P, F = a.shape
+    t = nl.ndarray((P, F), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    ident = nl.shared_identity_matrix(P, dtype=a.dtype)
+    p = nl.ndarray((F, P), dtype=a.dtype, buffer=nl.psum)
+    nisa.nc_matmul(dst=p, stationary=t, moving=ident, is_transpose=True)
+    s = nl.ndarray((F, P), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=s, src=p)
+    out = nl.ndarray((F, P), dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=s)
+    return out
+)py";
+  const Tensor a = ramp({128, 64}).astype(DType::kBFloat16);
+  for (const char* target : {"trn2", "trn1"}) {
+    KernelCall c;
+    c.src = kernel_files_from_source(src);
+    c.entry = "k";
+    c.inputs = {a};
+    c.target = target;
+    auto r = python_run(c);
+    if (std::string(target) == "trn1") {
+      ASSERT_FALSE(r);
+      EXPECT_EQ(r.error().code, "nkia_matmul_psum_dtype") << r.error().format();
+      continue;
+    }
+    ASSERT_TRUE(r) << r.error().format();
+    EXPECT_EQ(r->outputs[0].dtype(), DType::kBFloat16);
+    const auto got = r->outputs[0].to_f32_vector(), x = a.to_f32_vector();
+    for (int i = 0; i < 64; ++i)
+      for (int j = 0; j < 128; ++j)
+        EXPECT_EQ(got[static_cast<size_t>(i * 128 + j)], x[static_cast<size_t>(j * 64 + i)]) << i << "," << j;
+  }
 }
 
 }  // namespace

@@ -313,6 +313,11 @@ void register_isa(py::module_& m) {
     ExecContext& ctx = exec_or_raise("sequence_bounds");
     check(isa_sequence_bounds(ctx, to_access(dst, "dst"), to_access(segment_ids, "segment_ids"), caller_loc()));
   });
+  m.def("nonzero_with_count", [](py::handle dst, py::handle src, int64_t index_offset, int64_t padding_val) {
+    ExecContext& ctx = exec_or_raise("nonzero_with_count");
+    check(isa_nonzero_with_count(ctx, to_access(dst, "dst"), to_access(src, "src"), index_offset, padding_val,
+                                 caller_loc()));
+  });
   m.def("rng", [](py::handle dst, const std::string& engine) {
     ExecContext& ctx = exec_or_raise("rng");
     const std::optional<Engine> e = engine_from_name(engine);
@@ -348,11 +353,15 @@ void register_isa(py::module_& m) {
     check(isa_dma_transpose_gather(ctx, to_access(dst, "dst"), to_access(rows, "src"), to_access(index, "index"),
                                    skip_oob, caller_loc()));
   });
-  m.def("dma_indirect", [](py::handle tile, py::handle rows, py::handle index, bool gather, bool skip_oob) {
-    ExecContext& ctx = exec_or_raise("dma_copy");
-    check(isa_dma_indirect(ctx, to_access(tile, gather ? "dst" : "src"), to_access(rows, gather ? "src" : "dst"),
-                           to_access(index, "index"), gather, skip_oob, caller_loc()));
-  });
+  m.def(
+      "dma_indirect",
+      [](py::handle tile, py::handle rows, py::handle index, bool gather, bool skip_oob, const std::string& rmw) {
+        ExecContext& ctx = exec_or_raise("dma_copy");
+        check(isa_dma_indirect(ctx, to_access(tile, gather ? "dst" : "src"), to_access(rows, gather ? "src" : "dst"),
+                               to_access(index, "index"), gather, skip_oob, caller_loc(),
+                               rmw.empty() ? std::nullopt : std::optional<BinaryOp>(parse_binary(rmw))));
+      },
+      py::arg("tile"), py::arg("rows"), py::arg("index"), py::arg("gather"), py::arg("skip_oob"), py::arg("rmw") = "");
   m.def("partition_reduce", [](py::handle dst, const std::string& op, py::handle data) {
     ExecContext& ctx = exec_or_raise("tensor_partition_reduce");
     check(isa_partition_reduce(ctx, to_access(dst, "dst"), parse_binary(op), to_access(data, "data"), caller_loc()));

@@ -71,20 +71,21 @@ Shape to_shape(const std::vector<int64_t>& v) {
   return Shape(v.begin(), v.end());
 }
 
-// .ap(dtype=): the element type the access reads. The tensor's own type (nki-library's TensorView
-// passes it always) is the plain access; another type would reinterpret the bytes, which nki-agent
-// does not model.
-void check_ap_dtype(const Access& a, py::handle dtype) {
-  if (dtype.is_none()) return;
+// .ap(dtype=) / .view(dtype): the element type the access reads. The tensor's own type (nki-library's
+// TensorView passes it always) is the plain access; another type reads the tensor's bytes as that type
+// (retyped_view: the pattern then counts elements of the new type).
+Access retyped(const Access& a, py::handle dtype) {
+  if (dtype.is_none()) return a;
   const auto name = py::module_::import("_nkia.dtypes").attr("dtype_name")(dtype).cast<std::string>();
-  const DType own = a.view.dtype();
-  if (parse_dtype(name) == own) return;
-  PyErr_SetString(PyExc_NotImplementedError,
-                  fmt::format("{}.ap(dtype={}) would read a {} tensor's bytes as {}; nki-agent models .ap() in the "
-                              "tensor's own element type only",
-                              tensor_label(a), name, dtype_name(own), name)
-                      .c_str());
-  throw py::error_already_set();
+  return check(retyped_view(a, parse_dtype(name)));  // an unknown type is nkia_unknown_dtype
+}
+
+// Whether a .view() key is an element type (t.view(nl.float8_e5m2), as NumPy's ndarray.view takes
+// one) rather than an index: a dtype name, a NumPy scalar type or a NumPy dtype.
+bool is_dtype_key(py::handle key) {
+  if (py::isinstance<py::str>(key)) return true;
+  if (PyType_Check(key.ptr())) return py::module_::import("numpy").attr("issubdtype")(key, "generic").cast<bool>();
+  return py::isinstance(key, py::module_::import("numpy").attr("dtype"));
 }
 
 // t.ap(pattern, offset, scalar_offset=, vector_offset=, indirect_dim=, dtype=): a vector_offset makes an
@@ -144,6 +145,7 @@ void def_view_methods(Class& cls, const char* numpy_what) {
       .def("view",
            [](const Self& self, py::handle key) {
              const Access& a = access_of(self);
+             if (is_dtype_key(key)) return retyped(a, key);
              const std::vector<IndexItem> items = index_key(key);
              return Access{a.tensor, check(index_view(a.view, items, tensor_label(a)))};
            })
@@ -169,8 +171,8 @@ void def_view_methods(Class& cls, const char* numpy_what) {
           "ap",
           [](const Self& self, ApPattern pattern, int64_t offset, py::handle scalar_offset, py::handle vector_offset,
              int64_t indirect_dim, py::handle dtype) {
-            check_ap_dtype(access_of(self), dtype);
-            return ap_view(access_of(self), pattern, offset, scalar_offset, vector_offset, indirect_dim);
+            return ap_view(retyped(access_of(self), dtype), pattern, offset, scalar_offset, vector_offset,
+                           indirect_dim);
           },
           py::arg("pattern"), py::arg("offset") = 0, py::arg("scalar_offset") = py::none(),
           py::arg("vector_offset") = py::none(), py::arg("indirect_dim") = 0, py::arg("dtype") = py::none());

@@ -97,7 +97,9 @@ def new_tile(shape, dtype, buffer=None, origin="result"):
     """A tile an nl / nisa call creates (its result, or with origin "scratch" part of the work of one
     instruction): allocated by the compiler."""
     dims = [shape] if isinstance(shape, (int, np.integer)) else list(shape)
-    return create(dims, 0, dtype, buffer, "", origin)
+    t = create(dims, 0, dtype, buffer, "", origin)
+    t._nkia_result = True  # computed by the kernel: its truth is a value (_nkia.tensor_ops truth)
+    return t
 
 
 def direct_kernel():

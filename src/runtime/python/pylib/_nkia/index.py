@@ -355,6 +355,9 @@ def arange(*args):
 
 
 class _MGridResult(tuple):
+    """The index tiles of nl.mgrid, one per axis, also by name: .p (the partition axis), then .x, .y
+    and .z for the free axes (the SDK's double-row matmul test writes a_mgrid.p, a_mgrid.x, a_mgrid.y)."""
+
     @property
     def p(self):
         return self[0]
@@ -362,6 +365,14 @@ class _MGridResult(tuple):
     @property
     def x(self):
         return self[1]
+
+    @property
+    def y(self):
+        return self[2]
+
+    @property
+    def z(self):
+        return self[3]
 
 
 class _MGrid:

@@ -113,15 +113,16 @@ def dma_copy_indirect(dst, src, dst_rmw_op, oob_mode, mask=None):
     if isinstance(dst, IndirectRows) and isinstance(src, IndirectRows):
         raise NkiError("nkia_bad_operand", "a dma_copy can index rows at run time on one side only",
                        "gather into an SBUF tile first, then scatter the tile")
-    if dst_rmw_op is not None or mask is not None:
+    if mask is not None:
         raise NkiError("nkia_bad_operand",
-                       "an indirect dma_copy takes neither dst_rmw_op nor mask in nki-agent",
-                       "gather the rows into a tile, combine on an engine, and scatter the result")
+                       "an indirect dma_copy takes no mask in nki-agent",
+                       "gather the rows into a tile, select on an engine, and scatter the result")
     skip = skip_oob(oob_mode)
+    rmw = "" if dst_rmw_op is None else lang.op_name(dst_rmw_op)
     if isinstance(src, IndirectRows):
-        core.dma_indirect(dst, src.rows, src.index, True, skip)
+        core.dma_indirect(dst, src.rows, src.index, True, skip, rmw)
     else:
-        core.dma_indirect(src, dst.rows, dst.index, False, skip)
+        core.dma_indirect(src, dst.rows, dst.index, False, skip, rmw)
 
 
 def dma_transpose_gather(dst, src, axes, oob_mode):

@@ -549,7 +549,30 @@ def softmax(x, axis, dtype=None, mask=None, **kwargs):
 
 # ---- iterators ----------------------------------------------------------------------------------
 
+class LoopRange:
+    """What nl.affine_range / sequential_range return: iterated, the loop of the kernel (`_run_loop`);
+    used as an index (`a[ix, iy]`, the NKI 0.4 frontend's form), the whole range it spans, as the
+    slice start:stop:step (as_slice; _nkia.tensor_ops getitem)."""
+
+    def __init__(self, r, affine, scoped):
+        self.range, self._affine, self._scoped = r, affine, scoped
+
+    def __iter__(self):
+        return _run_loop(self.range, self._affine, self._scoped)
+
+    def __len__(self):
+        return len(self.range)
+
+    def as_slice(self):
+        return slice(self.range.start, self.range.stop, self.range.step)
+
+
 def loop(r, affine, scoped):
+    """The loop over `r` (a LoopRange, which runs it when iterated)."""
+    return LoopRange(r, affine, scoped)
+
+
+def _run_loop(r, affine, scoped):
     """Runs the iterations of `r` as a loop of the kernel. Affine loops check that no two
     iterations write one HBM location; in a scoped loop (the legacy dialect) tensors created in an
     iteration belong to it (err_local_variable_used_out_of_scope once it ends)."""

@@ -55,6 +55,22 @@ _original_import = builtins.__import__
 LOADING = False
 
 
+# Modules of NKI's own host tooling that kernels' test utilities import, never the kernels: stand-ins
+# (host_tool_stand_in) under their real names. nki.compiler.frontend is NKI's tracer front end
+# (NKIFrontend, ParserFrontend), which nki-library's test/utils/kernel_tracer.py imports.
+HOST_TOOLS = ("nki.compiler.frontend",)
+
+
+def host_tool_stand_in(name):
+    """The stand-in for the host-tool module `name` (HOST_TOOLS), registered in sys.modules so that
+    `from nki.compiler.frontend import ParserFrontend` resolves; its parent stays the real module."""
+    mod = sys.modules.get(name)
+    if not isinstance(mod, _StandIn):
+        mod = _StandIn(name)
+        sys.modules[name] = mod
+    return mod
+
+
 class ModuleUnavailable(ImportError):
     code = "nkia_module_unavailable"
 
@@ -100,9 +116,10 @@ class _StandInValue(_Annotatable):
     def __call__(self, *args, **kwargs):
         if LOADING:  # module-level code of a helper: the value stays inert until the kernel calls it
             return _StandInValue(f"{self._path}()")
+        package = next((m for m in HOST_TOOLS if self._path.startswith(m + ".")), self._path.split(".")[0])
         raise RuntimeError(
             f"{self._path}() is not available: nki-agent runs kernels without "
-            f"{self._path.split('.')[0]}; only the kernel functions themselves can run here")
+            f"{package}; only the kernel functions themselves can run here")
 
     def __repr__(self):
         return f"<stand-in {self._path}>"

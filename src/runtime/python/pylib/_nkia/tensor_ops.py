@@ -32,6 +32,9 @@ def getitem(self, key):
     tensor's end is an IndexedRef that a mask may cut back), or HBM rows chosen at run time by an
     index tile in the first position (IndirectRows)."""
     items = key if isinstance(key, tuple) else (key,)
+    if any(isinstance(k, lang.LoopRange) for k in items):  # `a[ix, iy]` with ix = nl.affine_range(n): 0:n
+        items = tuple(k.as_slice() if isinstance(k, lang.LoopRange) else k for k in items)
+        key = items if isinstance(key, tuple) else items[0]
     if any(isinstance(k, (core.Tensor, core.View)) for k in items[1:]):
         raise NkiError("err_indirect_indices_free_dim", "a runtime index tile is used on a free dimension",
                        "use runtime indices only on the first (row) dimension; gather within partitions "
@@ -120,11 +123,23 @@ def _in_while_condition(frame):
                         for n in ast.walk(tree))
 
 
+def _legacy_frame(frame):
+    """Whether the code running in `frame` is legacy-dialect code: its module imported neuronxcc."""
+    return builtins.any(getattr(v, "__name__", "").partition(".")[0] == "neuronxcc" and type(v).__name__ == "module"
+                        for v in frame.f_globals.values())
+
+
 def truth(self):
     """A tile used where Python wants True or False. Its values exist only when the kernel runs,
     so the compiler refuses: `and` / `or` / `not` on tiles, or an if / while on tile values."""
     frame = sys._getframe(1)
     op = next((i.opname for i in dis.get_instructions(frame.f_code) if i.offset == frame.f_lasti), "")
+    if op.startswith("POP_JUMP") and isinstance(self, core.Tensor) and not getattr(self, "_nkia_result", False) \
+            and not _legacy_frame(frame) and not _in_while_condition(frame):
+        # The current dialect's `if t:` on a tensor the kernel was given or allocated (not a result it
+        # computed) asks whether the optional tensor is there, as nki-library's kernels do
+        # (`if params.expert_index:`): NKI's NkiTensor is a plain Python object, true when it exists.
+        return True
     if _in_while_condition(frame):
         raise NkiError("err_while_loop_requires_unconditional_entry",
                        "a while loop's condition depends on a tile's values, so the loop may not run even once; "

@@ -15,6 +15,54 @@ def dma_copy(dst, src, dst_rmw_op=None, oob_mode=None, **kwargs):
     core.dma_copy(dst, src, lang.op_name(dst_rmw_op) if dst_rmw_op is not None else "")
 
 
+def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode=None, **kwargs):
+    """dst = srcs[0] + srcs[1] + ... computed by the DMA engines in float32 (reduce_op nl.add, every
+    scale 1.0, as AWS documents). With a source of .ap(vector_offset=idx) it is a read-modify-write:
+    dst (SBUF) += the rows idx names (gather RMW), or dst (the HBM rows idx names) += an SBUF source
+    (scatter RMW), one accumulating DMA. Without one, a source that is dst itself is the accumulator
+    and each other source is added into it by one accumulating DMA; otherwise the first source is
+    copied into dst and the others are added (one DMA each)."""
+    srcs = list(srcs)
+    if lang.op_name(reduce_op) != "add":
+        raise lang.NkiError("nkia_unsupported_operator",
+                            f"dma_compute reduces with nl.add only, not {lang.op_name(reduce_op)}",
+                            "pass reduce_op=nl.add (the only reduction the DMA engines perform)")
+    if scales is not None and any(float(x) != 1.0 for x in scales):
+        raise lang.NkiError("nkia_bad_operand", "dma_compute takes scales of 1.0 only",
+                            "scale the sources on an engine first, or pass scales=None")
+    if len(srcs) < 1:
+        raise lang.NkiError("nkia_bad_operand", "dma_compute needs at least one source", "pass srcs=[a, b]")
+    indirect = [x for x in srcs if isinstance(x, operands.IndirectRows)]
+    if indirect or isinstance(dst, operands.IndirectRows):
+        if len(srcs) != 2:
+            raise lang.NkiError("nkia_bad_operand",
+                                "a dma_compute read-modify-write (a source with vector_offset) takes exactly 2 sources",
+                                "pass srcs=[the indexed access, the other operand]")
+        if isinstance(dst, operands.IndirectRows):  # scatter RMW: the other source is the SBUF data
+            data = next(x for x in srcs if not isinstance(x, operands.IndirectRows))
+            isa_common.dma_copy_indirect(dst, data, lang.add, oob_mode)
+        else:  # gather RMW: dst += the indexed rows
+            isa_common.dma_copy_indirect(dst, indirect[0], lang.add, oob_mode)
+        return
+    if any(_same_access(x, dst) for x in srcs):
+        skipped = False
+        for x in srcs:
+            if not skipped and _same_access(x, dst):
+                skipped = True
+                continue
+            core.dma_copy(dst, x, "add")
+        return
+    core.dma_copy(dst, srcs[0], "")
+    for x in srcs[1:]:
+        core.dma_copy(dst, x, "add")
+
+
+def _same_access(a, b):
+    """Whether a and b are the same elements of one tensor (dma_compute's accumulator source)."""
+    ta, tb = getattr(a, "tensor", a), getattr(b, "tensor", b)
+    return ta is tb and tuple(a.shape) == tuple(b.shape)
+
+
 def dma_transpose(dst, src, axes=None, dge_mode=None, oob_mode=None, **kwargs):
     """dst = src with its axes permuted by the DMA engines: (1, 0) of a 2-D source, (2, 1, 0) of a
     3-D one, (3, 1, 2, 0) of a 4-D one (the default for the rank). A source given as
@@ -75,6 +123,13 @@ def nc_matmul(dst, stationary, moving, accumulate=None, perf_mode=None, **kwargs
     nisa.matmul_perf_mode.double_row (trn2, FP8): stationary [128, 2, M], moving [128, 2, N],
     contracting over the partitions and the size-2 axis."""
     mode = "auto" if accumulate is None else ("accumulate" if accumulate else "overwrite")
+    if kwargs.get("is_transpose") and get_nc_version() >= 3 and dst.dtype_str != "float32" \
+            and dst.dtype_str == stationary.dtype_str and perf_mode is None and len(moving.shape) == 2 \
+            and tuple(moving.shape) == (stationary.shape[0], stationary.shape[0]):
+        # Transpose mode (NeuronCore-v3 and later): the bit-accurate PE transpose of the stationary tile,
+        # the moving one being the identity; its result keeps the data's type, as nc_transpose's does.
+        core.nc_transpose(dst, stationary, "tensor")
+        return
     core.nc_matmul(dst, stationary, moving, mode, isa_common.perf_mode_name(perf_mode, kwargs))
 
 
@@ -174,6 +229,12 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res, revers
 def sequence_bounds(dst, segment_ids, **kwargs):
     """dst[1, 2, F] = each element's segment bounds in segment_ids[1, F] (0 = padding)."""
     core.sequence_bounds(dst, segment_ids)
+
+
+def nonzero_with_count(dst, src, index_offset=0, padding_val=-1, **kwargs):
+    """dst[p, :T + 1] = src[p]'s nonzero positions (+ index_offset), padding_val, then their count, on
+    partitions 0, 16, ..., 112 (one per GpSimd core); the other partitions of dst are left alone."""
+    core.nonzero_with_count(dst, src, int(index_offset), int(padding_val))
 
 
 def local_gather(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, **kwargs):
