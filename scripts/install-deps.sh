@@ -9,7 +9,7 @@ PACKAGES=(
   libsqlite3-dev libsqlitecpp-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libeigen3-dev libimath-dev libtomlplusplus-dev libexpected-dev libseccomp-dev
-  python3.11 python3.11-dev libpython3.11-dev pybind11-dev python3-numpy python3-torch
+  python3.11 python3.11-dev libpython3.11-dev pybind11-dev python3-numpy python3-torch python3-greenlet
 )
 
 missing=()

@@ -241,8 +241,9 @@ t = nisa.dma_transpose(x[0:64, 0:32, 0:128], axes=(2, 1, 0))   # [128, 32, 64])p
         .title = "The instruction or mode is not available on the target NeuronCore",
         .meaning = "NeuronCore generations differ. v2 (trn1, inf2) lacks hardware DMA descriptor generation, a "
                    "scalar activation bias, `tensor_scalar` add/multiply on the Scalar Engine, the bit-exact "
-                   "transpose mode and `range_select`; double-row FP8 matmul and 2/4-byte `dma_transpose` need v3 "
-                   "(trn2); MX matmul, bfloat16 PSUM results, moving free sizes above 512, tensor indirection, "
+                   "transpose mode and `range_select`; double-row FP8 matmul, 2/4-byte `dma_transpose`, `sendrecv` and "
+                   "`core_barrier` need v3 (trn2); MX matmul, bfloat16 PSUM results, moving free sizes above 512, "
+                   "tensor indirection, "
                    "`exponential` and `activate2` need v4 (trn3).",
         .hint = "Use the portable form for the selected target (a `[P, 1]` bias tile instead of a scalar, the "
                 "Vector Engine for `tensor_scalar`, an ordinary bf16/fp8 matmul instead of double-row), or "
@@ -450,22 +451,37 @@ top = nisa.max8(src=p))py"),
         .spec = "§5.3 Shapes; §4.4",
     },
     {
+        .code = "nkia_multicore_deadlock",
+        .origin = kSimulator,
+        .title = "One core of an LNC=2 launch waits for a core that never gets there",
+        .meaning = "The two cores of an LNC=2 launch synchronise at `nisa.sendrecv` (both sides of a pipe) and "
+                   "`nisa.core_barrier` (both cores). A core waited at one of them while the other core returned, "
+                   "failed, or waited at a different one: on a device both would wait forever.",
+        .hint = "Make both cores reach the same sendrecv and core_barrier calls in the same order, whatever "
+                "their program_id: a synchronisation inside `if nl.program_id(0) == 0:` has no partner.",
+        .example_bad = snippet(R"py(
+if nl.program_id(0) == 0:
+    nisa.core_barrier(out, cores=(0, 1)))py"),
+        .example_fix = snippet(R"py(
+nisa.core_barrier(out, cores=(0, 1))   # both cores)py"),
+        .spec = "§7.2",
+    },
+    {
         .code = "nkia_multicore_not_modelled",
         .origin = kSimulator,
-        .title = "A multi-core primitive needs an LNC=2 model the simulator does not have",
-        .meaning = "`nisa.sendrecv`, `nisa.core_barrier` and the `nki.collectives` operations exchange data with, or "
-                   "wait for, another NeuronCore: the second physical core of a logical NeuronCore (LNC=2 on trn2 "
-                   "and later) or the other ranks of a replica group. nki-agent runs the instances of a launch grid "
-                   "one after another on one simulated core, so no other core runs at the same time to send, "
-                   "receive or reach the barrier; the call is refused rather than simulated wrongly.",
-        .hint = "Check the kernel in its single-core form: launch it without the LNC=2 grid and give the part each "
-                "core would receive as an input, or split the work with `nl.program_id` and shared HBM outputs "
-                "that need no exchange between the instances.",
+        .title = "A multi-core primitive needs cores or ranks the launch does not have",
+        .meaning = "The `nki.collectives` operations exchange data with the other ranks of a replica group (other "
+                   "NeuronCores or devices), which nki-agent does not simulate. `nisa.sendrecv` and "
+                   "`nisa.core_barrier` are simulated between the two logical cores of an LNC=2 launch, a launch "
+                   "of two instances (`kernel[2](...)`); called from a launch of one instance, or of more than two, "
+                   "they have no peer core, and the call is refused rather than simulated wrongly.",
+        .hint = "Launch an LNC=2 kernel as `kernel[2](...)`, so that both cores run; for collectives, check the "
+                "kernel in its single-rank form and pass what the other ranks would send as an input.",
         .example_bad = snippet(R"py(
-nisa.sendrecv(src=t, dst=peer, send_to_rank=1 - rank, recv_from_rank=1 - rank, pipe_id=0))py"),
+out = my_kernel(a)   # my_kernel calls nisa.sendrecv(..., send_to_rank=1 - rank, ...))py"),
         .example_fix = snippet(R"py(
-nisa.dma_copy(dst=peer, src=other_half[rows, :])   # the other core's part, passed in as an input)py"),
-        .spec = "§1.3; §4.5",
+out = my_kernel[2](a)   # two instances: the two cores of LNC=2)py"),
+        .spec = "§1.3; §4.5; §7.2",
     },
     {
         .code = "nkia_output_partially_written",

@@ -141,6 +141,38 @@ Result<void> Launch::end_instance() {
   return {};
 }
 
+Launch::InstanceState Launch::park() {
+  InstanceState s;
+  s.program_id = program_id;
+  s.shared_next = shared_next_;
+  s.loops = std::move(loops_);
+  s.affine_tag = exec.affine_tag;
+  s.carried_reads = std::move(exec.carried_reads);
+  s.vector_accumulator = std::move(exec.vector_accumulator);
+  s.psum_ranges = std::move(psum_ranges_);
+  s.sbuf_ranges = std::move(sbuf_ranges_);
+  s.sbuf_prune_at = sbuf_prune_at_;
+  loops_.clear();
+  exec.affine_tag = 0;
+  exec.carried_reads.clear();
+  exec.vector_accumulator.clear();
+  psum_ranges_.clear();
+  sbuf_ranges_.clear();
+  return s;
+}
+
+void Launch::resume(InstanceState s) {
+  program_id = std::move(s.program_id);
+  shared_next_ = s.shared_next;
+  loops_ = std::move(s.loops);
+  exec.affine_tag = s.affine_tag;
+  exec.carried_reads = std::move(s.carried_reads);
+  exec.vector_accumulator = std::move(s.vector_accumulator);
+  psum_ranges_ = std::move(s.psum_ranges);
+  sbuf_ranges_ = std::move(s.sbuf_ranges);
+  sbuf_prune_at_ = s.sbuf_prune_at;
+}
+
 void Launch::finish() {
   if (auto w = sbuf_capacity_warning(exec, sbuf_)) exec.warnings.add(std::move(*w));
 }

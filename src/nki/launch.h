@@ -88,6 +88,34 @@ class Launch {
   // exec.warnings.
   void finish();
 
+  // ---- two logical cores (LNC=2) ----
+  // What belongs to the running instance alone: its grid position, the outputs it has taken, its
+  // loops and affine iteration, its PSUM and SBUF spans, the Vector engine's accumulator. The two
+  // instances of an LNC=2 launch run one at a time and hand over only where the kernel synchronises
+  // them (nisa.sendrecv, nisa.core_barrier): park() takes the running one's state out, resume()
+  // puts a parked one back, begin_instance() starts the other one afresh.
+  // A running nl.affine_range / nl.sequential_range loop.
+  struct Loop {
+    int64_t id = 0;
+    bool affine = false;
+    bool scoped = false;     // legacy dialect: tensors created in an iteration belong to it
+    int64_t iteration = -1;  // -1 before the first
+    int64_t scope = 0;       // the running iteration's scope id
+  };
+
+  struct InstanceState {
+    std::vector<int64_t> program_id;
+    size_t shared_next = 0;
+    std::vector<Loop> loops;
+    int64_t affine_tag = 0;
+    std::vector<ExecContext::CarriedRead> carried_reads;
+    std::vector<float> vector_accumulator;
+    std::vector<std::shared_ptr<LiveRange>> psum_ranges, sbuf_ranges;
+    size_t sbuf_prune_at = 0;
+  };
+  InstanceState park();
+  void resume(InstanceState s);
+
   // ---- tensors ----
   // A new tensor with its rules (check_tensor_shape; err_shared_hbm_must_in_kernel_level for a
   // shared_hbm tensor inside a scoped loop; nkia_bad_shape when an SPMD instance allocates other
@@ -137,14 +165,6 @@ class Launch {
   const SbufUse& sbuf_use() const { return sbuf_; }
 
  private:
-  struct Loop {
-    int64_t id = 0;
-    bool affine = false;
-    bool scoped = false;     // legacy dialect: tensors created in an iteration belong to it
-    int64_t iteration = -1;  // -1 before the first
-    int64_t scope = 0;       // the running iteration's scope id
-  };
-
   Result<void> track_psum(NkiTensor& t, int64_t partitions, const SourceLoc& loc);
   void track_sbuf(NkiTensor& t, int64_t partitions, const SourceLoc& loc);
   void refresh_affine_tag();

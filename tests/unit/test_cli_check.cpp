@@ -192,6 +192,26 @@ TEST_F(CliCheck, TheTargetReachesTheKernel) {
   EXPECT_EQ(two["printed"], "True\n");
 }
 
+// A file whose module-level code launches its kernel at import and asserts on what it returns (the
+// SDK's test files do) checks: that launch computes, while the entry's own launch stays timing-only.
+TEST_F(CliCheck, AnImportTimeDriverLaunchComputes) {
+  write_file(dir_.file("d.py"),
+             "import numpy as np\nimport nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n"
+             "@nki.jit\ndef k(a):\n"
+             "    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)\n"
+             "    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)\n"
+             "    nisa.dma_copy(dst=t, src=a)\n"
+             "    nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1.0)\n"
+             "    nisa.dma_copy(dst=out, src=t)\n"
+             "    return out\n\n"
+             "got = k(np.zeros((4, 8), dtype=np.float32))\n"
+             "assert np.all(got == 1.0), got\n");
+  auto r = cli("--json check " + dir_.file("d.py") + " -e k -s 'a=float32[128,64]'");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  auto j = json_of(r.out);
+  EXPECT_EQ(j["ok"], true) << r.out;
+}
+
 // A task baseline that imports the shared building blocks runs with --lib (and only with it).
 TEST_F(CliCheck, LibFoldersLendTheirPackages) {
   const std::string root = std::string(NKIA_SOURCE_DIR) + "/tasks/nkibench";

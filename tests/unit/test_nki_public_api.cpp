@@ -1,7 +1,7 @@
 // The names public NKI kernels import and call, in both dialects, beyond the instructions: the
 // constants modules (nki.isa.constants, nki.language.constants and their legacy twins), nki.dtype in
-// annotations, nl.finfo, nl.device_print, no_reorder, Tensor.reshape(shape=), and the multi-core
-// primitives the simulator refuses (nkia_multicore_not_modelled). Each test runs a small kernel
+// annotations, nl.finfo, nl.device_print, no_reorder, Tensor.reshape(shape=), and the collectives the
+// simulator refuses (nkia_multicore_not_modelled). Each test runs a small kernel
 // through the kernel host and checks what it computes, prints or reports.
 #include <gtest/gtest.h>
 
@@ -202,9 +202,10 @@ def k(a):
   EXPECT_NE(b.error().message.find("reshape() takes the shape"), std::string::npos) << b.error().format();
 }
 
-// sendrecv, core_barrier and every nki.collectives operation import, and are refused when called
-// with nkia_multicore_not_modelled naming the API, at the kernel's line.
-TEST_F(NkiPublicApi, MultiCorePrimitivesAreRefusedByName) {
+// Every nki.collectives operation imports (ReplicaGroup builds), and is refused when called with
+// nkia_multicore_not_modelled naming the API, at the kernel's line (sendrecv and core_barrier, which
+// run between the two cores of an LNC=2 launch: test_nki_multicore).
+TEST_F(NkiPublicApi, CollectivesAreRefusedByName) {
   const std::string head = R"py(
 import nki
 import nki.isa as nisa
@@ -223,9 +224,6 @@ def k(a):
     const char* call;
     const char* api;
   } kCases[] = {
-      {"nisa.sendrecv(src=t, dst=t, send_to_rank=1, recv_from_rank=1, pipe_id=0)", "nisa.sendrecv"},
-      {"nisa.core_barrier(out, (0, 1))", "nisa.core_barrier"},
-      {"legacy_isa.core_barrier(out, (0, 1))", "nisa.core_barrier"},
       {"ncc.all_reduce(srcs=[a], dsts=[out], replica_group=group, op=nl.add)", "nki.collectives.all_reduce"},
       {"ncc.all_gather([a], [out], group, 0)", "nki.collectives.all_gather"},
       {"ncc.rank_id()", "nki.collectives.rank_id"},
