@@ -152,6 +152,8 @@ Launch::InstanceState Launch::park() {
   s.psum_ranges = std::move(psum_ranges_);
   s.sbuf_ranges = std::move(sbuf_ranges_);
   s.sbuf_prune_at = sbuf_prune_at_;
+  s.alloc = std::move(alloc);
+  alloc = AllocationTracker{};
   loops_.clear();
   exec.affine_tag = 0;
   exec.carried_reads.clear();
@@ -171,6 +173,7 @@ void Launch::resume(InstanceState s) {
   psum_ranges_ = std::move(s.psum_ranges);
   sbuf_ranges_ = std::move(s.sbuf_ranges);
   sbuf_prune_at_ = s.sbuf_prune_at;
+  alloc = std::move(s.alloc);
 }
 
 void Launch::finish() {

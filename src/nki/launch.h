@@ -90,7 +90,8 @@ class Launch {
 
   // ---- two logical cores (LNC=2) ----
   // What belongs to the running instance alone: its grid position, the outputs it has taken, its
-  // loops and affine iteration, its PSUM and SBUF spans, the Vector engine's accumulator. The two
+  // loops and affine iteration, its PSUM and SBUF spans and placements, the Vector engine's
+  // accumulator. The two
   // instances of an LNC=2 launch run one at a time and hand over only where the kernel synchronises
   // them (nisa.sendrecv, nisa.core_barrier): park() takes the running one's state out, resume()
   // puts a parked one back, begin_instance() starts the other one afresh.
@@ -112,6 +113,7 @@ class Launch {
     std::vector<float> vector_accumulator;
     std::vector<std::shared_ptr<LiveRange>> psum_ranges, sbuf_ranges;
     size_t sbuf_prune_at = 0;
+    AllocationTracker alloc;  // each physical core has its own SBUF and PSUM to place tiles in
   };
   InstanceState park();
   void resume(InstanceState s);

@@ -73,6 +73,33 @@ def swap(a):
   EXPECT_TRUE(r->warnings.empty()) << r->warnings.front().format();
 }
 
+// Each physical core has its own SBUF: both cores place their tiles at the same addresses and keep
+// them live across the exchange, which on one SBUF would be an overlap (nkia_allocation_overlap).
+TEST_F(NkiMulticore, EachCorePlacesTilesInItsOwnSbuf) {
+  const std::string src = std::string(kHead) + R"py(
+@nki.jit
+def placed(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    c = nl.program_id(0)
+    t = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.sbuf, address=(0, 0))
+    u = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.sbuf, address=(0, 256))
+    nisa.dma_copy(dst=t, src=a[c * 128:(c + 1) * 128, :])
+    nisa.sendrecv(src=t, dst=u, send_to_rank=1 - c, recv_from_rank=1 - c, pipe_id=0)
+    nisa.tensor_tensor(dst=t, data1=t, data2=u, op=nl.add)
+    nisa.dma_copy(dst=out[c * 128:(c + 1) * 128, :], src=t)
+    return out
+)py";
+  const Tensor a = ramp({256, 64});
+  auto r = run(src, "placed", {a}, {2});
+  ASSERT_TRUE(r) << r.error().format();
+  const auto got = r->outputs[0].to_f32_vector();
+  const auto in = a.to_f32_vector();
+  for (size_t i = 0; i < 128 * 64; ++i) {
+    ASSERT_EQ(got[i], in[i] + in[i + 128 * 64]) << i;
+    ASSERT_EQ(got[i + 128 * 64], in[i] + in[i + 128 * 64]) << i;
+  }
+}
+
 // Core 1 publishes the input through a shared HBM scratch tensor; core 0 reads it after the barrier
 // and stores twice its value. Without the barrier core 0 (which runs first) would read memory nothing
 // had written yet.

@@ -329,7 +329,8 @@ KERNELS = [
       args={"positions_per_batch": "1", "chunk_size": "32128"}, src=T),
     K(NKILIB, "src/nkilib_src/nkilib/core/subkernels/indexed_flatten.py", "indexed_flatten",
       {"input_tensor": "int32[1,4096]", "row_offsets": "int32[1]"}, args={"f_len": "128", "output_len": "5120"},
-      src=T),
+      grid=(2,), target="trn2", src=T, note="test_indexed_flatten.py runs it with LNC 2 (its two cores exchange "
+      "their partial results with sendrecv)"),
     K(NKILIB, "src/nkilib_src/nkilib/core/output_projection/output_projection_cte/output_projection_cte.py",
       "output_projection_cte",
       {"attention": "bfloat16[1,10,128,16]", "weight": "bfloat16[1280,5120]", "bias": "bfloat16[1,5120]"}, src=T),
