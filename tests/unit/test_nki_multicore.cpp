@@ -203,8 +203,8 @@ def k(a):
     nisa.dma_copy(dst=t, src=a)
 )py";
   const std::string tail = "    nisa.dma_copy(dst=out, src=u)\n    return out\n";
-  for (const char* call : {"nisa.sendrecv(src=t, dst=u, send_to_rank=1, recv_from_rank=1, pipe_id=0)",
-                           "nisa.core_barrier(out, (0, 1))"}) {
+  for (const char* call :
+       {"nisa.sendrecv(src=t, dst=u, send_to_rank=1, recv_from_rank=1, pipe_id=0)", "nisa.core_barrier(out, (0, 1))"}) {
     auto r = run(head + "    " + call + "\n" + tail, "k", {ramp({128, 8})}, {});
     ASSERT_FALSE(r) << call;
     EXPECT_EQ(r.error().code, "nkia_multicore_not_modelled") << r.error().format();
