@@ -159,13 +159,16 @@ Result<void> isa_tensor_tensor(ExecContext& ctx, const Access& dst, const Access
                                       "one operand from PSUM",
                                       a.describe(), b.describe()),
                           "copy one operand to SBUF first (nl.copy or nisa.tensor_copy)"));
-  // The ISA pairs the elements of each partition one to one: no broadcasting (the nl functions
+  // The ISA pairs the elements of each partition one to one, in order: the two tiles need the same
+  // partitions and the same number of elements per partition, not the same free shape ([128, 80]
+  // with [128, 4, 20] is legal, as the ISA reference states); no broadcasting (the nl functions
   // broadcast before they get here).
-  if (a.view.numel() != b.view.numel() || !same_squeezed(a.shape(), b.shape()))
+  if (a.view.numel() != b.view.numel())
     return fail(nki_error("nkia_free_size_mismatch",
-                          fmt::format("'tensor_tensor' pairs the elements of {} and {}, but their shapes differ",
+                          fmt::format("'tensor_tensor' pairs the elements of {} and {}, but they hold different "
+                                      "numbers of elements per partition",
                                       a.describe(), b.describe()),
-                          "slice both operands to one shape; for a [P, 1] operand use nisa.tensor_scalar"));
+                          "slice both operands to one size; for a [P, 1] operand use nisa.tensor_scalar"));
   if (dst.view.numel() != a.view.numel() || !same_squeezed(dst.shape(), a.shape()))
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
                           fmt::format("'tensor_tensor' of {} and {} into {}: the shapes do not match", a.describe(),
@@ -179,10 +182,11 @@ Result<void> isa_tensor_tensor(ExecContext& ctx, const Access& dst, const Access
   ctx.trace.add(issue_instruction(ctx, Engine::kVector, opcode, loc, dst, {&a, &b}, DataFlow::kElementwise));
   if (!ctx.compute) return {};
   Tensor out = as_shape_of(dst.view, a.shape());
+  const Tensor rhs = b.shape() == a.shape() ? b.view : b.view.reshape(a.shape());  // a copy when no view fits
   if (op == BinaryOp::kRightShift)
-    out.assign(logical_right_shift(a.view, as_shape_of(b.view, a.shape())));
+    out.assign(logical_right_shift(a.view, rhs));
   else
-    binary_into(op, a.view, as_shape_of(b.view, a.shape()), out);
+    binary_into(op, a.view, rhs, out);
   return {};
 }
 

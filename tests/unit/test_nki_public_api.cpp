@@ -238,6 +238,45 @@ def k(a):
   }
 }
 
+// nisa.tensor_tensor pairs the elements of each partition in order: operands of the same partitions
+// and element count but different free shapes ([128, 8] with [128, 2, 4], as nki-library's attention
+// TKG kernel passes) are legal; a different count is nkia_free_size_mismatch.
+TEST_F(NkiPublicApi, TensorTensorPairsElementsAcrossFreeShapes) {
+  const std::string src = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.ndarray((128, 8), dtype=a.dtype, buffer=nl.sbuf)
+    y = nl.ndarray((128, 2, 4), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a)
+    nisa.dma_copy(dst=y, src=b)
+    nisa.tensor_tensor(dst=x, data1=x, data2=WHICH, op=nl.subtract)
+    nisa.dma_copy(dst=out, src=x)
+    return out
+)py";
+  const Tensor a = ramp({128, 8});
+  std::vector<float> bv(128 * 8);
+  for (size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<float>(i % 7);
+  const Tensor b = Tensor::from_f32({128, 2, 4}, bv);
+  auto with = [&](const std::string& which) {
+    std::string s = src;
+    s.replace(s.find("WHICH"), 5, which);
+    return s;
+  };
+  auto r = run(with("y"), "k", {a, b});
+  ASSERT_TRUE(r) << r.error().format();
+  const auto got = r->outputs[0].to_f32_vector();
+  const auto av = a.to_f32_vector();
+  for (size_t i = 0; i < av.size(); ++i) ASSERT_EQ(got[i], av[i] - bv[i]) << i;
+  auto bad = run(with("y[:, 0:1, :]"), "k", {a, b});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, "nkia_free_size_mismatch") << bad.error().format();
+}
+
 // nl.NKIObject subclasses are built with keywords or positions naming their fields, as nki-library's
 // kernels build their config objects: annotated fields without a decorator (a field the call omits
 // is its default, else None), and a @dataclass whose attributes carry no annotation; an unknown

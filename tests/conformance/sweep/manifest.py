@@ -712,6 +712,23 @@ KERNELS += [
            "post-scale, float16, bias, clamps 7 / 8 / -6, as its generate_inputs builds them"),
 ]
 
+# nki-library's attention TKG test wrapper: an AttnTKGConfig and 16 tensors (None where the config uses none), built as
+# run_attention_tkg_test builds them.
+KERNELS += [
+    K(NKILIB, "test/integration/nkilib/core/attention/test_attention_tkg.py", "attn_tkg_wrapper",
+      {"q": "bfloat16[4,1,5,128]", "k_active": "bfloat16[4,1,5,128]", "v_active": "bfloat16[4,1,5,128]",
+       "k_prior": "bfloat16[4,1,10240,128]", "v_prior": "bfloat16[4,1,10240,128]", "mask": "uint8[5,4,1,5]",
+       "inv_freqs": "float32[64,1]", "rope_pos_ids": "float32[4,5]"},
+      driver="kernel(q, k_active, v_active, k_prior, v_prior, mask, inv_freqs, rope_pos_ids, None, None, None, "
+             "(4, 1, 128, 5), (4, 1, 128, 5), AttnTKGConfig(4, 1, 5, 1024, 10240, 128, 0, tp_k_prior=True, "
+             "use_pos_id=True, fuse_rope=True), nl.bfloat16, 2, False)",
+      driver_imports=("AttnTKGConfig",), grid=(2,), src=T, timeout=300.0, **_NKILIB_TEST,
+      note="attention_tkg_fast_configs' first set (batch 4, 1 q head, 5 active, s_prior 1024 of 10240, d_head 128, "
+           "no block KV, K prior transposed, position ids, fused RoPE) with the default AttnTKGTestParams "
+           "(bfloat16, no sink, no fp8 KV, no sliding window), LNC 2: the causal active mask [5, 4, 1, 5], "
+           "inv_freqs [64, 1], rope_pos_ids [4, 5], the outputs [4, 1, 128, 5]"),
+]
+
 KERNELS += [
     K(NKILIB, "test/integration/nkilib/core/utils/test_tensor_view.py", "kernel_test_view_ops",
       {"dummy_out": "float32[1]"},
@@ -805,9 +822,7 @@ _ARG_LIMITS = [
     for n in ("kernel_offline_quantized_mx_matmul", "kernel_on_device_quantize_matmul_mx",
               "kernel_copy_strided_quantize_matmul_mx")
 ] + [
-    (NKILIB, "test/integration/nkilib/core/attention/test_attention_tkg.py", "attn_tkg_wrapper",
-     _CONFIG_ARG.format("cfg (AttnTKGConfig)")),
-] + [
+]  + [
     (NKILIB, _MOE_CTE + f, n, f"its weights are MX (the MX test sets of test_moe_bwmm_mx_cte.py); {_MX}")
     for f, n in (("bwmm_shard_on_I_mx.py", "blockwise_mm_shard_intermediate_mx"),
                  ("bwmm_shard_on_I_mx.py", "blockwise_mm_shard_intermediate_mx_hybrid"),

@@ -97,7 +97,9 @@ class _StandIn(_Annotatable, types.ModuleType):
     def __getattr__(self, attr):
         if attr.startswith("__") and attr.endswith("__"):
             raise AttributeError(attr)
-        return _StandInValue(f"{self.__name__}.{attr}")
+        value = _StandInValue(f"{self.__name__}.{attr}")
+        setattr(self, attr, value)  # `torch.Tensor` is one object, however often it is named
+        return value
 
     def __call__(self, *args, **kwargs):  # `from scipy.special import softmax` names a stand-in module
         return _StandInValue(self.__name__)(*args, **kwargs)
@@ -111,7 +113,17 @@ class _StandInValue(_Annotatable):
         self._path = path
 
     def __getattr__(self, attr):
-        return _StandInValue(f"{self._path}.{attr}")
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        value = _StandInValue(f"{self._path}.{attr}")
+        setattr(self, attr, value)
+        return value
+
+    def __eq__(self, other):  # the same name is the same stand-in (annotations compared by signature checks)
+        return isinstance(other, _StandInValue) and other._path == self._path
+
+    def __hash__(self):
+        return hash(self._path)
 
     def __call__(self, *args, **kwargs):
         if LOADING:  # module-level code of a helper: the value stays inert until the kernel calls it
