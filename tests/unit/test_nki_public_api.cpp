@@ -5,7 +5,9 @@
 // through the kernel host and checks what it computes, prints or reports.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "runtime/python/py_host.h"
@@ -84,13 +86,18 @@ def k(a):
   }
 }
 
-// nki.dtype is the dtypes' type, as dataclass config objects annotate their fields; nl.finfo gives
+// nki.dtype is the dtypes' type, as dataclass config objects annotate their fields, and imports as
+// the namespace of the dtypes (`import nki.dtype as nt; nt.float8_e4m3`); nl.finfo gives
 // NumPy's finfo numbers for the NKI float types and refuses integer types.
 TEST_F(NkiPublicApi, DtypeAnnotationsAndFinfo) {
   const char* src = R"py(
 import nki
 import nki.language as nl
+import nki.dtype as nt
+from nki.dtype import float8_e4m3
 from dataclasses import dataclass
+
+assert nt.bfloat16 == nl.bfloat16 and float8_e4m3 is nl.float8_e4m3 and nt.int32 is nl.int32
 
 @dataclass
 class Config:
@@ -275,6 +282,101 @@ def k(a, b):
   auto bad = run(with("y[:, 0:1, :]"), "k", {a, b});
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, "nkia_free_size_mismatch") << bad.error().format();
+}
+
+// `mask=(ix < a and iy < b)`: NKI's front end joins the predicates of a mask= argument written with
+// Python's `and` (the SDK's own nc_match_replace8 example does), as `&` would; `or` is no mask (a
+// mask is a box) and stays the error of a predicate asked for a truth value; elsewhere `and` keeps
+// Python's meaning. The legacy max8 honours its mask.
+TEST_F(NkiPublicApi, LegacyMaskJoinsAndedPredicates) {
+  const std::string src = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ix, iy = nl.mgrid[0:128, 0:8]
+    t = nl.load(a)
+    nl.store(out, value=nl.zeros((128, 8), dtype=a.dtype, buffer=nl.sbuf))
+    flag = 1 and 2
+    assert flag == 2
+    nl.store(out[ix, iy], value=nl.add(t, 100.0), mask=(ix < 64 and iy < 4 and ix >= 8))
+    return out
+
+@nki.jit
+def top(a):
+    out = nl.ndarray((128, 8), dtype=a.dtype, buffer=nl.shared_hbm)
+    ix, iy = nl.mgrid[0:128, 0:16]
+    t = nl.load(a)
+    m = nisa.max8(src=t[ix, iy], mask=(ix < 64 and iy < 8))
+    nl.store(out[0:64, :], value=m[0:64, :])
+    return out
+
+@nki.jit
+def either(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ix, iy = nl.mgrid[0:128, 0:8]
+    nl.store(out[ix, iy], value=nl.load(a), mask=(ix < 64 or iy < 4))
+    return out
+)py";
+  const Tensor a = ramp({128, 8});
+  auto r = run(src, "k", {a});
+  ASSERT_TRUE(r) << r.error().format();
+  const auto got = r->outputs[0].to_f32_vector();
+  const auto in = a.to_f32_vector();
+  for (int64_t p = 0; p < 128; ++p)
+    for (int64_t f = 0; f < 8; ++f) {
+      const size_t i = static_cast<size_t>(p * 8 + f);
+      const bool on = p < 64 && f < 4 && p >= 8;
+      ASSERT_EQ(got[i], on ? in[i] + 100.0f : 0.0f) << p << "," << f;
+    }
+  // max8 under a mask takes the 8 largest of the part it selects (the first 8 of 16 columns).
+  const Tensor w = ramp({128, 16});
+  auto m = run(src, "top", {w});
+  ASSERT_TRUE(m) << m.error().format();
+  const auto tops = m->outputs[0].to_f32_vector();
+  const auto wv = w.to_f32_vector();
+  for (size_t p = 0; p < 64; ++p) {
+    std::vector<float> row(wv.begin() + static_cast<long>(p * 16), wv.begin() + static_cast<long>(p * 16 + 8));
+    std::sort(row.begin(), row.end(), std::greater<float>());
+    for (size_t j = 0; j < 8; ++j) ASSERT_EQ(tops[p * 8 + j], row[j]) << p << "," << j;
+  }
+  auto e = run(src, "either", {a});
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().code, "err_control_flow_condition_depending_on_arange") << e.error().format();
+}
+
+// @nki.jit(platform_target="trn2") compiles the kernel for trn2 whatever the run's target (trn1 here):
+// its limits and nisa.get_nc_version(); an unknown target is refused by name.
+TEST_F(NkiPublicApi, PlatformTargetOfTheDecoratorChoosesTheTarget) {
+  const char* src = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+def body(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    print(nisa.get_nc_version() == nisa.nc_version.gen3)
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+on_trn2 = nki.jit(body, platform_target="trn2")
+plain = nki.jit(body)
+elsewhere = nki.jit(body, platform_target="trn9")
+)py";
+  auto r = run(src, "on_trn2", {ramp({128, 8})});
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_EQ(r->printed, "True\n");
+  auto p = run(src, "plain", {ramp({128, 8})});
+  ASSERT_TRUE(p) << p.error().format();
+  EXPECT_EQ(p->printed, "False\n");
+  auto e = run(src, "elsewhere", {ramp({128, 8})});
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().code, "nkia_unknown_target") << e.error().format();
 }
 
 // nl.NKIObject subclasses are built with keywords or positions naming their fields, as nki-library's

@@ -68,10 +68,13 @@ std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const s
 
 // Runs `func` once per SPMD instance (serially, as on one NeuronCore) and returns the first
 // instance's result: outputs are shared_hbm tensors, the same objects in every instance.
-py::object launch(py::function func, py::list args, py::dict kwargs, std::vector<int64_t> grid) {
+py::object launch(py::function func, py::list args, py::dict kwargs, std::vector<int64_t> grid,
+                  const std::string& platform_target) {
   if (t_launch) throw py::value_error("a kernel launch is already running on this thread");
   Launch ctx(grid);
   begin_launch(ctx);
+  // @nki.jit(platform_target="trn2") compiles the kernel for that target, whatever the run's default.
+  if (!platform_target.empty()) ctx.exec.target = check(target_by_name(platform_target));
   // A launch made by the kernel file's own module-level code (a test driver run at import) computes
   // its values even in a timing-only run: the host code that made it goes on to read them.
   if (!ctx.exec.compute && py::module_::import("_nkia.policy").attr("LOADING").cast<bool>()) ctx.exec.compute = true;
@@ -207,17 +210,19 @@ void register_launch(py::module_& m) {
       .def_property_readonly("direct_allocation", [](const Launch& c) { return c.alloc.direct(); });
   m.def(
       "current_context", [] { return current_launch(); }, py::return_value_policy::reference);
-  m.def("launch", &launch, py::arg("func"), py::arg("args"), py::arg("kwargs"), py::arg("grid"));
+  m.def("launch", &launch, py::arg("func"), py::arg("args"), py::arg("kwargs"), py::arg("grid"),
+        py::arg("platform_target") = "");
   // The entry of the run is a kernel: from now on nothing in the run reads values from Python (the
   // outputs leave as HBM tensors). There is no way back.
   m.def("seal_values", [] {
     if (RunScope* run = current_run()) run->values_sealed = true;
   });
   m.def("values_sealed", [] { return current_run() != nullptr && current_run()->values_sealed; });
-  // The running target's limits (nl.tile_size, nisa.get_nc_version): the run's target, trn1 outside
-  // a run. `key` is a [limits] key or "core_version".
+  // The running target's limits (nl.tile_size, nisa.get_nc_version): the running launch's (which its
+  // platform_target may choose), else the run's, else trn1. `key` is a [limits] key or
+  // "core_version".
   m.def("target_limit", [](std::string_view key) -> int64_t {
-    const TargetSpec& t = current_run() ? *current_run()->target : target_trn1();
+    const TargetSpec& t = t_launch ? *t_launch->exec.target : current_run() ? *current_run()->target : target_trn1();
     if (key == "core_version") return t.core_version;
     for (const TargetLimit& l : kTargetLimits)
       if (key == l.key) return t.*l.field;

@@ -180,7 +180,8 @@ class Kernel:
                     core.set_immutable(t, True)
         buffers.set_force_auto_alloc(getattr(self.func, "_nkia_force_auto_alloc", False))
         try:
-            result = core.launch(self.func, hbm_args, hbm_kwargs, list(self.grid))
+            result = core.launch(self.func, hbm_args, hbm_kwargs, list(self.grid),
+                                 str(self.options.get("platform_target") or ""))
         finally:
             buffers.set_force_auto_alloc(False)
         if returns:

@@ -161,8 +161,11 @@ def _loaded(shape, dtype, src_dtype, issue):
 
 def store(dst, value, mask=None, **kwargs):
     """SBUF -> HBM: writes the tile `value` into `dst` (only the masked box, under a mask). A PSUM
-    tile is first copied to SBUF, as the compiler does (DMA cannot read PSUM)."""
+    tile is first copied to SBUF, as the compiler does (DMA cannot read PSUM). A number is a memset
+    of `dst` (the SDK's load/store example stores 100 so): a tile of it is filled and stored."""
     _require_hbm(dst, "nl.store", "destination")
+    if isinstance(value, (builtins.int, builtins.float, np.number)) and not isinstance(value, builtins.bool):
+        value = full(dst.shape, value, dst.dtype_str)
     if isinstance(dst, IndirectRows):
         core.dma_indirect(value, dst.rows, dst.index, False, skip_oob(kwargs.get("oob_mode")))
         return
@@ -745,6 +748,21 @@ def device_print(print_prefix, tensor, **kwargs):
         print(print_prefix, values)
 
 
+class nc(builtins.int):
+    """nl.nc(n): a launch-grid dimension of n instances spread over n physical NeuronCores
+    (``kernel[nl.nc(2)]``, ``kernel[nl.nc(2) * 2, 2]``). It is the number n: the simulator runs a grid's
+    instances alike wherever they would run (two instances are the two cores of LNC=2)."""
+
+
+def spmd_dim(*dims):
+    """nl.spmd_dim(a, b, ...): one launch-grid dimension of a * b * ... instances, whichever of them
+    are nl.nc dimensions (``kernel[nl.spmd_dim(nl.nc(2), 2), 2]`` is a [4, 2] grid)."""
+    n = 1
+    for d in dims:
+        n *= builtins.int(d)
+    return n
+
+
 __all__ = [
     # dtypes
     "dtype", "dtype_name", "float32", "bfloat16", "float16", "tfloat32", "float8_e4m3", "float8_e4m3fn", "float8_e5m2",
@@ -766,7 +784,7 @@ __all__ = [
     "PendingMatmul", "matmul", "transpose", "sum", "max", "min", "prod", "all", "mean", "var", "softmax",
     # iterators, operator names, index tiles, SPMD
     "affine_range", "sequential_range", "static_range", "loop_reduce", "op_name", "IndexTile", "Predicate", "par_dim",
-    "arange", "mgrid", "num_programs", "program_id", "program_ndim", "NKIObject",
+    "arange", "mgrid", "num_programs", "program_id", "program_ndim", "nc", "spmd_dim", "NKIObject",
     # debugging, scheduling directives, dtype limits
     "device_print", "no_reorder", "finfo",
     # random values

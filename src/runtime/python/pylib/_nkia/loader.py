@@ -132,17 +132,45 @@ class _AnnotationChecks(ast.NodeTransformer):
         return node
 
 
+class _MaskConjunctions(ast.NodeTransformer):
+    """``mask=(ix < n and iy < m)``: NKI's front end reads `and` between the predicates of a mask=
+    argument as their conjunction (the SDK's own nc_match_replace8 example writes it so), where Python
+    would ask each predicate for one truth value. The `and` of a mask= keyword becomes the same
+    operands joined by &, the one combination a mask has; `or` keeps Python's meaning (and a
+    predicate's refusal to be a truth value)."""
+
+    def __init__(self):
+        self.changed = False
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        for kw in node.keywords:
+            if kw.arg == "mask" and isinstance(kw.value, ast.BoolOp) and isinstance(kw.value.op, ast.And):
+                out = kw.value.values[0]
+                for v in kw.value.values[1:]:
+                    out = ast.copy_location(ast.BinOp(left=out, op=ast.BitAnd(), right=v), kw.value)
+                kw.value = out
+                self.changed = True
+        return node
+
+
 def compile_kernel_source(src, path):
-    """The code object of a kernel source file, with its local nt.tensor annotations checked."""
-    if "tensor[" in src:
+    """The code object of a kernel source file, with its local nt.tensor annotations checked and
+    the `and` of its mask= predicates joined as NKI joins them."""
+    wants = [cls for cls, marker in ((_AnnotationChecks, "tensor["), (_MaskConjunctions, "mask")) if marker in src]
+    if wants:
         try:
             tree = ast.parse(src, path)
         except SyntaxError:
             tree = None  # compile() below reports it as Python would
         if tree is not None:
-            checks = _AnnotationChecks()
-            tree = checks.visit(tree)
-            if checks.changed:
+            changed = False
+            for cls in wants:
+                t = cls()
+                tree = t.visit(tree)
+                changed = changed or t.changed
+            if changed:
+                ast.fix_missing_locations(tree)
                 return compile(tree, path, "exec", dont_inherit=True)
     return compile(src, path, "exec", dont_inherit=True)
 

@@ -210,10 +210,11 @@ def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mas
     return _NewTile(data.shape, data.dtype)
 
 
-@_returns_tile(current.max8, masked=False)
+@_returns_tile(current.max8, axes={"dst": [0, None]})
 def max8(src, mask=None, dtype=None, **kwargs):
-    """The 8 largest values of each partition of src, descending, as a new [P, 8] tile."""
-    return _NewTile((src.shape[0], 8), src.dtype)
+    """The 8 largest values of each partition of src (of the part mask= selects), descending, as a
+    new [P, 8] tile."""
+    return _NewTile((src.shape[0], 8), src.dtype, space=src.shape)
 
 
 @_returns_tile(current.nc_find_index8, masked=False)
@@ -222,9 +223,10 @@ def nc_find_index8(data, vals, mask=None, dtype=None, **kwargs):
     return _NewTile((data.shape[0], 8), lang.uint32)
 
 
-@_returns_tile(current.nc_match_replace8, masked=False)
+@_returns_tile(current.nc_match_replace8, axes={"vals": [0, None], "dst_idx": [0, None]})
 def nc_match_replace8(data, vals, imm, dst_idx=None, mask=None, dtype=None, **kwargs):
-    """data with the first occurrence of each of vals[p, 0:8] replaced by imm (indices to dst_idx)."""
+    """data with the first occurrence of each of vals[p, 0:8] replaced by imm (indices to dst_idx),
+    within the part of data mask= selects."""
     return _NewTile(data.shape, data.dtype)
 
 
