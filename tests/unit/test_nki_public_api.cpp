@@ -379,6 +379,40 @@ elsewhere = nki.jit(body, platform_target="trn9")
   EXPECT_EQ(e.error().code, "nkia_unknown_target") << e.error().format();
 }
 
+// Legacy grid dimensions spread over NeuronCores: nl.nc(2) * 2 and nl.spmd_dim(nl.nc(2), 2) are a
+// dimension of 4 instances; nl.store of a number fills the destination (a memset).
+TEST_F(NkiPublicApi, LegacyCoreGridDimensionsAndScalarStore) {
+  const char* src = R"py(
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def rows(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i = nl.program_id(0)
+    nl.store(out[i], value=nl.load(a[i]))
+    return out
+
+@nki.jit
+def fill(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, 100)
+    return out
+
+def host(a):
+    assert nl.spmd_dim(nl.nc(2), 2) == 4 and nl.nc(2) * 2 == 4 and 2 * nl.nc(2) == 4
+    x = rows[nl.spmd_dim(nl.nc(2), 2)](a)
+    y = rows[nl.nc(2) * 2](a)
+    z = fill(a)
+    assert np.array_equal(x, a) and np.array_equal(y, a) and np.all(z == 100)
+    return z
+)py";
+  auto r = run(src, "host", {ramp({4, 1, 8})});
+  ASSERT_TRUE(r) << r.error().format();
+  for (float v : r->outputs[0].to_f32_vector()) EXPECT_EQ(v, 100.0f);
+}
+
 // nl.NKIObject subclasses are built with keywords or positions naming their fields, as nki-library's
 // kernels build their config objects: annotated fields without a decorator (a field the call omits
 // is its default, else None), and a @dataclass whose attributes carry no annotation; an unknown
