@@ -645,6 +645,43 @@ def bad(a, b):
   EXPECT_EQ(b.error().code, "err_dynamic_control_flow_not_supported") << b.error().format();
 }
 
+// In the legacy dialect `if t:` on one of the kernel's arguments asks whether the optional argument
+// was given (the SDK's tensor_scalar_cumulative example: `nl.load(imm1[...]) if imm1 else None`); on a
+// tile the kernel loaded or computed it stays err_dynamic_control_flow_not_supported.
+TEST_F(NkiPublicApi, LegacyIfOnAnArgumentIsPresence) {
+  const char* src = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(a, b=None):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    extra = nl.load(b) if b else None
+    nl.store(out, value=nl.add(t, extra) if extra is not None else t)
+    return out
+
+@nki.jit
+def bad(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    if t:
+        nl.store(out, value=t)
+    return out
+)py";
+  const Tensor a = ramp({4, 8});
+  auto r = run(src, "k", {a, a});
+  ASSERT_TRUE(r) << r.error().format();
+  const auto got = r->outputs[0].to_f32_vector(), x = a.to_f32_vector();
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], 2 * x[i]) << i;
+  auto one = run(src, "k", {a});
+  ASSERT_TRUE(one) << one.error().format();
+  EXPECT_EQ(one->outputs[0].to_f32_vector(), x);
+  auto b = run(src, "bad", {a});
+  ASSERT_FALSE(b);
+  EXPECT_EQ(b.error().code, "err_dynamic_control_flow_not_supported") << b.error().format();
+}
+
 // nc_matmul(is_transpose=True) on NeuronCore-v3 and later is the PE's bit-accurate transpose: the
 // PSUM result may keep the data's type (nc_transpose's rule); on trn1 the result is float32 only.
 TEST_F(NkiPublicApi, TransposeModeKeepsTheDataType) {

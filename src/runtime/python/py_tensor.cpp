@@ -201,6 +201,7 @@ void register_tensor_classes(py::module_& m) {
       .def_property_readonly("ndim", [](const NkiTensor& h) { return h.data.ndim(); })
       .def_property_readonly("name", [](const NkiTensor& h) { return h.name; })
       .def_property_readonly("buffer", [](const NkiTensor& h) { return std::string(buffer_name(h.buffer)); })
+      .def_readonly("kernel_argument", &NkiTensor::kernel_argument)
       .def_readwrite("written", &NkiTensor::written);
   def_view_methods<std::shared_ptr<NkiTensor>>(tensor, "Tensor.numpy()");
   tensor.def("__repr__", [](const NkiTensor& h) {

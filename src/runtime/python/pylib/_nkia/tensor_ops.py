@@ -135,10 +135,12 @@ def truth(self):
     frame = sys._getframe(1)
     op = next((i.opname for i in dis.get_instructions(frame.f_code) if i.offset == frame.f_lasti), "")
     if op.startswith("POP_JUMP") and isinstance(self, core.Tensor) and not getattr(self, "_nkia_result", False) \
-            and not _legacy_frame(frame) and not _in_while_condition(frame):
+            and (self.kernel_argument or not _legacy_frame(frame)) and not _in_while_condition(frame):
         # The current dialect's `if t:` on a tensor the kernel was given or allocated (not a result it
         # computed) asks whether the optional tensor is there, as nki-library's kernels do
         # (`if params.expert_index:`): NKI's NkiTensor is a plain Python object, true when it exists.
+        # In the legacy dialect the same holds for the kernel's arguments (the SDK's own
+        # tensor_scalar_cumulative example: `nl.load(imm1[...]) if imm1 else None`).
         return True
     if _in_while_condition(frame):
         raise NkiError("err_while_loop_requires_unconditional_entry",
