@@ -236,6 +236,27 @@ t = nisa.dma_transpose(x[0:64, 0:32, 0:128], axes=(2, 1, 0))   # [128, 32, 64])p
         .spec = "§4.5 (dma_transpose); §5.3",
     },
     {
+        .code = "nkia_dynamic_loop_not_computed",
+        .origin = kSimulator,
+        .title = "A loop bound loaded from memory at run time cannot be computed",
+        .meaning = "`nl.dynamic_range` with a register from `nisa.register_load` (or `nisa.register_store` of such a "
+                   "register) depends on a tensor's value, which the sequencer reads when the kernel runs. A "
+                   "timing-only check traces the loop body once, as the compiler compiles it; a computing run would "
+                   "have to run the body's Python once per iteration, which would let the kernel count them and so "
+                   "read a value while it is traced, so nki-agent refuses it.",
+        .hint = "Check such a kernel with `nki-agent check`; to verify it, give the loop a compile-time bound "
+                "(`nl.sequential_range(max_tiles)`) and skip the tail with a mask or `oob_mode`.",
+        .example_bad = snippet(R"py(
+reg = nisa.register_alloc()
+nisa.register_load(reg, count_tile)
+for _ in nl.dynamic_range(0, reg):
+    ...)py"),
+        .example_fix = snippet(R"py(
+for i in nl.sequential_range(max_tiles):   # a compile-time bound
+    ...)py"),
+        .spec = "§3.1; §4.6",
+    },
+    {
         .code = "nkia_feature_not_on_target",
         .origin = kConstraint,
         .title = "The instruction or mode is not available on the target NeuronCore",

@@ -413,6 +413,72 @@ def host(a):
   for (float v : r->outputs[0].to_f32_vector()) EXPECT_EQ(v, 100.0f);
 }
 
+// Registers and dynamic loops: constant bounds run as a sequential loop (and register_store writes a
+// constant); a bound loaded from memory traces the body once in a timing-only run, with the loop
+// variable a register usable as a scalar_offset, and is refused when computing
+// (nkia_dynamic_loop_not_computed); a register is no Python truth value.
+TEST_F(NkiPublicApi, RegistersAndDynamicLoops) {
+  const char* src = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def constant(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    reg = nisa.register_alloc(1)
+    three = nisa.register_alloc()
+    nisa.register_move(three, 3)
+    for i in nl.dynamic_range(reg, three):
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=float(i))
+    c = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.register_store(c, three)
+    nisa.tensor_scalar(dst=t[0:1, 0:1], data=c, op0=nl.add, operand0=0.0)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+@nki.jit
+def loaded(a, n):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    s = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=s, src=n)
+    reg = nisa.register_alloc()
+    nisa.register_load(reg, s)
+    t = nl.ndarray((1, 8), dtype=a.dtype, buffer=nl.sbuf)
+    for i in nl.dynamic_range(reg):
+        nisa.dma_copy(dst=t, src=a.ap(pattern=[[8, 1], [1, 8]], scalar_offset=i, indirect_dim=0))
+        nisa.dma_copy(dst=out.ap(pattern=[[8, 1], [1, 8]], scalar_offset=i, indirect_dim=0), src=t)
+    return out
+
+@nki.jit
+def truth(a):
+    reg = nisa.register_alloc(2)
+    if reg:
+        return a
+    return a
+)py";
+  const Tensor a = ramp({4, 8});
+  auto c = run(src, "constant", {a});
+  ASSERT_TRUE(c) << c.error().format();
+  const auto got = c->outputs[0].to_f32_vector(), x = a.to_f32_vector();
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_EQ(got[i], i == 0 ? 3.0f : x[i] + 3.0f) << i;  // +1 +2, then [0, 0] = 3
+
+  const std::vector<float> two{2.0f};
+  const Tensor n = Tensor::from_f32({1, 1}, two).astype(DType::kInt32);
+  auto traced = run(src, "loaded", {a, n}, /*compute=*/false);
+  ASSERT_TRUE(traced) << traced.error().format();
+  EXPECT_EQ(traced->trace.size(), 3u);  // the load of n, then the body once: two DMAs
+  auto computed = run(src, "loaded", {a, n});
+  ASSERT_FALSE(computed);
+  EXPECT_EQ(computed.error().code, "nkia_dynamic_loop_not_computed") << computed.error().format();
+  auto t = run(src, "truth", {a});
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().code, "err_dynamic_control_flow_not_supported") << t.error().format();
+}
+
 // nl.NKIObject subclasses are built with keywords or positions naming their fields, as nki-library's
 // kernels build their config objects: annotated fields without a decorator (a field the call omits
 // is its default, else None), and a @dataclass whose attributes carry no annotation; an unknown

@@ -218,6 +218,8 @@ void register_launch(py::module_& m) {
     if (RunScope* run = current_run()) run->values_sealed = true;
   });
   m.def("values_sealed", [] { return current_run() != nullptr && current_run()->values_sealed; });
+  // Whether the running launch computes values (false in a timing-only run).
+  m.def("launch_computes", [] { return t_launch != nullptr && t_launch->exec.compute; });
   // The running target's limits (nl.tile_size, nisa.get_nc_version): the running launch's (which its
   // platform_target may choose), else the run's, else trn1. `key` is a [limits] key or
   // "core_version".

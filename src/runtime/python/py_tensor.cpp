@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include "nki/error_catalogue.h"
 #include "nki/views.h"
 #include "runtime/python/py_convert.h"
 #include "runtime/python/py_core.h"
@@ -110,6 +111,16 @@ py::object ap_view(const Access& a, const ApPattern& pattern, int64_t offset, py
     int64_t value = 0;
     if (py::isinstance<py::int_>(scalar_offset) && !py::isinstance<py::bool_>(scalar_offset)) {
       value = scalar_offset.cast<int64_t>();
+    } else if (py::hasattr(scalar_offset, "_nkia_register")) {
+      // A register (nisa.register_alloc, a dynamic loop's variable): its constant, or, loaded from
+      // memory, a value only the run knows: 0 in a timing-only run, refused in a computing one.
+      py::object v = scalar_offset.attr("value");
+      if (v.is_none() && exec_or_raise("ap").compute)
+        raise(nki_error("nkia_dynamic_loop_not_computed",
+                        "a register loaded from memory is used as a scalar_offset; nki-agent does not carry "
+                        "run-time register values",
+                        "pass the one-element tile the register was loaded from as the scalar_offset"));
+      value = v.is_none() ? 0 : v.cast<int64_t>();
     } else {
       from_tile = !py::isinstance<py::int_>(scalar_offset);
       const Access s = to_access(scalar_offset, "scalar_offset");

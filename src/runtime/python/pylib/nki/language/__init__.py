@@ -8,6 +8,7 @@ import _nkia.lang
 import _nkia.tensor_ops  # noqa: F401 - installs the tensors' operators and indexing
 import _nkia_core
 from _nkia.lang import *  # noqa: F401,F403
+from _nkia.registers import dynamic_range  # noqa: F401
 
 
 def par_dim(n):

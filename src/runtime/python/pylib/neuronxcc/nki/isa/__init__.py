@@ -13,7 +13,7 @@ from _nkia import buffers, index, isa_common, lang, operands
 from _nkia.isa_common import (dge_mode, dma_engine, engine, get_nc_version, gpsimd_engine,  # noqa: F401
                               matmul_perf_mode, nc_version, oob_mode, reduce_cmd, scalar_engine, tensor_engine,
                               unknown_engine, vector_engine)
-from _nkia.multicore import core_barrier, sendrecv  # noqa: F401 - refused: one simulated core
+from _nkia.multicore import core_barrier, sendrecv  # noqa: F401 - the two cores of LNC=2
 from nki import isa as current
 
 
