@@ -372,7 +372,7 @@ def k(x):
        "nkia_mx_dtype", "trn3"},
       // A stationary free size over 128.
       {"    a = nl.ndarray((128, 256), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)\n"
-       "    acc = nl.ndarray((256, 128), dtype=nl.float32, buffer=nl.psum)\n"
+       "    acc = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)\n"
        "    sc = nl.ndarray((128, 256), dtype=nl.uint8, buffer=nl.sbuf)\n"
        "    nisa.nc_matmul_mx(dst=acc, stationary=a, moving=a[:, 0:128], stationary_scale=sc, "
        "moving_scale=sc[:, 0:128])\n",
