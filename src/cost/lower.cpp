@@ -102,7 +102,7 @@ int64_t minor_stride(const OperandRecord& o) {
 
 // nc_matmul in the ordinary mode, or in double-row mode (nki/isa_matmul_modes.h).
 bool is_matmul(const InstructionRecord& r) {
-  return r.opcode() == Opcode::kNcMatmul;
+  return r.opcode() == Opcode::kNcMatmul || r.opcode() == Opcode::kNcMatmulMx;
 }
 
 bool is_double_row(const InstructionRecord& r) {
@@ -416,7 +416,10 @@ class Lowerer {
       const OperandRecord& mv = *ops[2];
       // Double row: [128, 2, M] x [128, 2, N] streams two rows of K per partition, K = 256.
       const int64_t rows = is_double_row(r) && st.shape.size() == 3 ? std::max<int64_t>(st.shape[1], 1) : 1;
-      op.contraction = (st.shape.empty() ? 1 : st.shape[0]) * rows;
+      // MX: each x4 element holds 4 values of K, so K = 4 x partitions at the cycles of an ordinary
+      // matmul of the same M and N: the 4x throughput of BF16 (nki-spec §6.2).
+      const int64_t packed = r.opcode() == Opcode::kNcMatmulMx ? kPackedLanes : 1;
+      op.contraction = (st.shape.empty() ? 1 : st.shape[0]) * rows * packed;
       op.stationary_free = per_partition(st) / rows;
       op.moving_free = per_partition(mv) / rows;
       op.fp32_matmul = st.dtype == DType::kFloat32 || mv.dtype == DType::kFloat32;

@@ -111,6 +111,12 @@ Result<void> check_free_size(const ExecContext& ctx, const Access& a, Engine eng
 Result<void> check_tiles(const ExecContext& ctx, std::initializer_list<const Access*> tiles, const char* instruction,
                          Engine engine) {
   for (const Access* t : tiles) {
+    if (dtype_is_packed(t->dtype()))
+      return fail(nki_error("nkia_packed_dtype_operand",
+                            fmt::format("'{}' does not compute on the packed MX tile {} ({})", instruction,
+                                        t->describe(), dtype_name(t->dtype())),
+                            "move MX tiles with nisa.dma_copy, quantize bfloat16 values with nisa.quantize_mx, or "
+                            "view the bits as an integer type (t.view(nl.uint32))"));
     if (auto r = check_on_chip(*t, instruction); !r) return r;
     if (auto r = check_engine_memory(*t, engine, instruction); !r) return r;
     if (auto r = check_partition_limit(ctx, *t, instruction); !r) return r;

@@ -505,6 +505,45 @@ out = my_kernel[2](a)   # two instances: the two cores of LNC=2)py"),
         .spec = "§1.3; §4.5; §7.2",
     },
     {
+        .code = "nkia_mx_dtype",
+        .origin = kConstraint,
+        .title = "An MX instruction operand has the wrong dtype",
+        .meaning = "`nc_matmul_mx` multiplies packed x4 tiles (float8_e4m3fn_x4, float8_e5m2_x4, "
+                   "float4_e2m1fn_x4) with uint8 or float8_e8m0fnu scales into a float32 or bfloat16 PSUM tile. "
+                   "`quantize_mx` reads a bfloat16 or float16 tile and writes float8_e4m3fn_x4 or float8_e5m2_x4 "
+                   "data (not float4_e2m1fn_x4) and uint8 or float8_e8m0fnu scales.",
+        .hint = "Allocate the MX data with an x4 dtype (`nl.ndarray((P, F // 4), dtype=nl.float8_e4m3fn_x4, "
+                "buffer=nl.sbuf)`), the scales as nl.uint8, and quantize from bfloat16 or float16.",
+        .example_bad = snippet(R"py(
+q = nl.ndarray((128, 128), dtype=nl.float8_e4m3fn, buffer=nl.sbuf)
+nisa.quantize_mx(dst=q, src=x, dst_scale=s))py"),
+        .example_fix = snippet(R"py(
+q = nl.ndarray((128, 128), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+nisa.quantize_mx(dst=q, src=x, dst_scale=s))py"),
+        .spec = "§4.2 nc_matmul_mx; §4.4 quantize_mx; §3.9",
+    },
+    {
+        .code = "nkia_mx_layout",
+        .origin = kConstraint,
+        .title = "An MX instruction operand has the wrong shape or layout",
+        .meaning = "MX data covers a multiple of 32 partitions, at most 128, in scaling groups of 8 partitions "
+                   "by 4 values. `quantize_mx` writes `[P, F]` x4 data from a `[P, 4F]` source; the scale tile "
+                   "has the data's free size and, per 32-partition quadrant, 4 rows of scales inside that "
+                   "quadrant: `[P // 8, F]` for P <= 32, else at least 32 * (P // 32 - 1) + 4 rows. "
+                   "`nc_matmul_mx` takes stationary `[P, M]` (M even, <= 128) and moving `[P, N]` (N <= 4096 for "
+                   "a float32 result, 8192 for bfloat16), both with the same P, and a `[M, N]` destination.",
+        .hint = "Allocate the data as `[P, F // 4]` of an x4 dtype and the scales as `[P, F // 4]` uint8 when "
+                "P > 32 (`[P // 8, F // 4]` otherwise), with P a multiple of 32.",
+        .example_bad = snippet(R"py(
+q = nl.ndarray((128, 512), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+s = nl.ndarray((16, 512), dtype=nl.uint8, buffer=nl.sbuf)     # scales must stay in their quadrants
+nisa.quantize_mx(dst=q, src=x, dst_scale=s))py"),
+        .example_fix = snippet(R"py(
+s = nl.ndarray((128, 512), dtype=nl.uint8, buffer=nl.sbuf)
+nisa.quantize_mx(dst=q, src=x, dst_scale=s))py"),
+        .spec = "§4.2 nc_matmul_mx; §4.4 quantize_mx",
+    },
+    {
         .code = "nkia_output_partially_written",
         .origin = kSimulator,
         .severity = Severity::kWarning,
@@ -523,6 +562,21 @@ out = nl.ndarray((256, 512), dtype=x.dtype, buffer=nl.shared_hbm)
 for k in nl.affine_range(2):
     nl.store(out[k * 128:(k + 1) * 128, :], value=nl.exp(nl.load(x[k * 128:(k + 1) * 128, :]))))py"),
         .spec = "§7.1; §1.2",
+    },
+    {
+        .code = "nkia_packed_dtype_operand",
+        .origin = kConstraint,
+        .title = "A packed x4 MX tile is an operand of an instruction that computes on values",
+        .meaning = "float8_e4m3fn_x4, float8_e5m2_x4 and float4_e2m1fn_x4 hold four values per element. "
+                   "Only DMA copies (no conversion), `nc_matmul_mx` and `quantize_mx` take them; the Vector, "
+                   "Scalar and GpSimd instructions do not compute on them.",
+        .hint = "Move MX tiles with `nisa.dma_copy` into a tile of the same dtype, compute on the bfloat16 values "
+                "before `quantize_mx`, or view the bits as an integer type (`t.view(nl.uint32)`).",
+        .example_bad = snippet(R"py(
+nisa.tensor_copy(dst=q2, src=q))py"),
+        .example_fix = snippet(R"py(
+nisa.dma_copy(dst=q2, src=q))py"),
+        .spec = "§3.9; §4.6 dma_copy",
     },
     {
         .code = "nkia_partition_index_not_first",

@@ -155,6 +155,35 @@ InstructionRecord issue_matmul(ExecContext& ctx, const InstrOp& opcode, const ch
 // The operand rules of nc_matmul alone, for front ends that allocate the result after them.
 Result<void> check_matmul_inputs(const ExecContext& ctx, const Access& stationary, const Access& moving);
 
+// MX (OCP microscaling) instructions of NeuronCore-v4 (nki/isa_mx.cpp). A packed x4 operand [P, F]
+// holds 4 values per element; the contraction runs over its partitions and the 4 values (K = 4P).
+// A scaling group is 8 partitions x 1 element (32 values); its E8M0 scale (uint8 or
+// float8_e8m0fnu) lies in the scale tile at row 32 * (p / 32) + (p % 32) / 8, the data's column:
+// each 32-partition quadrant keeps its 4 rows of scales in its own quadrant.
+//
+// dst[M, N] (PSUM, float32 or bfloat16) (+)= sum over p, j of
+//   stationary[p, m, j] * 2^(s_scale - 127) * moving[p, n, j] * 2^(m_scale - 127),
+// in float32, rounded once into dst; P a multiple of 32 up to 128, M even and <= 128, N <= 4096
+// (float32 dst) or 8192 (bfloat16). `tile_position` / `tile_size` (row tiling) are checked.
+struct MxTiling {
+  int64_t row = 0, col = 0;        // tile_position
+  int64_t rows = 128, cols = 128;  // tile_size
+  bool given = false;
+};
+Result<void> isa_nc_matmul_mx(ExecContext& ctx, const Access& dst, const Access& stationary, const Access& moving,
+                              const Access& stationary_scale, const Access& moving_scale, Accumulate acc,
+                              const MxTiling& tiling, const SourceLoc& loc);
+// dst[P, F] (float8_e4m3fn_x4 / float8_e5m2_x4) and dst_scale = src[P, 4F] (bfloat16 / float16)
+// quantized by groups of 8 partitions x 4 values: scale X = 2^(floor(log2 amax) - (emax - 1)) (emax 8
+// for e4m3fn, 15 for e5m2; 2^-127 for an all-zero group), values src / X rounded (RNE, saturating)
+// into the lane format, dst[p, f] lane j = src[p, 4f + j]. On the Vector engine; all in SBUF.
+Result<void> isa_quantize_mx(ExecContext& ctx, const Access& dst, const Access& src, const Access& dst_scale,
+                             const SourceLoc& loc);
+// The row of an MX scale tile holding the scale of data partition p (see above).
+inline int64_t mx_scale_row(int64_t p) {
+  return 32 * (p / 32) + (p % 32) / 8;
+}
+
 // dst[F, P] = src[P, F]: on the Tensor engine (src in SBUF, dst in PSUM, each side <= 128, through
 // a matmul with the identity) or on the Vector engine (each side <= 32).
 Result<void> isa_nc_transpose(ExecContext& ctx, const Access& dst, const Access& src, Engine engine,

@@ -125,7 +125,12 @@ inline constexpr uint8_t kOnPe = 1, kOnDve = 2, kOnAct = 4, kOnPool = 8, kOnDma 
   X(kTensorScalarCumulative, "tensor_scalar_cumulative", kOnDve, 2, 2, kSubBinary, ':',                                \
     "dst[:, i] = reg = op1(data[:, i] op0 imm0, reg), reg per partition", "nisa.tensor_scalar_cumulative")             \
   X(kSetRngSeed, "set_rng_seed", kOnDve, 0, 0, 0, ':', "the random-number state = a [1, 1] seed tile; writes no tile", \
-    "nisa.set_rng_seed")
+    "nisa.set_rng_seed")                                                                                               \
+  X(kNcMatmulMx, "nc_matmul_mx", kOnPe, 0, 0, 0, ':',                                                                  \
+    "psum dst (+)= dequant(stationary).T @ dequant(moving); x4 operands, K = 4 x partitions, E8M0 scales",             \
+    "nisa.nc_matmul_mx")                                                                                               \
+  X(kQuantizeMx, "quantize_mx", kOnDve, 0, 0, 0, ':',                                                                  \
+    "dst (x4) and dst_scale = src quantized per 32-value group (8 partitions x 4), OCP MXFP8", "nisa.quantize_mx")
 
 enum class Opcode : uint8_t {
 #define NKIA_OPCODE_ENUM(e, ...) e,

@@ -244,6 +244,61 @@ void encode_fp8_run(const float* src, void* dst, int64_t n, Fp8Overflow ovf) {
   }
 }
 
+// ---- float4_e2m1fn (inside float4_e2m1fn_x4) and float8_e8m0fnu (MX scales) ---------------------------
+
+// 1S 2E 1M, bias 1: magnitudes 0, 0.5 (the one subnormal), 1, 1.5, 2, 3, 4, 6; no inf or NaN.
+constexpr Fp8Format kE2M1{1, 1, false, 0x7, 0x7, 0x7};
+constexpr uint32_t kFp4MaxCode = 0x7;
+
+constexpr std::array<float, 16> make_fp4_table() {
+  std::array<float, 16> t{};
+  for (uint32_t c = 0; c < 16; ++c) {
+    const uint32_t e = (c >> 1) & 0x3u, m = c & 1u;
+    const float mag = e == 0 ? 0.5f * static_cast<float>(m) : pow2f(static_cast<int>(e) - 1) * (1.0f + 0.5f * m);
+    t[c] = (c & 0x8u) ? -mag : mag;
+  }
+  return t;
+}
+constexpr std::array<float, 16> kFp4Table = make_fp4_table();
+static_assert(kFp4Table[kFp4MaxCode] == 6.0f && kFp4Table[0x1] == 0.5f && kFp4Table[0xF] == -6.0f);
+
+// RNE on the float32 bits as encode_fp8 does (a 1-bit mantissa, bias 1), saturating; NaN gives +6.
+inline uint8_t encode_fp4(float x) {
+  constexpr int kShift = 23 - kE2M1.man_bits;
+  constexpr uint32_t kRebias = static_cast<uint32_t>(127 - kE2M1.bias) << 23;
+  constexpr uint32_t kMinNormal = static_cast<uint32_t>(128 - kE2M1.bias) << 23;  // 1.0
+  constexpr float kMagic = pow2f(1 - kE2M1.bias - kE2M1.man_bits + 23);
+  const uint32_t b = f32_bits(x);
+  const uint32_t a = b & kF32AbsMask;
+  if (is_nan_abs(a)) return static_cast<uint8_t>(kFp4MaxCode);
+  const uint32_t sign = (b >> 28) & 0x8u;
+  const uint32_t normal = (a - kRebias + ((1u << (kShift - 1)) - 1u) + ((a >> kShift) & 1u)) >> kShift;
+  const uint32_t sub = f32_bits(f32_from_bits(a) + kMagic) - f32_bits(kMagic);
+  uint32_t r = below(a, kMinNormal) ? sub : normal;
+  r = r > kFp4MaxCode ? kFp4MaxCode : r;
+  return static_cast<uint8_t>(sign | r);
+}
+
+constexpr uint8_t kE8M0NaN = 0xFF;
+const float kE8M0Max = pow2f(127);
+
+inline float decode_e8m0(uint8_t c) {
+  if (c == kE8M0NaN) return std::numeric_limits<float>::quiet_NaN();
+  if (c == 0) return f32_from_bits(0x00400000u);  // 2^-127, a float32 subnormal
+  return f32_from_bits(static_cast<uint32_t>(c) << 23);
+}
+
+// The nearest power of two (a mantissa of 1.5 or more rounds the exponent up), in [2^-127, 2^127].
+inline uint8_t encode_e8m0(float x) {
+  if (!(x >= 0.0f) || std::isinf(x)) return kE8M0NaN;  // NaN, negatives, inf
+  if (x == 0.0f) return 0;
+  int e = 0;
+  const float m = std::frexp(x, &e);  // x = m * 2^e, m in [0.5, 1)
+  int code = (e - 1) + 127 + (m >= 0.75f ? 1 : 0);
+  code = code < 0 ? 0 : (code > 254 ? 254 : code);
+  return static_cast<uint8_t>(code);
+}
+
 // ---- tfloat32 ----------------------------------------------------------------------------------------
 
 inline float round_tf32(float x) {
@@ -312,7 +367,10 @@ int dtype_size(DType t) {
     case DType::kFloat32:
     case DType::kTFloat32:
     case DType::kInt32:
-    case DType::kUInt32: return 4;
+    case DType::kUInt32:
+    case DType::kFloat8E4M3FNx4:
+    case DType::kFloat8E5M2x4: return 4;
+    case DType::kFloat4E2M1FNx4:
     case DType::kBFloat16:
     case DType::kFloat16:
     case DType::kInt16:
@@ -322,7 +380,8 @@ int dtype_size(DType t) {
     case DType::kFloat8E5M2:
     case DType::kInt8:
     case DType::kUInt8:
-    case DType::kBool: return 1;
+    case DType::kBool:
+    case DType::kFloat8E8M0: return 1;
   }
   invalid_dtype(t);
 }
@@ -335,9 +394,14 @@ bool dtype_is_float(DType t) {
     case DType::kTFloat32:
     case DType::kFloat8E4M3:
     case DType::kFloat8E4M3FN:
-    case DType::kFloat8E5M2: return true;
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E8M0: return true;
     default: return false;
   }
+}
+
+bool dtype_is_packed(DType t) {
+  return t == DType::kFloat8E4M3FNx4 || t == DType::kFloat8E5M2x4 || t == DType::kFloat4E2M1FNx4;
 }
 
 bool dtype_is_int(DType t) {
@@ -357,7 +421,8 @@ bool dtype_is_numpy_foreign(DType t) {
 }
 
 bool dtype_is_signed(DType t) {
-  return dtype_is_float(t) || t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32;
+  return (dtype_is_float(t) && t != DType::kFloat8E8M0) || t == DType::kInt8 || t == DType::kInt16 ||
+         t == DType::kInt32;
 }
 
 std::string_view dtype_name(DType t) {
@@ -376,6 +441,10 @@ std::string_view dtype_name(DType t) {
     case DType::kUInt16: return "uint16";
     case DType::kUInt32: return "uint32";
     case DType::kBool: return "bool";
+    case DType::kFloat8E4M3FNx4: return "float8_e4m3fn_x4";
+    case DType::kFloat8E5M2x4: return "float8_e5m2_x4";
+    case DType::kFloat4E2M1FNx4: return "float4_e2m1fn_x4";
+    case DType::kFloat8E8M0: return "float8_e8m0fnu";
   }
   invalid_dtype(t);
 }
@@ -422,6 +491,11 @@ std::optional<DType> dtype_from_name(std::string_view name) {
       {"u32", DType::kUInt32},
       {"bool", DType::kBool},
       {"bool_", DType::kBool},
+      {"float8_e4m3fn_x4", DType::kFloat8E4M3FNx4},
+      {"float8_e5m2_x4", DType::kFloat8E5M2x4},
+      {"float4_e2m1fn_x4", DType::kFloat4E2M1FNx4},
+      {"float8_e8m0fnu", DType::kFloat8E8M0},
+      {"e8m0", DType::kFloat8E8M0},
   };
   for (const Alias& a : kAliases) {
     if (a.name == name) return a.type;
@@ -446,6 +520,11 @@ float dtype_max_finite(DType t) {
     case DType::kUInt16: return 65535.0f;
     case DType::kUInt32: return static_cast<float>(std::numeric_limits<uint32_t>::max());
     case DType::kBool: return 1.0f;
+    case DType::kFloat8E8M0: return kE8M0Max;
+    // Packed types: the largest value of one lane.
+    case DType::kFloat8E4M3FNx4: return kE4M3FNTable[kE4M3FN.max_code];
+    case DType::kFloat8E5M2x4: return kE5M2Table[kE5M2.max_code];
+    case DType::kFloat4E2M1FNx4: return kFp4Table[kFp4MaxCode];
   }
   invalid_dtype(t);
 }
@@ -496,6 +575,50 @@ uint8_t fp8e5m2_from_f32(float x, Fp8Overflow ovf) {
 float fp8e5m2_to_f32(uint8_t bits) {
   return kE5M2Table[bits];
 }
+uint8_t fp4e2m1_from_f32(float x) {
+  return encode_fp4(x);
+}
+float fp4e2m1_to_f32(uint8_t code) {
+  return kFp4Table[code & 0xFu];
+}
+float e8m0_to_f32(uint8_t bits) {
+  return decode_e8m0(bits);
+}
+uint8_t e8m0_from_f32(float x) {
+  return encode_e8m0(x);
+}
+
+std::optional<DType> packed_lane_dtype(DType t) {
+  switch (t) {
+    case DType::kFloat8E4M3FNx4: return DType::kFloat8E4M3FN;
+    case DType::kFloat8E5M2x4: return DType::kFloat8E5M2;
+    default: return std::nullopt;
+  }
+}
+
+float packed_lane_load(const void* p, DType t, int j) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  switch (t) {
+    case DType::kFloat8E4M3FNx4: return kE4M3FNTable[b[j]];
+    case DType::kFloat8E5M2x4: return kE5M2Table[b[j]];
+    case DType::kFloat4E2M1FNx4: return kFp4Table[(b[j / 2] >> (4 * (j % 2))) & 0xFu];
+    default: invalid_dtype(t);
+  }
+}
+
+void packed_lane_store(void* p, DType t, int j, float v, Fp8Overflow ovf) {
+  auto* b = static_cast<uint8_t*>(p);
+  switch (t) {
+    case DType::kFloat8E4M3FNx4: b[j] = encode_fp8<kE4M3FN>(v, ovf); return;
+    case DType::kFloat8E5M2x4: b[j] = encode_fp8<kE5M2>(v, ovf); return;
+    case DType::kFloat4E2M1FNx4: {
+      const int shift = 4 * (j % 2);
+      b[j / 2] = static_cast<uint8_t>((b[j / 2] & ~(0xFu << shift)) | (encode_fp4(v) << shift));
+      return;
+    }
+    default: invalid_dtype(t);
+  }
+}
 
 // ---- element access ----------------------------------------------------------------------------------
 
@@ -515,6 +638,10 @@ float load_f32(const void* p, DType t) {
     case DType::kUInt16: return static_cast<float>(load_raw<uint16_t>(p));
     case DType::kUInt32: return static_cast<float>(load_raw<uint32_t>(p));
     case DType::kBool: return load_raw<uint8_t>(p) != 0 ? 1.0f : 0.0f;
+    case DType::kFloat8E8M0: return decode_e8m0(load_raw<uint8_t>(p));
+    case DType::kFloat8E4M3FNx4:
+    case DType::kFloat8E5M2x4: return static_cast<float>(load_raw<uint32_t>(p));
+    case DType::kFloat4E2M1FNx4: return static_cast<float>(load_raw<uint16_t>(p));
   }
   invalid_dtype(t);
 }
@@ -535,6 +662,10 @@ void store_f32(void* p, DType t, float v, Fp8Overflow ovf) {
     case DType::kUInt16: return store_raw(p, float_to_int<uint16_t>(v));
     case DType::kUInt32: return store_raw(p, float_to_int<uint32_t>(v));
     case DType::kBool: return store_raw(p, to_bool(v));
+    case DType::kFloat8E8M0: return store_raw(p, encode_e8m0(v));
+    case DType::kFloat8E4M3FNx4:
+    case DType::kFloat8E5M2x4: return store_raw(p, float_to_int<uint32_t>(v));
+    case DType::kFloat4E2M1FNx4: return store_raw(p, float_to_int<uint16_t>(v));
   }
   invalid_dtype(t);
 }
@@ -548,6 +679,9 @@ int64_t load_i64(const void* p, DType t) {
     case DType::kUInt16: return load_raw<uint16_t>(p);
     case DType::kUInt32: return load_raw<uint32_t>(p);
     case DType::kBool: return load_raw<uint8_t>(p) != 0 ? 1 : 0;
+    case DType::kFloat8E4M3FNx4:
+    case DType::kFloat8E5M2x4: return load_raw<uint32_t>(p);
+    case DType::kFloat4E2M1FNx4: return load_raw<uint16_t>(p);
     default: return float_to_i64(load_f32(p, t));
   }
 }
@@ -562,6 +696,9 @@ void store_i64(void* p, DType t, int64_t v) {
     case DType::kUInt16: return store_raw(p, static_cast<uint16_t>(v));
     case DType::kUInt32: return store_raw(p, static_cast<uint32_t>(v));
     case DType::kBool: return store_raw(p, static_cast<uint8_t>(v != 0 ? 1 : 0));
+    case DType::kFloat8E4M3FNx4:
+    case DType::kFloat8E5M2x4: return store_raw(p, static_cast<uint32_t>(v));
+    case DType::kFloat4E2M1FNx4: return store_raw(p, static_cast<uint16_t>(v));
     default: return store_f32(p, t, static_cast<float>(v));
   }
 }
@@ -607,6 +744,10 @@ void convert_to_f32(const void* src, DType t, float* dst, int64_t n) {
     case DType::kUInt16: return ints_to_f32<uint16_t>(src, dst, n);
     case DType::kUInt32: return ints_to_f32<uint32_t>(src, dst, n);
     case DType::kBool: return map_run<uint8_t, float>(src, dst, n, [](uint8_t v) { return v != 0 ? 1.0f : 0.0f; });
+    case DType::kFloat8E8M0: return map_run<uint8_t, float>(src, dst, n, [](uint8_t c) { return decode_e8m0(c); });
+    case DType::kFloat8E4M3FNx4:
+    case DType::kFloat8E5M2x4: return ints_to_f32<uint32_t>(src, dst, n);
+    case DType::kFloat4E2M1FNx4: return ints_to_f32<uint16_t>(src, dst, n);
   }
   invalid_dtype(t);
 }
@@ -628,6 +769,10 @@ void convert_from_f32(const float* src, void* dst, DType t, int64_t n, Fp8Overfl
     case DType::kUInt16: return f32_to_ints<uint16_t>(src, dst, n);
     case DType::kUInt32: return f32_to_ints<uint32_t>(src, dst, n);
     case DType::kBool: return map_run<float, uint8_t>(src, dst, n, [](float v) { return to_bool(v); });
+    case DType::kFloat8E8M0: return map_run<float, uint8_t>(src, dst, n, [](float v) { return encode_e8m0(v); });
+    case DType::kFloat8E4M3FNx4:
+    case DType::kFloat8E5M2x4: return f32_to_ints<uint32_t>(src, dst, n);
+    case DType::kFloat4E2M1FNx4: return f32_to_ints<uint16_t>(src, dst, n);
   }
   invalid_dtype(t);
 }
@@ -642,24 +787,32 @@ namespace {
 constexpr DType F32 = DType::kFloat32, BF16 = DType::kBFloat16, F16 = DType::kFloat16, TF32 = DType::kTFloat32,
                 E4M3 = DType::kFloat8E4M3, E4FN = DType::kFloat8E4M3FN, E5M2 = DType::kFloat8E5M2, I8 = DType::kInt8,
                 I16 = DType::kInt16, I32 = DType::kInt32, U8 = DType::kUInt8, U16 = DType::kUInt16,
-                U32 = DType::kUInt32, BOOL = DType::kBool;
+                U32 = DType::kUInt32, BOOL = DType::kBool, Q8 = DType::kFloat8E4M3FNx4, Q5 = DType::kFloat8E5M2x4,
+                Q4 = DType::kFloat4E2M1FNx4, E8M0 = DType::kFloat8E8M0;
 
+// The packed x4 types take part in no arithmetic (the instructions refuse them); their rows only
+// keep the matrix whole: a packed type with itself is itself, with anything else float32.
+// float8_e8m0fnu promotes as the float8 types do, and with them to bfloat16.
 constexpr DType kPromote[kNumDTypes][kNumDTypes] = {
-    //        F32   BF16  F16   TF32  E4M3  E4FN  E5M2  I8    I16   I32   U8    U16   U32   BOOL
-    /*F32 */ {F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32},
-    /*BF16*/ {F32, BF16, F32, TF32, BF16, BF16, BF16, BF16, BF16, BF16, BF16, BF16, BF16, BF16},
-    /*F16 */ {F32, F32, F16, TF32, F16, F16, F16, F16, F16, F16, F16, F16, F16, F16},
-    /*TF32*/ {F32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32},
-    /*E4M3*/ {F32, BF16, F16, TF32, E4M3, BF16, BF16, E4M3, E4M3, E4M3, E4M3, E4M3, E4M3, E4M3},
-    /*E4FN*/ {F32, BF16, F16, TF32, BF16, E4FN, BF16, E4FN, E4FN, E4FN, E4FN, E4FN, E4FN, E4FN},
-    /*E5M2*/ {F32, BF16, F16, TF32, BF16, BF16, E5M2, E5M2, E5M2, E5M2, E5M2, E5M2, E5M2, E5M2},
-    /*I8  */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I8, I16, I32, I16, I32, F32, I8},
-    /*I16 */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I16, I16, I32, I16, I32, F32, I16},
-    /*I32 */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I32, I32, I32, I32, I32, F32, I32},
-    /*U8  */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I16, I16, I32, U8, U16, U32, U8},
-    /*U16 */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I32, I32, I32, U16, U16, U32, U16},
-    /*U32 */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, F32, F32, F32, U32, U32, U32, U32},
-    /*BOOL*/ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I8, I16, I32, U8, U16, U32, BOOL},
+    //        F32   BF16  F16   TF32  E4M3  E4FN  E5M2  I8    I16   I32   U8    U16   U32   BOOL  Q8   Q5   Q4   E8M0
+    /*F32 */ {F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32},
+    /*BF16*/ {F32, BF16, F32, TF32, BF16, BF16, BF16, BF16, BF16, BF16, BF16, BF16, BF16, BF16, F32, F32, F32, BF16},
+    /*F16 */ {F32, F32, F16, TF32, F16, F16, F16, F16, F16, F16, F16, F16, F16, F16, F32, F32, F32, F16},
+    /*TF32*/ {F32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, TF32, F32, F32, F32, TF32},
+    /*E4M3*/ {F32, BF16, F16, TF32, E4M3, BF16, BF16, E4M3, E4M3, E4M3, E4M3, E4M3, E4M3, E4M3, F32, F32, F32, BF16},
+    /*E4FN*/ {F32, BF16, F16, TF32, BF16, E4FN, BF16, E4FN, E4FN, E4FN, E4FN, E4FN, E4FN, E4FN, F32, F32, F32, BF16},
+    /*E5M2*/ {F32, BF16, F16, TF32, BF16, BF16, E5M2, E5M2, E5M2, E5M2, E5M2, E5M2, E5M2, E5M2, F32, F32, F32, BF16},
+    /*I8  */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I8, I16, I32, I16, I32, F32, I8, F32, F32, F32, E8M0},
+    /*I16 */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I16, I16, I32, I16, I32, F32, I16, F32, F32, F32, E8M0},
+    /*I32 */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I32, I32, I32, I32, I32, F32, I32, F32, F32, F32, E8M0},
+    /*U8  */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I16, I16, I32, U8, U16, U32, U8, F32, F32, F32, E8M0},
+    /*U16 */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I32, I32, I32, U16, U16, U32, U16, F32, F32, F32, E8M0},
+    /*U32 */ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, F32, F32, F32, U32, U32, U32, U32, F32, F32, F32, E8M0},
+    /*BOOL*/ {F32, BF16, F16, TF32, E4M3, E4FN, E5M2, I8, I16, I32, U8, U16, U32, BOOL, F32, F32, F32, E8M0},
+    /*Q8  */ {F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, Q8, F32, F32, F32},
+    /*Q5  */ {F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, Q5, F32, F32},
+    /*Q4  */ {F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, Q4, F32},
+    /*E8M0*/ {F32, BF16, F16, TF32, BF16, BF16, BF16, E8M0, E8M0, E8M0, E8M0, E8M0, E8M0, E8M0, F32, F32, F32, E8M0},
 };
 
 constexpr bool is_symmetric(const DType (&table)[kNumDTypes][kNumDTypes]) {

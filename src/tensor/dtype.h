@@ -9,6 +9,11 @@
 //                  The format of nl.float8_e4m3 on NeuronCore-v2/v3 (trn1, trn2).
 //   float8_e4m3fn  1S 4E 3M, bias 7, OCP "fn": no inf, NaN only S.1111.111. Max 448. NeuronCore-v4.
 //   float8_e5m2    1S 5E 2M, bias 15, IEEE-style: ±inf and NaN. Max 57344.
+//   float4_e2m1fn  1S 2E 1M, bias 1, no inf or NaN: 0, 0.5, 1, 1.5, 2, 3, 4, 6. Only inside float4_e2m1fn_x4.
+//   float8_e8m0fnu 8E, bias 127, unsigned: 2^(e - 127) for e < 255, NaN for 0xFF (OCP MX scale).
+// The packed x4 types (OCP MX data, four values per element, value j in byte j or nibble j) have no
+// scalar value: they move as their bits (load_i64/store_i64 read and write the unsigned integer of
+// the element; load_f32 gives that integer as a float); packed_lane_* reach the values inside.
 // Overflow policy (Fp8Overflow): kNonSaturating (the default, as ml_dtypes and nki.simulate behave)
 // sends a value that rounds beyond the largest finite to ±inf, or to NaN for float8_e4m3fn which
 // has no inf; kSaturating clamps it to ±max finite (inf inputs too). NaN stays NaN either way.
@@ -36,9 +41,13 @@ enum class DType : uint8_t {
   kUInt8,
   kUInt16,
   kUInt32,
-  kBool,  // stored as uint8, 0 or 1
+  kBool,            // stored as uint8, 0 or 1
+  kFloat8E4M3FNx4,  // float8_e4m3fn_x4: four float8_e4m3fn values in 4 bytes (MX data, NeuronCore-v4)
+  kFloat8E5M2x4,    // float8_e5m2_x4: four float8_e5m2 values in 4 bytes
+  kFloat4E2M1FNx4,  // float4_e2m1fn_x4: four float4_e2m1fn values in 2 bytes (value j in bits 4j..4j+3)
+  kFloat8E8M0,      // float8_e8m0fnu: an MX scale 2^(e - 127); 0xFF is NaN; no sign, zero or inf
 };
-inline constexpr int kNumDTypes = 14;
+inline constexpr int kNumDTypes = 18;
 
 enum class Fp8Overflow : uint8_t { kNonSaturating, kSaturating };
 
@@ -47,6 +56,9 @@ int dtype_size(DType t);
 bool dtype_is_float(DType t);   // every floating type, tfloat32 and float8 included
 bool dtype_is_int(DType t);     // signed or unsigned integer (not bool)
 bool dtype_is_signed(DType t);  // float types and signed integers
+// The packed x4 types (float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4): not float, not int.
+bool dtype_is_packed(DType t);
+inline constexpr int kPackedLanes = 4;  // values per packed element
 // Types NumPy has no dtype for: bfloat16, tfloat32 and the float8 formats. They cross into NumPy
 // as float32 values (or raw bits with a tag, in .npy files).
 bool dtype_is_numpy_foreign(DType t);
@@ -74,6 +86,21 @@ uint8_t fp8e4m3fn_from_f32(float x, Fp8Overflow ovf = Fp8Overflow::kNonSaturatin
 float fp8e4m3fn_to_f32(uint8_t bits);
 uint8_t fp8e5m2_from_f32(float x, Fp8Overflow ovf = Fp8Overflow::kNonSaturating);
 float fp8e5m2_to_f32(uint8_t bits);
+// float4_e2m1fn: a 4-bit code (sign in bit 3), RNE. The format has no inf or NaN: magnitudes past 6
+// (inf included) saturate to ±6, and NaN gives +6.
+uint8_t fp4e2m1_from_f32(float x);
+float fp4e2m1_to_f32(uint8_t code);
+// float8_e8m0fnu: 2^(e - 127); NaN for 0xFF. Encoding rounds the exponent to nearest (a mantissa of
+// 1.5 or more rounds up), clamps to [2^-127, 2^127]; NaN, inf, zero and negatives give 0xFF, 0, 0xFF.
+float e8m0_to_f32(uint8_t bits);
+uint8_t e8m0_from_f32(float x);
+
+// Value j (0..3) of the packed element at p, of packed type t, as float32; and its write (RNE into
+// the lane's format, fp8 overflow by `ovf`).
+float packed_lane_load(const void* p, DType t, int j);
+void packed_lane_store(void* p, DType t, int j, float v, Fp8Overflow ovf = Fp8Overflow::kSaturating);
+// The scalar format of one lane: float8_e4m3fn / float8_e5m2; float4_e2m1fn has none (nullopt).
+std::optional<DType> packed_lane_dtype(DType t);
 
 // The value range of an integer type (bool: 0..1); {0, 0} for float types.
 struct IntRange {

@@ -98,6 +98,11 @@ FileType carrier_of(DType d) {
     case DType::kUInt16: return FileType::kU2;
     case DType::kUInt32: return FileType::kU4;
     case DType::kBool: return FileType::kB1;
+    case DType::kFloat8E8M0: return FileType::kU1;
+    // The packed x4 types travel as their bits, as the unsigned integer of their size.
+    case DType::kFloat8E4M3FNx4:
+    case DType::kFloat8E5M2x4: return FileType::kU4;
+    case DType::kFloat4E2M1FNx4: return FileType::kU2;
   }
   return FileType::kU1;
 }

@@ -214,6 +214,8 @@ const std::map<std::pair<Opcode, Engine>, const char*>& catch_all_priced() {
       {{Opcode::kDropout, Engine::kVector}, "no cost in the spec: the DVE catch-all, one element per cycle"},
       {{Opcode::kTensorScalarCumulative, Engine::kVector}, "no cost in the spec: the DVE catch-all, as a scan"},
       {{Opcode::kSetRngSeed, Engine::kVector}, "no cost in the spec: the DVE catch-all (one element)"},
+      {{Opcode::kNcMatmulMx, Engine::kTensor}, "NeuronCore-v4 only: trn3 prices it; older targets refuse it"},
+      {{Opcode::kQuantizeMx, Engine::kVector}, "NeuronCore-v4 only: trn3 prices it; older targets refuse it"},
   };
   return kList;
 }

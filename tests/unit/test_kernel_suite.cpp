@@ -55,7 +55,7 @@ struct KernelSpec {
   uint64_t seed = 2024;
   std::string reference;
   std::optional<double> atol, rtol;
-  std::string target;         // "trn1" or "trn2" (`target:`); empty: the runtime's default, trn1
+  std::string target;         // "trn1", "trn2" or "trn3" (`target:`); empty: the runtime's default, trn1
   std::string known_failure;  // the reason, when the header says `status: known-failure <reason>`
   std::string expect_code;
   int expect_line = 0;
@@ -166,7 +166,7 @@ void parse_directive(KernelSpec& k, const std::string& key, const std::string& v
     }
   } else if (key == "target") {
     k.target = trim(value);
-    if (k.target != "trn1" && k.target != "trn2") bad("want trn1 or trn2");
+    if (k.target != "trn1" && k.target != "trn2" && k.target != "trn3") bad("want trn1, trn2 or trn3");
   } else if (key == "status") {
     std::string v = trim(value);
     if (v.rfind("known-failure", 0) != 0 || trim(v.substr(13)).empty())

@@ -3194,6 +3194,13 @@ const std::map<Opcode, const char*>& without_cases() {
       {Opcode::kRng, "random values, not the device's: no NumPy reference (test_nki_random.cpp checks them)"},
       {Opcode::kDropout, "random values, not the device's: no NumPy reference (test_nki_random.cpp checks them)"},
       {Opcode::kSetRngSeed, "writes no tile: nothing to compare (test_nki_random.cpp checks its effect)"},
+      {Opcode::kNonzeroWithCount,
+       "data-dependent positions, no elementwise NumPy counterpart: test_nki_select.cpp "
+       "(NonzeroWithCountOnEveryGpSimdCoresFirstPartition) checks it against expected indices"},
+      {Opcode::kNcMatmulMx,
+       "packed x4 operands NumPy has no type for: test_nki_mx.cpp checks it against a dequantizing "
+       "reference"},
+      {Opcode::kQuantizeMx, "packed x4 results NumPy has no type for: test_nki_mx.cpp checks it against a reference"},
   };
   return kList;
 }

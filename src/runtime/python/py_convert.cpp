@@ -15,8 +15,10 @@ namespace nki_agent {
 
 namespace {
 
-// The NumPy type that holds a dtype's values exactly: the same name, float32 for the others.
+// The NumPy type that holds a dtype's values exactly: the same name, float32 for the others; the
+// packed x4 types' bits as the unsigned integer of their size (as kernels pass them in).
 const char* numpy_name(DType t) {
+  if (dtype_is_packed(t)) return dtype_size(t) == 4 ? "uint32" : "uint16";
   return dtype_is_numpy_foreign(t) ? "float32" : dtype_name(t).data();
 }
 

@@ -182,6 +182,31 @@ void register_isa(py::module_& m) {
           check(isa_nc_matmul(ctx, d, s, mv, acc, caller_loc()));
       },
       py::arg("dst"), py::arg("stationary"), py::arg("moving"), py::arg("mode"), py::arg("perf_mode") = "");
+  // tiling: none, or (row, column, rows, columns) of tile_position and tile_size.
+  m.def(
+      "nc_matmul_mx",
+      [](py::handle dst, py::handle stationary, py::handle moving, py::handle stationary_scale, py::handle moving_scale,
+         const std::string& mode, std::optional<std::vector<int64_t>> tiling) {
+        ExecContext& ctx = exec_or_raise("nc_matmul_mx");
+        const Accumulate acc = mode == "accumulate"  ? Accumulate::kAccumulate
+                               : mode == "overwrite" ? Accumulate::kOverwrite
+                                                     : Accumulate::kAuto;
+        MxTiling t;
+        if (tiling && tiling->size() == 4) t = MxTiling{(*tiling)[0], (*tiling)[1], (*tiling)[2], (*tiling)[3], true};
+        check(isa_nc_matmul_mx(ctx, to_access(dst, "dst"), to_access(stationary, "stationary"),
+                               to_access(moving, "moving"), to_access(stationary_scale, "stationary_scale"),
+                               to_access(moving_scale, "moving_scale"), acc, t, caller_loc()));
+      },
+      py::arg("dst"), py::arg("stationary"), py::arg("moving"), py::arg("stationary_scale"), py::arg("moving_scale"),
+      py::arg("mode"), py::arg("tiling") = py::none());
+  m.def(
+      "quantize_mx",
+      [](py::handle dst, py::handle src, py::handle dst_scale) {
+        ExecContext& ctx = exec_or_raise("quantize_mx");
+        check(isa_quantize_mx(ctx, to_access(dst, "dst"), to_access(src, "src"), to_access(dst_scale, "dst_scale"),
+                              caller_loc()));
+      },
+      py::arg("dst"), py::arg("src"), py::arg("dst_scale"));
   // Checks the operands, then allocates the float32 PSUM result and multiplies into it: so that a bad
   // operand reports its own rule, not a consequence of the result's shape.
   m.def(

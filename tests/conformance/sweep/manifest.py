@@ -497,8 +497,8 @@ KERNELS += [
       note="test_qkv_cte.py's (batch 1, seqlen 128, hidden 8192, 1 q head, 1 kv head, d_head 128, no "
            "norm) at the kernel's defaults otherwise (no fused RoPE)"),
     K(NKILIB, "src/nkilib_src/nkilib/experimental/mxfp_subkernels/mxfp_load_utils.py", "mxfp_load_performance_wrapper",
-      {"tensor": "bfloat16[128,1024]"}, target="trn2", src=T,
-      note="test_mxfp_load.py's (M 128, K 1024); the test runs on trn3 only, checked here on trn2"),
+      {"tensor": "bfloat16[128,1024]"}, target="trn3", src=T,
+      note="test_mxfp_load.py's (M 128, K 1024); the test runs on trn3 only"),
     K(NKILIB, "src/nkilib_src/nkilib/experimental/collectives/topk_reduce.py", "topk_reduce",
       {"input": "bfloat16[32,2882]"}, args={"T": "4", "K": "4"}, src=T,
       note="test_topk_reduce.py's (src_ranks 8, T 4, K 4, H 2880): a (src_ranks * T, H + 2) buffer"),
@@ -806,23 +806,43 @@ KERNELS += [
            "[K, N / tp] columns"),
 ]
 
+# ---- The MX matmul tutorials (current dialect, trn3 only: NeuronCore-v4's packed x4 types, quantize_mx and
+# nc_matmul_mx). Shapes and dtypes: mx_toplevel.py's __main__ (M 128, K 128 x4, N 512): offline MX data as
+# generate_stabilized_mx_data packs it (fp8: uint32 [K, M] / [K, N]; fp4: uint8 [K, 2M], two values a byte)
+# with contiguous uint8 scales [K // 8, free]; the copy-strided kernels take bfloat16 [512, 128] / [512, 512].
+# The mx_dtype arguments are NKI dtypes: a driver passes them.
+_MX_TUTORIALS = {SDK: "nki/deep-dives/src/mxfp-matmul/mx_kernels.py",
+                 SAMPLES: "src/nki_samples/tutorials/mxfp-matmul/mx_kernels.py"}
+_MX_OFFLINE = {"stationary_mx_data": "uint32[128,128]", "stationary_mx_scale": "uint8[16,128]",
+               "moving_mx_data": "uint32[128,512]", "moving_mx_scale": "uint8[16,512]"}
+_MX_STRIDED = {"stationary_hbm": "bfloat16[512,128]", "moving_hbm": "bfloat16[512,512]"}
+for _repo, _path in _MX_TUTORIALS.items():
+    KERNELS += [
+        K(_repo, _path, "kernel_offline_quantized_mx_matmul", _MX_OFFLINE, target="trn3", src=DOC,
+          driver="kernel(stationary_mx_data, stationary_mx_scale, moving_mx_data, moving_mx_scale, nl.float8_e5m2_x4)",
+          note="mx_toplevel.py run_offline_quantized_matmul_mx_test(float8_e5m2): M 128, K 128 x4, N 512"),
+        K(_repo, _path, "kernel_on_device_quantize_matmul_mx",
+          {"stationary_mx_data": "uint8[128,256]", "stationary_mx_scale": "uint8[16,128]",
+           "moving_data_bf16": "bfloat16[128,2048]"}, target="trn3", src=DOC,
+          driver="kernel(stationary_mx_data, stationary_mx_scale, moving_data_bf16, nl.float4_e2m1fn_x4, "
+                 "nl.float8_e5m2_x4)",
+          note="mx_toplevel.py run_on_device_quantize_matmul_mx_test(float4_e2m1fn, float8_e5m2): fp4 stationary "
+               "packed two a byte, bfloat16 moving [K, N x 4] quantized on the device"),
+        K(_repo, _path, "kernel_copy_strided_quantize_matmul_mx", _MX_STRIDED, target="trn3", src=DOC,
+          driver="kernel(stationary_hbm, moving_hbm, nl.float8_e5m2_x4, True)",
+          note="mx_toplevel.py run_copy_strided_test(float8_e5m2, use_tensor_copy=True): K 512, M 128, N 512"),
+    ]
+KERNELS.append(K(SDK, _MX_TUTORIALS[SDK], "kernel_copy_strided_quantize_matmul_mx_packed_scale", _MX_STRIDED,
+                 target="trn3", src=DOC, driver="kernel(stationary_hbm, moving_hbm, nl.float8_e5m2_x4, True)",
+                 note="mx_toplevel.py run_copy_strided_test(float8_e5m2, use_tensor_copy=True, pack_scales=True)"))
+
 # Entry kernels whose upstream tests pass arguments `nki-agent check --arg` (Python literals) cannot
 # express: NKI dtypes, config objects, replica groups, view-operation lists. Not swept yet, with the
 # reason; a driver (`driver`) can pass all but the multi-rank collectives' replica groups.
-_MX = ("MX formats: nki-agent has no tensors of the packed x4 types (float8_e5m2_x4, float8_e4m3fn_x4, "
-       "float4_e2m1fn_x4) and no nc_matmul_mx / quantize_mx yet")
-_DTYPE_ARG = f"its mx_dtype argument is an x4 packed NKI dtype; {_MX}"
+_MX = ("MX MoE: no shapes yet (the MX types, nc_matmul_mx and quantize_mx are modelled; drivers for the MoE "
+       "kernels' MX test sets, their MLPParameters and weight layouts, are not written)")
 _CONFIG_ARG = "its {} argument is a config object, which --arg cannot build; a driver (`driver`) can, not written yet"
 _ARG_LIMITS = [
-    (SDK, "nki/deep-dives/src/mxfp-matmul/mx_kernels.py", n, _DTYPE_ARG)
-    for n in ("kernel_offline_quantized_mx_matmul", "kernel_on_device_quantize_matmul_mx",
-              "kernel_copy_strided_quantize_matmul_mx", "kernel_copy_strided_quantize_matmul_mx_packed_scale")
-] + [
-    (SAMPLES, "src/nki_samples/tutorials/mxfp-matmul/mx_kernels.py", n, _DTYPE_ARG)
-    for n in ("kernel_offline_quantized_mx_matmul", "kernel_on_device_quantize_matmul_mx",
-              "kernel_copy_strided_quantize_matmul_mx")
-] + [
-]  + [
     (NKILIB, _MOE_CTE + f, n, f"its weights are MX (the MX test sets of test_moe_bwmm_mx_cte.py); {_MX}")
     for f, n in (("bwmm_shard_on_I_mx.py", "blockwise_mm_shard_intermediate_mx"),
                  ("bwmm_shard_on_I_mx.py", "blockwise_mm_shard_intermediate_mx_hybrid"),

@@ -37,7 +37,10 @@ class dtype(str):
 
 
 _ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "tfloat32": 4, "float8_e4m3": 1, "float8_e4m3fn": 1,
-             "float8_e5m2": 1, "int8": 1, "int16": 2, "int32": 4, "uint8": 1, "uint16": 2, "uint32": 4, "bool": 1}
+             "float8_e5m2": 1, "int8": 1, "int16": 2, "int32": 4, "uint8": 1, "uint16": 2, "uint32": 4, "bool": 1,
+             # The packed MX types of NeuronCore-v4 (OCP MX): four float8 values in 4 bytes, four float4 values
+             # in 2; float8_e8m0fnu, an MX scale, is one byte.
+             "float8_e4m3fn_x4": 4, "float8_e5m2_x4": 4, "float4_e2m1fn_x4": 2, "float8_e8m0fnu": 1}
 _NUMPY_NAMES = {"float32": "float32", "float16": "float16", "int8": "int8", "int16": "int16", "int32": "int32",
                 "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "bool": "bool", "float64": "float32",
                 "int64": "int32", "uint64": "uint32"}
@@ -65,8 +68,7 @@ def dtype_name(d):
 
 
 def itemsize_or(name, default):
-    """The bytes per element of the canonical dtype `name`; `default` for a type without storage
-    (the packed formats below)."""
+    """The bytes per element of the canonical dtype `name`; `default` for a name that is no dtype."""
     return _ITEMSIZE.get(name, default)
 
 
@@ -82,8 +84,8 @@ uint8, uint16, uint32 = dtype("uint8"), dtype("uint16"), dtype("uint32")
 bool_ = dtype("bool")
 float32r = float32  # legacy: fp32 "round" mode for matmul operands; same values here
 bool = bool_  # noqa: A001 - nl.bool, as the current dialect spells it
-# Packed (x4) and 4-bit formats of NeuronCore-v4: the names exist; tensors of them are refused
-# (nkia_unknown_dtype) since the simulator has no storage for them yet.
+# Packed (x4) MX data and the E8M0 scale type of NeuronCore-v4: tensors of them hold their bits
+# (nki-agent's core reads the values inside for nc_matmul_mx and writes them in quantize_mx).
 float8_e4m3fn_x4 = dtype("float8_e4m3fn_x4")
 float8_e5m2_x4 = dtype("float8_e5m2_x4")
 float4_e2m1fn_x4 = dtype("float4_e2m1fn_x4")
@@ -103,15 +105,9 @@ bf16 = _Limits(-3.3895313892515355e38, 3.3895313892515355e38)
 fp16 = _Limits(-65504.0, 65504.0)
 
 
-# The packed formats' bytes per element as NKI documents them: four float8 values in 4 bytes, four
-# float4 values in 2; float8_e8m0fnu is one byte. They have no storage here (itemsize_or).
-_PACKED_BYTES = {"float8_e4m3fn_x4": 4, "float8_e5m2_x4": 4, "float4_e2m1fn_x4": 2, "float8_e8m0fnu": 1}
-
-
 def sizeinbytes(d):
     """The bytes one element of the dtype `d` takes (nki.language.constants.sizeinbytes)."""
-    name = str(d) if isinstance(d, dtype) and str(d) in _PACKED_BYTES else dtype_name(d)
-    return _ITEMSIZE.get(name) or _PACKED_BYTES[name]
+    return _ITEMSIZE[dtype_name(d)]
 
 
 # (storage bits, exponent bits, mantissa bits, largest finite value) of each float type: nl.finfo's

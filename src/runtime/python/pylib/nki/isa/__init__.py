@@ -134,6 +134,26 @@ def nc_matmul(dst, stationary, moving, accumulate=None, perf_mode=None, **kwargs
     core.nc_matmul(dst, stationary, moving, mode, isa_common.perf_mode_name(perf_mode, kwargs))
 
 
+def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_position=None, tile_size=None,
+                 accumulate=None, **kwargs):
+    """dst[M, N] (PSUM, float32 or bfloat16) = the MX product of stationary [P, M] and moving [P, N], packed
+    x4 tiles contracting over their partitions and 4 packed values, each 32-value group dequantized by
+    its E8M0 scale (NeuronCore-v4). accumulate as nc_matmul's; tile_position / tile_size: row tiling."""
+    mode = "auto" if accumulate is None else ("accumulate" if accumulate else "overwrite")
+    if (tile_position is None) != (tile_size is None):
+        raise lang.NkiError("nkia_mx_layout", "nc_matmul_mx takes tile_position and tile_size together",
+                            "pass both tile_position=(row, 0) and tile_size=(rows, 128), or neither")
+    tiling = None if tile_position is None else tuple(int(x) for x in (*tile_position, *tile_size))
+    core.nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, mode, tiling)
+
+
+def quantize_mx(dst, src, dst_scale, **kwargs):
+    """dst [P, F] (float8_e4m3fn_x4 / float8_e5m2_x4) and dst_scale (uint8 E8M0, 4 rows per 32-partition
+    quadrant) = src [P, 4F] (bfloat16 / float16) quantized per group of 8 partitions x 4 values, on the
+    Vector engine (NeuronCore-v4)."""
+    core.quantize_mx(dst, src, dst_scale)
+
+
 def nc_transpose(dst, data, engine=None, **kwargs):
     small = data.shape[0] <= 32 and data.shape[1] <= 32
     eng = isa_common.engine_name(engine) if engine is not None else \
