@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "nki/checks.h"
@@ -36,17 +37,43 @@ bool is_scale_dtype(DType t) {
   return t == DType::kUInt8 || t == DType::kFloat8E8M0;
 }
 
+// The elements of one partition of `t`: the product of its free dimensions.
+int64_t free_elements(const Tensor& t) {
+  int64_t n = 1;
+  for (int i = 1; i < t.ndim(); ++i) n *= t.shape()[static_cast<size_t>(i)];
+  return n;
+}
+
+// Most dimensions of a quantize_mx operand (check_mx_data).
+constexpr int kMaxMxRank = 8;
+
+// The address of element [p, c] of `t` with its free dimensions flattened in row-major order.
+void* flat_ptr(Tensor& t, int64_t p, int64_t c) {
+  std::array<int64_t, kMaxMxRank> idx{};
+  const int n = t.ndim();
+  idx[0] = p;
+  for (int d = n - 1; d >= 1; --d) {
+    const int64_t size = t.shape()[static_cast<size_t>(d)];
+    idx[static_cast<size_t>(d)] = c % size;
+    c /= size;
+  }
+  return t.ptr_at(std::span<const int64_t>(idx.data(), static_cast<size_t>(n)));
+}
+
 // SBUF, on-chip rules and partitions a multiple of 32 up to 128, for an MX data operand.
-Result<void> check_mx_data(const ExecContext& ctx, const Access& a, const char* op) {
+// `flat`: quantize_mx takes tiles of any number of free dimensions, read flattened in row-major order
+// (nki-library passes [128, 6, 8, 32] sources); nc_matmul_mx takes [P, F] tiles.
+Result<void> check_mx_data(const ExecContext& ctx, const Access& a, const char* op, bool flat = false) {
   if (a.buffer() != Buffer::kSbuf)
     return fail(nki_error(
         "err_unsupported_memory",
         fmt::format("'{}' reads and writes SBUF tiles, but {} is in {}", op, a.describe(), buffer_name(a.buffer())),
         "allocate MX data, scales and quantize_mx's source with buffer=nl.sbuf"));
   if (auto r = check_partition_limit(ctx, a, op); !r) return r;
-  if (a.view.ndim() != 2)
-    return fail(mx_layout(fmt::format("'{}' takes 2-D [P, F] tiles, got {}", op, a.describe()),
-                          "index or reshape the operand to [P, F]"));
+  if (flat ? a.view.ndim() < 2 || a.view.ndim() > kMaxMxRank : a.view.ndim() != 2)
+    return fail(
+        mx_layout(fmt::format("'{}' takes {} tiles, got {}", op, flat ? "[P, ...]" : "2-D [P, F]", a.describe()),
+                  "index or reshape the operand to [P, F]"));
   const int64_t p = a.partitions();
   if (p % kQuadrant != 0 || p > ctx.target->partitions)
     return fail(mx_layout(fmt::format("'{}' needs a multiple of 32 partitions up to {}, got {}", op,
@@ -68,9 +95,9 @@ Result<void> check_mx_scale(const ExecContext& ctx, const Access& scale, const A
   if (!is_scale_dtype(scale.dtype()))
     return fail(mx_dtype(fmt::format("'{}' {} must be uint8 or float8_e8m0fnu, got {}", op, what, scale.describe()),
                          "allocate MX scales as nl.uint8 (or nl.float8_e8m0fnu)"));
-  const int64_t p = data.partitions(), f = data.shape().back();
+  const int64_t p = data.partitions(), f = free_elements(data.view);
   const int64_t rows = mx_scale_row(p - 1) + 1;
-  if (scale.view.ndim() != 2 || scale.shape()[1] != f || scale.shape()[0] < rows)
+  if (scale.view.ndim() < 2 || free_elements(scale.view) != f || scale.shape()[0] < rows)
     return fail(mx_layout(fmt::format("'{}' {} {} does not fit the scales of {}: it needs [>= {}, {}] (4 rows of "
                                       "scales in each 32-partition quadrant the data covers)",
                                       op, what, scale.describe(), data.describe(), rows, f),
@@ -207,7 +234,7 @@ Result<void> isa_quantize_mx(ExecContext& ctx, const Access& dst, const Access& 
       !r)
     return r;
   for (const Access* a : {&dst, &src})
-    if (auto r = check_mx_data(ctx, *a, kOp); !r) return r;
+    if (auto r = check_mx_data(ctx, *a, kOp, /*flat=*/true); !r) return r;
   if (src.dtype() != DType::kBFloat16 && src.dtype() != DType::kFloat16)
     return fail(mx_dtype(fmt::format("'{}' quantizes bfloat16 or float16 values, got {}", kOp, src.describe()),
                          "cast the source to bfloat16 first"));
@@ -216,8 +243,8 @@ Result<void> isa_quantize_mx(ExecContext& ctx, const Access& dst, const Access& 
         mx_dtype(fmt::format("'{}' writes float8_e4m3fn_x4 or float8_e5m2_x4 data, got {}", kOp, dst.describe()),
                  "allocate the quantized tile as nl.float8_e4m3fn_x4 or nl.float8_e5m2_x4 (quantize_mx "
                  "has no float4 output)"));
-  const int64_t p = src.partitions(), f = dst.shape()[1];
-  if (dst.partitions() != p || src.shape()[1] != f * kPackedLanes)
+  const int64_t p = src.partitions(), f = free_elements(dst.view);
+  if (dst.partitions() != p || free_elements(src.view) != f * kPackedLanes)
     return fail(mx_layout(fmt::format("'{}' packs 4 values per element: {} needs a [{}, {}] source, got {}", kOp,
                                       dst.describe(), dst.partitions(), f * kPackedLanes, src.describe()),
                           "allocate the quantized tile as [P, F // 4] for a [P, F] source"));
@@ -259,11 +286,9 @@ Result<void> isa_quantize_mx(ExecContext& ctx, const Access& dst, const Access& 
       const int exp = amax > 0.0f ? std::ilogb(amax) - (emax - 1) : -127;
       const int code = nan ? 0xFF : std::clamp(exp + 127, 0, 254);
       const float inv = code == 0xFF ? std::numeric_limits<float>::quiet_NaN() : std::ldexp(1.0f, -(code - 127));
-      const int64_t si[2] = {mx_scale_row(g * kGroupRows), c};
-      store_f32(scale.ptr_at(si), DType::kUInt8, static_cast<float>(code));
+      store_f32(flat_ptr(scale, mx_scale_row(g * kGroupRows), c), DType::kUInt8, static_cast<float>(code));
       for (int64_t r = g * kGroupRows; r < (g + 1) * kGroupRows; ++r) {
-        const int64_t di[2] = {r, c};
-        void* e = out.ptr_at(di);
+        void* e = flat_ptr(out, r, c);
         for (int j = 0; j < kPackedLanes; ++j)
           packed_lane_store(e, dst.dtype(), j, x[r * f * kPackedLanes + c * kPackedLanes + j] * inv,
                             Fp8Overflow::kSaturating);

@@ -317,6 +317,51 @@ TEST_F(NkiMx, Fp4MatmulOfPackedBitsWithOfflineScales) {
     EXPECT_EQ(got[i], bf16_to_f32(bf16_from_f32(static_cast<float>(want[i])))) << i;  // one RNE into bfloat16
 }
 
+// quantize_mx reads tiles of several free dimensions flattened in row-major order (nki-library
+// quantizes [128, 6, 8, 32] sources): a [128, 2, 64] source into a [128, 2, 16] tile gives the same
+// bytes and scales as the [128, 128] source into [128, 32].
+TEST_F(NkiMx, QuantizeFlattensFreeDimensions) {
+  const char* src = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(x):
+    flat = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=flat, src=x)
+    cube = nl.ndarray((128, 2, 64), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=cube, src=x.reshape((128, 2, 64)))
+    q2 = nl.ndarray((128, 32), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+    s2 = nl.ndarray((128, 32), dtype=nl.uint8, buffer=nl.sbuf)
+    nisa.quantize_mx(dst=q2, src=flat, dst_scale=s2)
+    q3 = nl.ndarray((128, 2, 16), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+    s3 = nl.ndarray((128, 2, 16), dtype=nl.uint8, buffer=nl.sbuf)
+    nisa.quantize_mx(dst=q3, src=cube, dst_scale=s3)
+    outs = []
+    for t in (q2.view(nl.uint32), q3.view(nl.uint32), s2, s3):
+        o = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=o, src=t)
+        outs.append(o)
+    return tuple(outs)
+)py";
+  auto r = run(src, {values({128, 128}, 7)});
+  ASSERT_TRUE(r) << r.error().format();
+  ASSERT_EQ(r->outputs.size(), 4u);
+  auto bytes = [](const Tensor& t) {
+    const Tensor c = t.contiguous();
+    const auto* b = static_cast<const uint8_t*>(c.data());
+    return std::vector<uint8_t>(b, b + c.nbytes());
+  };
+  EXPECT_EQ(bytes(r->outputs[0]), bytes(r->outputs[1]));
+  const auto s2 = bytes(r->outputs[2]), s3 = bytes(r->outputs[3]);
+  ASSERT_EQ(s2.size(), s3.size());
+  for (size_t row = 0; row < 128; ++row) {
+    if (row % 32 >= 4) continue;  // quantize_mx writes 4 scale rows per 32-partition quadrant
+    for (size_t c = 0; c < 32; ++c) EXPECT_EQ(s2[row * 32 + c], s3[row * 32 + c]) << row << "," << c;
+  }
+}
+
 TEST_F(NkiMx, RefusalsCarryTheirCodes) {
   const std::string head = R"py(
 import nki

@@ -487,7 +487,7 @@ _SUBKERNELS = [
      "gate_up_projection_mx_shard_I"),
 ]
 KERNELS += [Kernel(r, p, e, None, src="", via=c, target="trn2" if r == NKILIB else "trn1",
-                   note=f"a sub-kernel that {c} calls; swept through it, and {c} is not swept")
+                   note=f"a sub-kernel that {c} calls; swept through it")
             for r, p, e, c in _SUBKERNELS]
 
 KERNELS += [
@@ -580,8 +580,10 @@ KERNELS += [
       {"input_tensor": "float32[8,256]"},
       args={"fold_factor": "2", "batch_start": "0", "batch_end": "8", "sb_extra_cols": "16"}, src=T, **_NKILIB_TEST),
     K(NKILIB, "test/integration/nkilib/core/subkernels/test_rmsnorm_mx_quantize_tkg.py",
-      "rmsnorm_mx_quantize_tkg_wrapper", {"inp": "float16[32,1,512]", "gamma": "float16[1,512]"}, src=T,
-      **_NKILIB_TEST),
+      "rmsnorm_mx_quantize_tkg_wrapper", {"inp": "float16[32,1,512]", "gamma": "float16[1,512]"}, grid=(2,),
+      target="trn3", src=T, **_NKILIB_TEST,
+      note="test_rmsnorm_mx_quantize_tkg's first set (batch 32, seqlen 1, hidden 512, float16, fp8 e4m3 x4): LNC 2 "
+           "(the wrapper asserts it), trn3 only (quantize_mx)"),
     K(NKILIB, "test/integration/nkilib/core/qkv/test_qkv_tkg.py",
       "qkv_tkg_sb2sb_wrapper_kernel",
       {"input": "float16[1,4,16384]", "fused_qkv_weights": "float16[16384,384]",
@@ -712,6 +714,63 @@ KERNELS += [
            "post-scale, float16, bias, clamps 7 / 8 / -6, as its generate_inputs builds them"),
 ]
 
+# nki-library's all-expert MX MoE TKG kernel (trn3 only). Its test (test_moe_tkg.py test_moe_tkg_mx) calls the host
+# function moe_tkg (moe_tkg.py, not an nki.jit kernel), which masks the affinities into SBUF, builds the MLPParameters
+# and calls it; the driver calls moe_tkg the same way (imported by its package path: the kernel's module does not
+# import it), with the inputs build_moe_tkg makes: MX weights x4-packed along their contraction dimension
+# ([E, 128, 2, H / 512, I] and [E, I_p, I / 512, H]) with uint8 scales, gate/up bias [E, I_p, 2, I / 512, 4].
+_MOE_TKG_MOD = '__import__("nkilib.core.moe.moe_tkg.moe_tkg", fromlist=["moe_tkg"])'
+KERNELS += [
+    K(NKILIB, "src/nkilib_src/nkilib/core/moe/moe_tkg/all_expert_mx_impl.py", "_all_expert_moe_tkg_mx",
+      {"hidden_input": "bfloat16[32,3072]", "expert_gate_up_weights": "float4_e2m1fn_x4[1,128,2,6,3072]",
+       "expert_down_weights": "float4_e2m1fn_x4[1,128,6,3072]", "expert_affinities": "bfloat16[32,1]",
+       "expert_index": "int32[32,1]", "rank_id": "uint32[1,1]", "expert_gate_up_bias": "bfloat16[1,128,2,6,4]",
+       "expert_down_bias": "bfloat16[1,3072]", "expert_gate_up_weights_scale": "uint8[1,16,2,6,3072]",
+       "expert_down_weights_scale": "uint8[1,16,6,3072]"},
+      driver=_MOE_TKG_MOD + ".moe_tkg(hidden_input, expert_gate_up_weights, expert_down_weights, expert_affinities, "
+             "expert_index, True, rank_id=rank_id, expert_gate_up_bias=expert_gate_up_bias, "
+             "expert_down_bias=expert_down_bias, expert_gate_up_weights_scale=expert_gate_up_weights_scale, "
+             "expert_down_weights_scale=expert_down_weights_scale, mask_unselected_experts=False, "
+             "expert_affinities_eager=None, expert_affinities_scaling_mode=" + _MOE_TKG_MOD +
+             ".ExpertAffinityScaleMode.POST_SCALE, activation_fn=" + _MOE_TKG_MOD + ".ActFnType.Swish, "
+             "output_dtype=nl.bfloat16, gate_clamp_upper_limit=7.0, gate_clamp_lower_limit=None, "
+             "up_clamp_upper_limit=8.0, up_clamp_lower_limit=-6.0, is_all_expert_dynamic=False, block_size=None)",
+      grid=(2,), target="trn3", src=T, timeout=300.0,
+      note="test_moe_tkg.py's first MOE_TKG_MX_PARAMS set (LNC 2, tokens 32, hidden 3072, intermediate 3072, 1 "
+           "expert, all-expert, Swish, post-scale, MXFP4, bfloat16, clamps 7 / 8 / -6, bias; static), as "
+           "build_moe_tkg builds it, through moe_tkg as the test calls it: I_p = 128, 6 H512 and 6 I512 tiles"),
+]
+
+# nki-library's MX MoE block test wrapper (trn3 only): the MX weights passed as the unsigned integers NxD passes (uint16
+# for MXFP4 x4), which the wrapper reinterprets, as convert_mx_weights_to_uint does; the test helpers it imports
+# (test_mlp_common, test_moe_tkg_utils, the model configs) laid out beside it.
+KERNELS += [
+    K(NKILIB, "test/integration/nkilib/core/moe_block/test_moe_block_tkg.py", "mx_moe_block_tkg_wrapper",
+      {"inp": "float16[1,1,3072]", "gamma": "float16[1,3072]", "router_weights": "float16[3072,128]",
+       "expert_gate_up_weights": "uint16[128,128,2,6,384]", "expert_down_weights": "uint16[128,96,1,3072]",
+       "expert_gate_up_weights_scale": "uint8[128,16,2,6,384]", "expert_down_weights_scale": "uint8[128,12,1,3072]",
+       "router_bias": "float16[1,128]", "expert_gate_up_bias": "float16[128,96,2,1,4]",
+       "expert_down_bias": "float16[128,3072]"},
+      driver="kernel(inp, gamma, router_weights, expert_gate_up_weights, expert_down_weights, "
+             "expert_gate_up_weights_scale=expert_gate_up_weights_scale, "
+             "expert_down_weights_scale=expert_down_weights_scale, router_bias=router_bias, "
+             "expert_gate_up_bias=expert_gate_up_bias, expert_down_bias=expert_down_bias, top_k=4, "
+             "router_act_fn=RouterActFnType.SOFTMAX, router_pre_norm=False, norm_topk_prob=False, "
+             "expert_affinities_scaling_mode=ExpertAffinityScaleMode.POST_SCALE, hidden_act_fn=ActFnType.Swish, "
+             "gate_clamp_upper_limit=7.0, gate_clamp_lower_limit=None, up_clamp_upper_limit=8.0, "
+             "up_clamp_lower_limit=-6.0, router_mm_dtype=nl.float16, hidden_actual=None, skip_router_logits=False, "
+             "is_all_expert=False, rank_id=None)",
+      driver_imports=("RouterActFnType", "ExpertAffinityScaleMode", "ActFnType"), grid=(2,), target="trn3", src=T,
+      timeout=300.0,
+      **dict(_NKILIB_TEST, trees=_NKILIB_TEST["trees"] + ("test/integration/nkilib/core/mlp",
+                                                          "test/integration/nkilib/core/moe",
+                                                          "test/integration/nkilib/core/moe_block")),
+      note="test_moe_block_tkg.py's first MX MANUAL_PARAMS set (LNC 2, selective, batch 1, seqlen 1, hidden 3072, "
+           "intermediate 384, 128 experts, top-k 4, softmax router, Swish, post-scale, MXFP4, float16, bias, clamps "
+           "7 / 8 / -6), as generate_inputs and gen_moe_mx_weights build it: weights [E, 128, 2, H / 512, I] and "
+           "[E, I_p = 96, 1, H] as uint16, scales [E, 16, 2, 6, I] / [E, 12, 1, H], gate/up bias [E, 96, 2, 1, 4]"),
+]
+
 # nki-library's attention TKG test wrapper: an AttnTKGConfig and 16 tensors (None where the config uses none), built as
 # run_attention_tkg_test builds them.
 KERNELS += [
@@ -806,6 +865,59 @@ KERNELS += [
            "[K, N / tp] columns"),
 ]
 
+# nki-library's MX MoE CTE kernels (trn3 only). Shapes: test_moe_bwmm_mx_cte.py's unit sets, as build_moe_bwmm_mx_cte
+# (test_utils.py) builds them: N blocks from get_n_blocks (shard on I: one block per iteration; shard on block:
+# rounded up to the LNC degree), T rows when tokens are skipped (T + 1 otherwise), the MX weights packed x4 along
+# their contraction dimension ([E, 128, 2, H / 512, I] and [E, I_p, I / 512, H], the x4 dtype as the test passes
+# it) with uint8 scales [E, 16, 2, H / 512, I] / [E, I_p / 8, I / 512, H], bias [E, I_p, 2, I / 512, 4] and [E, H];
+# the enums, SkipMode and weight_dtype through a driver; LNC 2 (grid (2,)).
+_MX_CTE_FP4_I2048 = {
+    "hidden_states": "bfloat16[1024,3072]", "expert_affinities_masked": "bfloat16[8192,1]",
+    "gate_up_proj_weight": "float4_e2m1fn_x4[8,128,2,6,2048]", "down_proj_weight": "float4_e2m1fn_x4[8,128,4,3072]",
+    "token_position_to_id": "int32[5888]", "block_to_expert": "int32[23]",
+    "gate_and_up_proj_bias": "bfloat16[8,128,2,4,4]", "down_proj_bias": "bfloat16[8,3072]",
+    "gate_up_proj_scale": "uint8[8,16,2,6,2048]", "down_proj_scale": "uint8[8,16,4,3072]"}
+_MX_CTE_ARGS = ("activation_function=ActFnType.Swish, skip_dma=SkipMode(True, False), compute_dtype=nl.bfloat16, "
+                "weight_dtype=nl.float4_e2m1fn_x4, is_tensor_update_accumulating=True, "
+                "expert_affinities_scaling_mode=ExpertAffinityScaleMode.POST_SCALE, gate_clamp_upper_limit=7.0, "
+                "gate_clamp_lower_limit=None, up_clamp_lower_limit=-7.0, up_clamp_upper_limit=7.0")
+KERNELS += [
+    K(NKILIB, _MOE_CTE + "bwmm_shard_on_I_mx.py", "blockwise_mm_shard_intermediate_mx", _MX_CTE_FP4_I2048,
+      driver="kernel(hidden_states, expert_affinities_masked, gate_up_proj_weight, down_proj_weight, "
+             "token_position_to_id, block_to_expert, gate_and_up_proj_bias, down_proj_bias, gate_up_proj_scale, "
+             "down_proj_scale, 256, " + _MX_CTE_ARGS + ")",
+      driver_imports=("ActFnType", "ExpertAffinityScaleMode", "SkipMode"), grid=(2,), target="trn3", src=T,
+      timeout=300.0,
+      note="moe_bwmm_mx_shard_I_unit_perms' first set (hidden 3072, tokens 1024, intermediate 2048, 8 experts, block "
+           "256, top-k 4, Swish, post-scale, bfloat16, MXFP4 weights, token skip, bias, static, clamps 7 / - / 7 / "
+           "-7; LNC 2): N = 23 blocks, T rows"),
+    K(NKILIB, _MOE_CTE + "bwmm_shard_on_I_mx.py", "blockwise_mm_shard_intermediate_mx_hybrid",
+      dict(conditions="int32[24]", **_MX_CTE_FP4_I2048),
+      driver="kernel(conditions, hidden_states, expert_affinities_masked, gate_up_proj_weight, down_proj_weight, "
+             "token_position_to_id, block_to_expert, gate_and_up_proj_bias, down_proj_bias, gate_up_proj_scale, "
+             "down_proj_scale, 256, None, " + _MX_CTE_ARGS + ")",
+      driver_imports=("ActFnType", "ExpertAffinityScaleMode", "SkipMode"), grid=(2,), target="trn3", src=T,
+      timeout=300.0,
+      note="moe_bwmm_mx_shard_I_unit_perms' first dynamic set (the first set's sizes, dynamic; LNC 2): N = 23 "
+           "blocks, N + 1 conditions, no static block count"),
+    K(NKILIB, _MOE_CTE + "bwmm_shard_on_block_mx.py", "bwmm_shard_on_block_mx",
+      {"hidden_states": "bfloat16[10240,3072]", "expert_affinities_masked": "bfloat16[1310720,1]",
+       "gate_up_proj_weight": "float4_e2m1fn_x4[128,128,2,6,384]",
+       "down_proj_weight": "float4_e2m1fn_x4[128,96,1,3072]", "token_position_to_id": "int32[73728]",
+       "block_to_expert": "int32[288]", "gate_and_up_proj_bias": "bfloat16[128,96,2,1,4]",
+       "down_proj_bias": "bfloat16[128,3072]", "gate_up_proj_scale": "uint8[128,16,2,6,384]",
+       "down_proj_scale": "uint8[128,12,1,3072]"},
+      driver="kernel(hidden_states, expert_affinities_masked, gate_up_proj_weight, down_proj_weight, "
+             "token_position_to_id, block_to_expert, gate_and_up_proj_bias=gate_and_up_proj_bias, "
+             "down_proj_bias=down_proj_bias, gate_up_proj_scale=gate_up_proj_scale, down_proj_scale=down_proj_scale, "
+             "block_size=256, " + _MX_CTE_ARGS + ")",
+      driver_imports=("ActFnType", "ExpertAffinityScaleMode", "SkipMode"), grid=(2,), target="trn3", src=T,
+      timeout=300.0,
+      note="moe_bwmm_mx_cte_unit_perms' first set (hidden 3072, tokens 10240, intermediate 384, 128 experts, block "
+           "256, top-k 4, Swish, post-scale, bfloat16, MXFP4 weights, token skip, bias, static, clamps 7 / - / 7 / "
+           "-7; LNC 2): N = 288 blocks (287 rounded up to LNC 2), T rows, I_p = 384 / 4 = 96 (one I512 tile)"),
+]
+
 # ---- The MX matmul tutorials (current dialect, trn3 only: NeuronCore-v4's packed x4 types, quantize_mx and
 # nc_matmul_mx). Shapes and dtypes: mx_toplevel.py's __main__ (M 128, K 128 x4, N 512): offline MX data as
 # generate_stabilized_mx_data packs it (fp8: uint32 [K, M] / [K, N]; fp4: uint8 [K, 2M], two values a byte)
@@ -839,27 +951,18 @@ KERNELS.append(K(SDK, _MX_TUTORIALS[SDK], "kernel_copy_strided_quantize_matmul_m
 # Entry kernels whose upstream tests pass arguments `nki-agent check --arg` (Python literals) cannot
 # express: NKI dtypes, config objects, replica groups, view-operation lists. Not swept yet, with the
 # reason; a driver (`driver`) can pass all but the multi-rank collectives' replica groups.
-_MX = ("MX MoE: no shapes yet (the MX types, nc_matmul_mx and quantize_mx are modelled; drivers for the MoE "
-       "kernels' MX test sets, their MLPParameters and weight layouts, are not written)")
 _CONFIG_ARG = "its {} argument is a config object, which --arg cannot build; a driver (`driver`) can, not written yet"
 _ARG_LIMITS = [
-    (NKILIB, _MOE_CTE + f, n, f"its weights are MX (the MX test sets of test_moe_bwmm_mx_cte.py); {_MX}")
-    for f, n in (("bwmm_shard_on_I_mx.py", "blockwise_mm_shard_intermediate_mx"),
-                 ("bwmm_shard_on_I_mx.py", "blockwise_mm_shard_intermediate_mx_hybrid"),
-                 ("bwmm_shard_on_block_mx.py", "bwmm_shard_on_block_mx"))
-] + [
-    (NKILIB, "src/nkilib_src/nkilib/core/moe/moe_tkg/all_expert_mx_impl.py", "_all_expert_moe_tkg_mx",
-     f"its MLPParameters hold MX weights (its callers, the MX MoE TKG kernels); {_MX}"),
-    (NKILIB, "test/integration/nkilib/core/moe_block/test_moe_block_tkg.py", "mx_moe_block_tkg_wrapper",
-     f"its weights are MX (the test's MX sets run on trn3 only); {_MX}"),
     (NKILIB, "src/nkilib_src/nkilib/experimental/transformer/attention_block_tkg.py", "attention_block_tkg",
      "44 arguments that test_attention_block_tkg.py's input builders derive (QKV, RoPE, KV cache, masks, output "
      "projection); a driver can pass them, not written yet"),
 ] + [
     (NKILIB, "src/nkilib_src/nkilib/core/moe/moe_tkg/down_projection_mx.py", "down_projection_mx",
-     "its operands are SBUF tensors its caller (the MoE TKG kernels) allocates; check passes HBM inputs"),
+     "its operands and its result are SBUF tensors its caller (the MoE TKG kernels) allocates; check passes HBM "
+     "inputs, and a driver returning its SBUF result would not be an entry kernel; _all_expert_moe_tkg_mx runs it"),
     (NKILIB, "src/nkilib_src/nkilib/core/moe/moe_tkg/gate_up_projection_mx.py", "gate_up_projection_mx_shard_I",
-     "its operands are SBUF tensors its caller (the MoE TKG kernels) allocates; check passes HBM inputs"),
+     "its operands and its results are SBUF tensors its caller (the MoE TKG kernels) allocates; check passes HBM "
+     "inputs, and a driver returning its SBUF results would not be an entry kernel; _all_expert_moe_tkg_mx runs it"),
 ]
 KERNELS += [not_swept(r, p, e, why) for r, p, e, why in _ARG_LIMITS]
 
