@@ -3,6 +3,8 @@
 // The Tensor engine's instructions are isa_matmul.cpp.
 #include "nki/isa.h"
 
+#include <functional>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -28,6 +30,18 @@ bool same_squeezed(const Shape& a, const Shape& b) {
 
 Tensor as_shape_of(const Tensor& src, const Shape& shape) {
   return src.shape() == shape ? src : src.reshape(shape);
+}
+
+void compute_into(const Tensor& dst, const Shape& shape, const std::function<void(Tensor&)>& fill) {
+  Tensor out = dst;
+  if (dst.shape() == shape || same_squeezed(dst.shape(), shape)) {
+    out = as_shape_of(dst, shape);
+    fill(out);
+    return;
+  }
+  Tensor tmp = Tensor::uninitialized(shape, dst.dtype());
+  fill(tmp);
+  out.assign(tmp.reshape(dst.shape()));  // tmp is contiguous: the reshape is a view
 }
 
 namespace {
@@ -169,11 +183,12 @@ Result<void> isa_tensor_tensor(ExecContext& ctx, const Access& dst, const Access
                                       "numbers of elements per partition",
                                       a.describe(), b.describe()),
                           "slice both operands to one size; for a [P, 1] operand use nisa.tensor_scalar"));
-  if (dst.view.numel() != a.view.numel() || !same_squeezed(dst.shape(), a.shape()))
+  if (dst.view.numel() != a.view.numel())
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'tensor_tensor' of {} and {} into {}: the shapes do not match", a.describe(),
-                                      b.describe(), dst.describe()),
-                          "write the result into a tile of the operands' shape"));
+                          fmt::format("'tensor_tensor' of {} and {} into {}: the destination holds another number of "
+                                      "elements per partition",
+                                      a.describe(), b.describe(), dst.describe()),
+                          "write the result into a tile of the operands' size"));
   if (is_bitvec_op(op) && (dtype_is_float(a.dtype()) || dtype_is_float(b.dtype()) || dtype_is_float(dst.dtype())))
     return fail(nki_error("nkia_bitvec_op_needs_integer",
                           fmt::format("'tensor_tensor' {} works on the bits of integer tiles, not {} and {}",
@@ -181,12 +196,13 @@ Result<void> isa_tensor_tensor(ExecContext& ctx, const Access& dst, const Access
                           "use integer tiles (nl.int32, nl.uint8, ...) for bitwise and shift operators"));
   ctx.trace.add(issue_instruction(ctx, Engine::kVector, opcode, loc, dst, {&a, &b}, DataFlow::kElementwise));
   if (!ctx.compute) return {};
-  Tensor out = as_shape_of(dst.view, a.shape());
   const Tensor rhs = b.shape() == a.shape() ? b.view : b.view.reshape(a.shape());  // a copy when no view fits
-  if (op == BinaryOp::kRightShift)
-    out.assign(logical_right_shift(a.view, rhs));
-  else
-    binary_into(op, a.view, rhs, out);
+  compute_into(dst.view, a.shape(), [&](Tensor& out) {
+    if (op == BinaryOp::kRightShift)
+      out.assign(logical_right_shift(a.view, rhs));
+    else
+      binary_into(op, a.view, rhs, out);
+  });
   return {};
 }
 
@@ -208,21 +224,23 @@ Result<void> isa_tensor_scalar(ExecContext& ctx, const Access& dst, const Access
                                bool reverse, const SourceLoc& loc) {
   if (auto r = check_tiles(ctx, {&dst, &src}, "tensor_scalar"); !r) return r;
   if (auto r = check_same_partitions(dst, src, "tensor_scalar"); !r) return r;
-  if (dst.shape() != src.shape())
-    return fail(
-        nki_error("err_store_dst_shape_smaller_than_other_shape",
-                  fmt::format("'tensor_scalar' of {} into {}: the shapes differ", src.describe(), dst.describe()),
-                  "write the result into a tile of the operand's shape"));
+  if (dst.view.numel() != src.view.numel())
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'tensor_scalar' of {} into {}: they hold different numbers of elements per "
+                                      "partition",
+                                      src.describe(), dst.describe()),
+                          "write the result into a tile of the operand's size"));
   if (auto r = check_bitvec_operands(op, src, dst); !r) return r;
   ctx.trace.add(
       issue_instruction(ctx, Engine::kVector, {Opcode::kTensorScalar, op}, loc, dst, {&src}, DataFlow::kElementwise));
   if (!ctx.compute) return {};
-  Tensor s = Tensor::full({}, DType::kFloat32, scalar);
-  Tensor out = dst.view;
-  if (reverse)
-    binary_into(op, s, src.view, out);
-  else
-    binary_into(op, src.view, s, out);
+  const Tensor s = Tensor::full({}, DType::kFloat32, scalar);
+  compute_into(dst.view, src.shape(), [&](Tensor& out) {
+    if (reverse)
+      binary_into(op, s, src.view, out);
+    else
+      binary_into(op, src.view, s, out);
+  });
   return {};
 }
 
@@ -236,23 +254,25 @@ Result<void> isa_tensor_scalar_tile(ExecContext& ctx, const Access& dst, const A
                   fmt::format("'tensor_scalar' operand {} is not one value per partition of {}", operand.describe(),
                               src.describe()),
                   fmt::format("pass a [{}, 1] tile (one value per partition) or a Python number", src.partitions())));
-  if (dst.shape() != src.shape())
-    return fail(
-        nki_error("err_store_dst_shape_smaller_than_other_shape",
-                  fmt::format("'tensor_scalar' of {} into {}: the shapes differ", src.describe(), dst.describe()),
-                  "write the result into a tile of the operand's shape"));
+  if (dst.view.numel() != src.view.numel())
+    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                          fmt::format("'tensor_scalar' of {} into {}: they hold different numbers of elements per "
+                                      "partition",
+                                      src.describe(), dst.describe()),
+                          "write the result into a tile of the operand's size"));
   if (auto r = check_bitvec_operands(op, src, dst); !r) return r;
   ctx.trace.add(issue_instruction(ctx, Engine::kVector, {Opcode::kTensorScalar, op}, loc, dst, {&src, &operand},
                                   DataFlow::kElementwise));
   if (!ctx.compute) return {};
   Shape per_partition(static_cast<size_t>(std::max(src.view.ndim(), 1)), 1);
   per_partition[0] = src.partitions();
-  Tensor column = operand.view.reshape(per_partition);
-  Tensor out = dst.view;
-  if (reverse)
-    binary_into(op, column, src.view, out);
-  else
-    binary_into(op, src.view, column, out);
+  const Tensor column = operand.view.reshape(per_partition);
+  compute_into(dst.view, src.shape(), [&](Tensor& out) {
+    if (reverse)
+      binary_into(op, column, src.view, out);
+    else
+      binary_into(op, src.view, column, out);
+  });
   return {};
 }
 

@@ -7,6 +7,7 @@
 // destination's type) — unless the context is timing-only (ExecContext::compute false).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -216,6 +217,11 @@ Result<void> isa_memset(ExecContext& ctx, const Access& dst, double value, Engin
 bool same_squeezed(const Shape& a, const Shape& b);
 // The view of src with `shape` (their squeezed shapes being equal).
 Tensor as_shape_of(const Tensor& src, const Shape& shape);
+// Runs `fill` on dst laid out as `shape` (the same elements per partition, in row-major order): on a
+// view of dst when the two shapes differ only by unit dimensions, else on a temporary copied into dst
+// afterwards (the ISA pairs elements per partition, whatever the free shapes: nki-library writes a
+// [1, 16] result into a [1, 4, 4] tile).
+void compute_into(const Tensor& dst, const Shape& shape, const std::function<void(Tensor&)>& fill);
 
 // dst = src (with the type conversion), on the given compute engine.
 Result<void> isa_tensor_copy(ExecContext& ctx, const Access& dst, const Access& src, Engine engine,

@@ -46,10 +46,12 @@ Result<void> isa_tensor_scalar_ops(ExecContext& ctx, const Access& dst, const Ac
   NKIA_ASSERT(!steps.empty() && steps.size() <= 2);
   if (auto r = check_tiles(ctx, {&dst, &src}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
-  if (dst.shape() != src.shape())
+  // The same partitions and elements per partition; the free shapes may differ (compute_into).
+  if (dst.view.numel() != src.view.numel())
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'{}' of {} into {}: the shapes differ", kOp, src.describe(), dst.describe()),
-                          "write the result into a tile of the operand's shape"));
+                          fmt::format("'{}' of {} into {}: they hold different numbers of elements per partition", kOp,
+                                      src.describe(), dst.describe()),
+                          "write the result into a tile of the operand's size"));
   int bitvec = 0;
   for (const ScalarStep& st : steps) {
     if (st.tile) {
@@ -94,8 +96,7 @@ Result<void> isa_tensor_scalar_ops(ExecContext& ctx, const Access& dst, const Ac
     const Tensor& b = st.reverse ? x : operand;
     x = st.op == BinaryOp::kRightShift ? logical_right_shift(a, b) : binary(st.op, a, b, work);
   }
-  Tensor out = dst.view;
-  out.assign(x);
+  compute_into(dst.view, src.shape(), [&](Tensor& out) { out.assign(x); });
   return {};
 }
 

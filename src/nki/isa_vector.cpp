@@ -56,15 +56,19 @@ Result<void> isa_scalar_tensor_tensor(ExecContext& ctx, const Access& dst, const
                                       "operand from PSUM",
                                       kOp, data.describe(), data1.describe()),
                           "copy one operand to SBUF first (nl.copy or nisa.tensor_copy)"));
-  if (data1.view.numel() != data.view.numel() || !same_squeezed(data1.shape(), data.shape()))
+  // The ISA reference's tile-size rule: data, operand1 and dst have the same partitions and the same
+  // number of elements per partition (their free shapes may differ).
+  if (data1.view.numel() != data.view.numel())
     return fail(nki_error("nkia_free_size_mismatch",
-                          fmt::format("'{}' pairs the elements of {} and {}, but their shapes differ", kOp,
-                                      data.describe(), data1.describe()),
-                          "slice operand1 to data's shape; for a [P, 1] operand use nisa.tensor_scalar"));
-  if (dst.view.numel() != data.view.numel() || !same_squeezed(dst.shape(), data.shape()))
+                          fmt::format("'{}' pairs the elements of {} and {}, but they hold different numbers of "
+                                      "elements per partition",
+                                      kOp, data.describe(), data1.describe()),
+                          "slice operand1 to data's size; for a [P, 1] operand use nisa.tensor_scalar"));
+  if (dst.view.numel() != data.view.numel())
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'{}' of {} into {}: the shapes differ", kOp, data.describe(), dst.describe()),
-                          "write the result into a tile of the operand's shape"));
+                          fmt::format("'{}' of {} into {}: they hold different numbers of elements per partition", kOp,
+                                      data.describe(), dst.describe()),
+                          "write the result into a tile of the operand's size"));
   for (BinaryOp op : {op0, op1})
     if (is_bitvec_op(op))
       return fail(nki_error(
@@ -88,12 +92,13 @@ Result<void> isa_scalar_tensor_tensor(ExecContext& ctx, const Access& dst, const
   }
   Tensor tmp =
       reverse0 ? binary(op0, scalar, data.view, DType::kFloat32) : binary(op0, data.view, scalar, DType::kFloat32);
-  const Tensor other = as_shape_of(data1.view, data.shape());
-  Tensor out = as_shape_of(dst.view, data.shape());
-  if (reverse1)
-    binary_into(op1, other, tmp, out);
-  else
-    binary_into(op1, tmp, other, out);
+  const Tensor other = as_shape_of(data1.view, data.shape());  // a read: a copy where no view fits
+  compute_into(dst.view, data.shape(), [&](Tensor& out) {
+    if (reverse1)
+      binary_into(op1, other, tmp, out);
+    else
+      binary_into(op1, tmp, other, out);
+  });
   return {};
 }
 

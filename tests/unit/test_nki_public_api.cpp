@@ -284,6 +284,48 @@ def k(a, b):
   EXPECT_EQ(bad.error().code, "nkia_free_size_mismatch") << bad.error().format();
 }
 
+// The elementwise instructions write a destination of the same partitions and element count in
+// another free shape, pairing elements in row-major order (nki-library writes a [1, 16] result into
+// a [1, 4, 4] tile, a [1, 1, 4] one into [1, 4]; the ISA reference's tile-size rule); a different
+// count stays err_store_dst_shape_smaller_than_other_shape.
+TEST_F(NkiPublicApi, ElementwiseDestinationsOfAnotherFreeShape) {
+  const std::string src = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(a):
+    out = nl.ndarray((4, 16), dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.ndarray((4, 16), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a)
+    y = nl.ndarray((4, 4, 4), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_scalar(dst=y, data=x, op0=nl.add, operand0=1.0)
+    z = nl.ndarray((4, 2, 8), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.scalar_tensor_tensor(dst=z, data=x, op0=nl.multiply, operand0=2.0, op1=nl.add, operand1=y)
+    w = nl.ndarray((4, 16), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_tensor(dst=w, data1=z, data2=x, op=nl.subtract)
+    nisa.dma_copy(dst=out, src=w)
+    return out
+
+@nki.jit
+def bad(a):
+    x = nl.ndarray((4, 16), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a)
+    y = nl.ndarray((4, 4, 3), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_scalar(dst=y, data=x, op0=nl.add, operand0=1.0)
+    return a
+)py";
+  const Tensor a = ramp({4, 16});
+  auto r = run(src, "k", {a});
+  ASSERT_TRUE(r) << r.error().format();
+  const auto got = r->outputs[0].to_f32_vector(), x = a.to_f32_vector();
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(got[i], (2 * x[i] + (x[i] + 1)) - x[i]) << i;
+  auto b = run(src, "bad", {a});
+  ASSERT_FALSE(b);
+  EXPECT_EQ(b.error().code, "err_store_dst_shape_smaller_than_other_shape") << b.error().format();
+}
+
 // `mask=(ix < a and iy < b)`: NKI's front end joins the predicates of a mask= argument written with
 // Python's `and` (the SDK's own nc_match_replace8 example does), as `&` would; `or` is no mask (a
 // mask is a box) and stays the error of a predicate asked for a truth value; elsewhere `and` keeps
