@@ -474,12 +474,14 @@ top = nisa.max8(src=p))py"),
     {
         .code = "nkia_multicore_deadlock",
         .origin = kSimulator,
-        .title = "One core of an LNC=2 launch waits for a core that never gets there",
+        .title = "A core or rank waits for a synchronisation its peers never reach",
         .meaning = "The two cores of an LNC=2 launch synchronise at `nisa.sendrecv` (both sides of a pipe) and "
-                   "`nisa.core_barrier` (both cores). A core waited at one of them while the other core returned, "
-                   "failed, or waited at a different one: on a device both would wait forever.",
+                   "`nisa.core_barrier` (both cores); the ranks of a replica group meet at each `nki.collectives` "
+                   "operation (every rank of the group, the same operation, in the same order). One of them waited "
+                   "while a peer returned, failed, or waited somewhere else: on a device both would wait forever.",
         .hint = "Make both cores reach the same sendrecv and core_barrier calls in the same order, whatever "
-                "their program_id: a synchronisation inside `if nl.program_id(0) == 0:` has no partner.",
+                "their program_id: a synchronisation inside `if nl.program_id(0) == 0:` has no partner. Every "
+                "rank of a group makes the same collective calls.",
         .example_bad = snippet(R"py(
 if nl.program_id(0) == 0:
     nisa.core_barrier(out, cores=(0, 1)))py"),
@@ -491,13 +493,15 @@ nisa.core_barrier(out, cores=(0, 1))   # both cores)py"),
         .code = "nkia_multicore_not_modelled",
         .origin = kSimulator,
         .title = "A multi-core primitive needs cores or ranks the launch does not have",
-        .meaning = "The `nki.collectives` operations exchange data with the other ranks of a replica group (other "
-                   "NeuronCores or devices), which nki-agent does not simulate. `nisa.sendrecv` and "
-                   "`nisa.core_barrier` are simulated between the two logical cores of an LNC=2 launch, a launch "
-                   "of two instances (`kernel[2](...)`); called from a launch of one instance, or of more than two, "
-                   "they have no peer core, and the call is refused rather than simulated wrongly.",
-        .hint = "Launch an LNC=2 kernel as `kernel[2](...)`, so that both cores run; for collectives, check the "
-                "kernel in its single-rank form and pass what the other ranks would send as an input.",
+        .meaning = "`nisa.sendrecv` and `nisa.core_barrier` are simulated between the two logical cores of an "
+                   "LNC=2 launch, a launch of two instances (`kernel[2](...)`); called from a launch of one "
+                   "instance, or of more than two, they have no peer core, and the call is refused rather than "
+                   "simulated wrongly. `nki.collectives` operations run between the ranks their replica group "
+                   "names (up to 64) in launches of one or two instances; `all_gather_v` and `all_to_all_v`, whose "
+                   "element counts are read from a tensor when the kernel runs, are not simulated.",
+        .hint = "Launch an LNC=2 kernel as `kernel[2](...)`, so that both cores run; for a collective nki-agent "
+                "does not simulate, check the kernel in a form without it and pass what the other ranks would "
+                "send as an input.",
         .example_bad = snippet(R"py(
 out = my_kernel(a)   # my_kernel calls nisa.sendrecv(..., send_to_rank=1 - rank, ...))py"),
         .example_fix = snippet(R"py(

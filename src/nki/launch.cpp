@@ -135,6 +135,31 @@ void Launch::begin_instance(int64_t i) {
   sbuf_prune_at_ = kPruneAt;
 }
 
+void Launch::begin_instance(int64_t i, int64_t rank) {
+  switch_rank(rank);
+  begin_instance(i);
+}
+
+void Launch::switch_rank(int64_t rank) {
+  if (rank == rank_) return;
+  RankState& out = parked_ranks_[rank_];
+  out.shared_hbm = std::move(shared_hbm_);
+  out.trace = std::move(exec.trace);
+  out.rng = exec.rng;
+  auto in = parked_ranks_.find(rank);
+  if (in != parked_ranks_.end()) {
+    shared_hbm_ = std::move(in->second.shared_hbm);
+    exec.trace = std::move(in->second.trace);
+    exec.rng = in->second.rng;
+    parked_ranks_.erase(in);
+  } else {  // the rank's first instance: nothing allocated, nothing traced, a random stream of its own
+    shared_hbm_.clear();
+    exec.trace = Trace{};
+    exec.rng = Rng{0, static_cast<uint64_t>(rank)};
+  }
+  rank_ = rank;
+}
+
 Result<void> Launch::end_instance() {
   if (auto ok = check_psum_capacity(exec, psum_ranges_); !ok) return fail(ok.error());
   note_sbuf_use(sbuf_, exec, sbuf_ranges_);
@@ -143,6 +168,7 @@ Result<void> Launch::end_instance() {
 
 Launch::InstanceState Launch::park() {
   InstanceState s;
+  s.rank = rank_;
   s.program_id = program_id;
   s.shared_next = shared_next_;
   s.loops = std::move(loops_);
@@ -164,6 +190,7 @@ Launch::InstanceState Launch::park() {
 }
 
 void Launch::resume(InstanceState s) {
+  switch_rank(s.rank);
   program_id = std::move(s.program_id);
   shared_next_ = s.shared_next;
   loops_ = std::move(s.loops);

@@ -14,6 +14,7 @@
 // a SourceLoc), and never computes an instruction (nki/isa.h does).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,6 +106,7 @@ class Launch {
   };
 
   struct InstanceState {
+    int64_t rank = 0;
     std::vector<int64_t> program_id;
     size_t shared_next = 0;
     std::vector<Loop> loops;
@@ -117,6 +119,17 @@ class Launch {
   };
   InstanceState park();
   void resume(InstanceState s);
+
+  // ---- ranks of a replica group (nki.collectives) ----
+  // A collective over ranks the launch does not run yet grows it: every rank runs the kernel (its
+  // one instance, or the two cores of LNC=2) with shared_hbm tensors, a trace and random state of its
+  // own. Rank 0's trace is the launch's: a profile is one rank's, as a device measures it on one
+  // NeuronCore; the other ranks' traces are dropped with the launch. begin_instance(i, rank) starts
+  // instance i of `rank`; resume() returns to the parked instance's rank; switch_rank(0) makes rank
+  // 0's trace the launch's again (done before the launch hands its trace to the run).
+  void begin_instance(int64_t i, int64_t rank);
+  int64_t rank() const { return rank_; }
+  void switch_rank(int64_t rank);
 
   // ---- tensors ----
   // A new tensor with its rules (check_tensor_shape; err_shared_hbm_must_in_kernel_level for a
@@ -175,7 +188,15 @@ class Launch {
   // shared_hbm tensors are shared by the SPMD instances: the k-th one an instance allocates is the
   // k-th one the first instance allocated (the kernel's outputs, which every instance writes to).
   std::vector<std::shared_ptr<NkiTensor>> shared_hbm_;
-  size_t shared_next_ = 0;   // the next index into shared_hbm_ for the running instance
+  size_t shared_next_ = 0;  // the next index into shared_hbm_ for the running instance
+  // The rank running, and what each other rank keeps while it is not (see switch_rank).
+  struct RankState {
+    std::vector<std::shared_ptr<NkiTensor>> shared_hbm;
+    Trace trace;
+    Rng rng{0};
+  };
+  int64_t rank_ = 0;
+  std::map<int64_t, RankState> parked_ranks_;
   std::vector<Loop> loops_;  // the loops running, outermost first
   // The PSUM tensors the running instance allocated, with the spans they are live over; checked
   // against PSUM's capacity when the instance returns (check_psum_capacity).

@@ -209,10 +209,10 @@ def k(a):
   EXPECT_NE(b.error().message.find("reshape() takes the shape"), std::string::npos) << b.error().format();
 }
 
-// Every nki.collectives operation imports (ReplicaGroup builds), and is refused when called with
-// nkia_multicore_not_modelled naming the API, at the kernel's line (sendrecv and core_barrier, which
-// run between the two cores of an LNC=2 launch: test_nki_multicore).
-TEST_F(NkiPublicApi, CollectivesAreRefusedByName) {
+// The nki.collectives operations whose element counts come from a tensor at run time are refused
+// with nkia_multicore_not_modelled naming the API, at the kernel's line (the others run between the
+// ranks: test_nki_collectives; sendrecv and core_barrier between LNC=2 cores: test_nki_multicore).
+TEST_F(NkiPublicApi, CollectivesOfRunTimeCountsAreRefusedByName) {
   const std::string head = R"py(
 import nki
 import nki.isa as nisa
@@ -231,9 +231,9 @@ def k(a):
     const char* call;
     const char* api;
   } kCases[] = {
-      {"ncc.all_reduce(srcs=[a], dsts=[out], replica_group=group, op=nl.add)", "nki.collectives.all_reduce"},
-      {"ncc.all_gather([a], [out], group, 0)", "nki.collectives.all_gather"},
-      {"ncc.rank_id()", "nki.collectives.rank_id"},
+      {"ncc.all_gather_v(srcs=[a], dsts=[out], replica_group=group, metadata_tensor=t)",
+       "nki.collectives.all_gather_v"},
+      {"ncc.all_to_all_v([a], [out], group, t)", "nki.collectives.all_to_all_v"},
   };
   for (const auto& c : kCases) {
     const std::string src = head + "    " + c.call + "\n    return out\n";

@@ -82,17 +82,20 @@ py::object launch(py::function func, py::list args, py::dict kwargs, std::vector
   struct Reset {
     Launch& ctx;
     ~Reset() {
-      end_launch(ctx);  // the trace goes to the run's, even from a failed launch
+      ctx.switch_rank(0);  // rank 0's trace is the launch's (nki/launch.h, ranks)
+      end_launch(ctx);     // the trace goes to the run's, even from a failed launch
       t_launch = nullptr;
     }
   } reset{ctx};
   py::object first;
-  if (ctx.instances() == 2) {
-    // Two instances are the two logical cores of LNC=2: _nkia.multicore runs them side by side,
-    // handing over where they synchronise (it calls begin_instance / end_instance itself).
+  if (ctx.instances() <= 2) {
+    // One instance, or the two cores of LNC=2: _nkia.multicore runs them side by side, handing over
+    // where they synchronise, and runs more ranks of them when a collective's replica group names
+    // them (it calls begin_instance / end_instance itself).
     py::object cores = py::module_::import("_nkia.multicore");
     if (cores.attr("AVAILABLE").cast<bool>()) {
-      first = cores.attr("run_two_cores")(func, args, kwargs);
+      first = cores.attr("run_cores")(func, args, kwargs, ctx.instances());
+      ctx.switch_rank(0);
       ctx.finish();
       return first;
     }
@@ -263,7 +266,10 @@ void register_launch(py::module_& m) {
   });
   // The two logical cores of an LNC=2 launch (Launch::park / resume; _nkia.multicore schedules them).
   py::class_<Launch::InstanceState, std::shared_ptr<Launch::InstanceState>>(m, "ParkedInstance");
-  m.def("begin_instance", [](int64_t i) { launch_or_raise("an LNC=2 launch").begin_instance(i); });
+  m.def(
+      "begin_instance", [](int64_t i, int64_t rank) { launch_or_raise("an LNC=2 launch").begin_instance(i, rank); },
+      py::arg("i"), py::arg("rank") = 0);
+  m.def("launch_rank", [] { return launch_or_raise("nki.collectives.rank_id").rank(); });
   m.def("end_instance", [] { check(launch_or_raise("an LNC=2 launch").end_instance()); });
   m.def("park_instance",
         [] { return std::make_shared<Launch::InstanceState>(launch_or_raise("an LNC=2 launch").park()); });

@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "nki/isa_collective.h"
 #include "nki/isa_matmul_modes.h"
 #include "nki/isa_random.h"
 #include "nki/isa_scalar.h"
@@ -110,6 +111,23 @@ void register_isa(py::module_& m) {
                            rmw.empty() ? std::nullopt : std::optional<BinaryOp>(parse_binary(rmw))));
       },
       py::arg("dst"), py::arg("src"), py::arg("rmw") = "");
+  // nki.collectives' data movement (nki/isa_collective.h; _nkia.collectives runs the operations).
+  m.def("collective_snapshot", [](py::handle src) -> py::object {
+    const ExecContext& ctx = exec_or_raise("collective");
+    if (!ctx.compute) return py::reinterpret_borrow<py::object>(src);  // nothing is copied: the view itself
+    return py::cast(collective_snapshot(to_access(src, "srcs")));
+  });
+  m.def(
+      "collective_receive",
+      [](py::handle dst, py::handle part, py::handle own, const std::string& op) {
+        ExecContext& ctx = exec_or_raise("collective");
+        const std::optional<Access> mine = own.is_none() ? std::nullopt : std::optional<Access>(to_access(own, "srcs"));
+        check(isa_collective_receive(ctx, to_access(dst, "dsts"), to_access(part, "srcs"), mine ? &*mine : nullptr,
+                                     op.empty() ? std::nullopt : std::optional<BinaryOp>(parse_binary(op)),
+                                     caller_loc()));
+      },
+      py::arg("dst"), py::arg("part"), py::arg("own") = py::none(), py::arg("op") = "");
+  m.def("rank_argument", [](const std::shared_ptr<NkiTensor>& t) { return rank_argument_copy(*t); });
   m.def("dma_transpose", [](py::handle dst, py::handle src, const std::vector<int>& axes) {
     ExecContext& ctx = exec_or_raise("dma_transpose");
     check(isa_dma_transpose(ctx, to_access(dst, "dst"), to_access(src, "src"), axes, caller_loc()));

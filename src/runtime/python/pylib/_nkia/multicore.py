@@ -1,29 +1,35 @@
-"""The multi-core primitives of both dialects: nisa.sendrecv and nisa.core_barrier between the two
-logical cores of an LNC=2 launch, and the nki.collectives operations, which are refused.
+"""The multi-core model of a launch: the two physical cores of an LNC=2 logical core, with
+nisa.sendrecv and nisa.core_barrier between them, and the ranks of a replica group, which
+nki.collectives connects (_nkia.collectives).
 
-A launch of two instances (kernel[2]) is an LNC=2 logical core: its instances are the two physical
-cores, program_id 0 and 1, sharing HBM. They run side by side as two greenlets on the kernel's
-thread, one at a time, and hand over only where the kernel synchronises them: a core that reaches
-a sendrecv or a core_barrier its peer has not reached yet stops there and the other one runs. The
-order is fixed by the kernel alone (core 0 first, a hand-over only at a synchronisation point), so
-a run is repeatable and a kernel that never synchronises runs exactly as two instances in a row.
-AWS's own NKI simulator runs LNC=2 as two Python threads with thread-safe synchronisation; this is
-the same model with a deterministic schedule.
+A launch of one instance runs on one NeuronCore; a launch of two instances (kernel[2]) is an LNC=2
+logical core: its instances are the two physical cores, program_id 0 and 1, sharing HBM. A rank is
+one such logical core (a device's, or one of several on a chip): every rank runs the whole kernel,
+on its own copy of the caller's arguments, with its own shared_hbm tensors (nki/launch.h, "ranks").
+The launch starts with rank 0; a collective whose replica group names more ranks grows it to them,
+and those ranks start the kernel from its beginning (until they first meet, ranks do not interact,
+so when they start does not matter). The caller gets rank 0's result.
 
-- sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id): the call posts src for its peer, waits
-  for the peer's post on the same pipe, and copies the peer's src into its own dst with one DMA
-  (SBUF to SBUF), then waits until the peer has taken its src (so neither side overwrites a tile
-  the other has not read yet). A send to itself is a copy.
-- core_barrier(data, cores=(0, 1)): neither core goes on until both have reached it as often.
-- A core that waits for a peer which returned or failed without reaching the same point is a
+Every instance of every rank (a participant: rank r, core c) runs as a greenlet on the kernel's
+thread, one at a time, handing over only where the kernel synchronises: a participant that reaches a
+sendrecv, a core_barrier or a collective its peers have not reached yet stops there and the next one
+in turn (rank by rank, core by core, after the one that stopped) runs. The order is fixed by the
+kernel alone, so a run is repeatable, and a kernel that never synchronises runs exactly as its
+instances in a row. AWS's own NKI simulator runs LNC=2 as two Python threads with thread-safe
+synchronisation; this is the same model with a deterministic schedule.
+
+- sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id): between the two cores of one rank. The
+  call posts src for its peer, waits for the peer's post on the same pipe, and copies the peer's src
+  into its own dst with one DMA (SBUF to SBUF), then waits until the peer has taken its src (so
+  neither side overwrites a tile the other has not read yet). A send to itself is a copy.
+- core_barrier(data, cores=(0, 1)): neither core of the rank goes on until both have reached it as
+  often.
+- A participant that waits for peers which returned or failed without reaching the same point is a
   deadlock on hardware: nkia_multicore_deadlock, at the waiting call.
 
 Each instance's own state (its loops, PSUM and SBUF spans, outputs taken) is parked in the C++ core
-while the other runs (Launch::park / resume). The cost model sees both cores' instructions in one
-trace, as it sees a grid's instances: on one core.
-
-nki.collectives (ranks of a replica group, across devices) stays refused with
-nkia_multicore_not_modelled, naming the API.
+while another runs (Launch::park / resume), and a rank's trace with it. The cost model sees rank 0's
+instructions, both cores of it in one trace, as it sees a grid's instances: on one core.
 """
 import _nkia_core as core
 from _nkia.errors import NkiError
@@ -31,141 +37,179 @@ from _nkia.errors import NkiError
 try:  # Debian's python3-greenlet: stackful switching on one thread, no new thread or process
     import greenlet as _greenlet
     AVAILABLE = True
-except ImportError:  # without it, two instances run one after the other and synchronisation is refused
+except ImportError:  # without it, instances run one after the other and synchronisation is refused
     _greenlet = None
     AVAILABLE = False
 
-
-def refuse(api):
-    """Raises the refusal of the multi-core call `api` (e.g. "nki.collectives.all_reduce")."""
-    raise NkiError("nkia_multicore_not_modelled",
-                   f"{api} exchanges data with, or waits for, other NeuronCores; nki-agent models the two "
-                   f"logical cores of an LNC=2 launch (kernel[2]) but not the ranks of a replica group, so "
-                   f"{api} cannot be simulated",
-                   "check the kernel in its single-rank form and pass what the other ranks would send as an input")
+MAX_RANKS = 64  # the logical cores of a trn2 node at LNC=2: the largest replica group a launch runs
 
 
-def refusing(api):
-    """A function with any signature that refuses as `api` when called."""
-    def call(*args, **kwargs):
-        refuse(api)
-    call.__name__ = api.rsplit(".", 1)[-1]
-    call.__doc__ = f"{api}: refused (nkia_multicore_not_modelled); replica groups are not simulated."
-    return call
+def refuse(api, why="exchanges data with, or waits for, other NeuronCores in a way nki-agent does not model"):
+    """Raises the refusal of the multi-core call `api` (e.g. "nki.collectives.all_gather_v")."""
+    raise NkiError("nkia_multicore_not_modelled", f"{api} {why}, so it cannot be simulated",
+                   "check the kernel in a form without it, and pass what the other ranks would send as an input")
 
 
 class _Deadlock(Exception):
-    """Thrown into a core whose wait can never end; turned into nkia_multicore_deadlock at its call."""
+    """Thrown into a participant whose wait can never end; turned into nkia_multicore_deadlock at its
+    call."""
 
 
-class _Cores:
-    """The schedule of one LNC=2 launch: which core runs, what each one waits for, the posts of
-    sendrecv and the arrivals at core_barrier."""
+class _Part:
+    """One participant of the launch: instance `core` of rank `rank`."""
 
-    def __init__(self):
-        self.parked = [None, None]    # each core's C++ state while the other runs
-        self.started = [False, False]
-        self.done = [False, False]
-        self.waiting = [None, None]   # (predicate, what) a blocked core waits on
-        self.running = None
-        self.posts = {}               # (pipe, sender, receiver) -> [src operand, taken]
-        self.barriers = [0, 0]        # core_barrier arrivals per core
-        self.results = [None, None]
-        self.error = None             # the first failure, re-raised by the launch
+    def __init__(self, rank, core_index, args, kwargs):
+        self.rank, self.core = rank, core_index
+        self.args, self.kwargs = args, kwargs
+        self.let = None
+        self.parked = None      # its C++ state while another participant runs
+        self.started = False
+        self.done = False
+        self.waiting = None     # (predicate, what) it waits on
+        self.result = None
+        self.meetings = {}      # collective sequence numbers per (group, kind of call)
 
-    def runnable(self, i):
-        if self.done[i]:
-            return False
-        w = self.waiting[i]
-        return w is None or w[0]()
+    def runnable(self):
+        return not self.done and (self.waiting is None or self.waiting[0]())
 
-    def wait(self, i, predicate, what):
-        """Core i stops until predicate() holds; the other core runs meanwhile."""
+    def __repr__(self):
+        return f"rank {self.rank} core {self.core}"
+
+
+class World:
+    """The schedule of one launch: its participants, what each waits for, the posts of sendrecv, the
+    arrivals at core_barrier and the collectives' meetings."""
+
+    def __init__(self, func, args, kwargs, cores):
+        self.func, self.args, self.kwargs, self.cores = func, args, kwargs, cores
+        self.parts = []
+        self.running = None     # the running participant
+        self.error = None       # the first failure, re-raised by the launch
+        self.posts = {}         # sendrecv: (rank, pipe, sender core, receiver core) -> [src operand, taken]
+        self.barriers = {}      # core_barrier arrivals: (rank, core) -> count
+        self.meetings = {}      # collectives: key -> {rank: what it brought}
+        self.grow(1)
+
+    @property
+    def ranks(self):
+        return len(self.parts) // self.cores
+
+    def grow(self, ranks):
+        """Runs ranks up to `ranks` - 1 too, each from the kernel's beginning."""
+        for r in range(self.ranks, ranks):
+            args, kwargs = (self.args, self.kwargs) if r == 0 else _rank_arguments(self.args, self.kwargs)
+            for c in range(self.cores):
+                self.parts.append(_Part(r, c, args, kwargs))
+
+    def part(self, rank, core_index):
+        return self.parts[rank * self.cores + core_index]
+
+    def wait(self, me, predicate, what):
+        """Participant `me` stops until predicate() holds; the others run meanwhile."""
         if predicate():
             return
-        self.waiting[i] = (predicate, what)
+        me.waiting = (predicate, what)
         try:
             _greenlet.getcurrent().parent.switch()
         finally:
-            self.waiting[i] = None
+            me.waiting = None
+
+
+def _rank_arguments(args, kwargs):
+    """Another rank's arguments: its own copies of the tensors (the same ones in a timing-only run,
+    which writes no values)."""
+    if not core.launch_computes():
+        return args, kwargs
+
+    def copy(x):
+        if isinstance(x, core.Tensor):
+            return core.rank_argument(x)
+        if isinstance(x, (list, tuple)) and any(isinstance(e, core.Tensor) for e in x):
+            return type(x)(copy(e) for e in x)
+        return x
+
+    return [copy(a) for a in args], {k: copy(v) for k, v in kwargs.items()}
 
 
 _current = None
 
 
-def _body(cores, i, func, args, kwargs):
-    core.begin_instance(i)
-    cores.started[i] = True
+def _body(world, part):
+    core.begin_instance(part.core, part.rank)
+    part.started = True
     try:
-        cores.results[i] = func(*args, **kwargs)
+        part.result = world.func(*part.args, **part.kwargs)
         core.end_instance()
     finally:
-        cores.done[i] = True
+        part.done = True
 
 
-def run_two_cores(func, args, kwargs):
-    """Runs the two instances of an LNC=2 launch (called by the C++ launch); returns core 0's result."""
+def run_cores(func, args, kwargs, cores):
+    """Runs a launch of `cores` instances (1, or 2 for LNC=2) on as many ranks as its collectives
+    name (called by the C++ launch); returns rank 0's first instance's result."""
     global _current
-    cores = _Cores()
-    outer, _current = _current, cores
+    world = World(func, args, kwargs, cores)
+    outer, _current = _current, world
     try:
-        lets = [_greenlet.greenlet(lambda i=i: _body(cores, i, func, args, kwargs)) for i in (0, 1)]
-        while not all(cores.done):
-            ready = [i for i in (0, 1) if cores.runnable(i)]
-            if not ready:  # both wait for each other, or for a core that has finished: a deadlock
-                i = next(j for j in (0, 1) if not cores.done[j])
-                _resume(cores, i)
-                _run(cores, lets, i, throw=True)
+        last = -1
+        while not all(p.done for p in world.parts):
+            n = len(world.parts)
+            ready = [i for i in ((last + 1 + k) % n for k in range(n)) if world.parts[i].runnable()]
+            if not ready:  # everyone left waits for someone who will never come: a deadlock
+                i = next(j for j in range(n) if not world.parts[j].done)
+                _resume(world, world.parts[i])
+                _run(world, world.parts[i], throw=True)
+                last = i
                 continue
-            # Core 0 first; after a hand-over, the core that has waited longest (the other one).
-            i = ready[0] if cores.running is None or len(ready) == 1 else 1 - cores.running
-            _resume(cores, i)
-            _run(cores, lets, i)
-        if cores.error is not None:
-            raise cores.error
-        return cores.results[0]
+            last = ready[0]
+            _resume(world, world.parts[last])
+            _run(world, world.parts[last])
+        if world.error is not None:
+            raise world.error
+        return world.parts[0].result
     finally:
         _current = outer
 
 
-def _resume(cores, i):
-    if cores.parked[i] is not None:
-        core.resume_instance(cores.parked[i])
-        cores.parked[i] = None
+def _resume(world, part):
+    if part.parked is not None:
+        core.resume_instance(part.parked)
+        part.parked = None
 
 
-def _run(cores, lets, i, throw=False):
-    cores.running = i
+def _run(world, part, throw=False):
+    world.running = part
+    if part.let is None:
+        part.let = _greenlet.greenlet(lambda: _body(world, part))
     try:
         if throw:
-            lets[i].throw(_Deadlock())
+            part.let.throw(_Deadlock())
         else:
-            lets[i].switch()
-    except BaseException as e:  # the core failed: the launch fails with the first failure
-        cores.done[i] = True
-        if cores.error is None:
-            cores.error = e
-        other = 1 - i
-        if not cores.done[other] and cores.started[other]:
-            _resume(cores, other)
-            cores.running = other
-            try:
-                lets[other].throw(_greenlet.GreenletExit())  # unwinds its loops; nothing more runs
-            except BaseException:
-                pass
-            cores.done[other] = True
-        cores.done[other] = True
+            part.let.switch()
+    except BaseException as e:  # the participant failed: the launch fails with the first failure
+        part.done = True
+        if world.error is None:
+            world.error = e
+        for other in world.parts:  # the others stop where they are; nothing more runs
+            if not other.done and other.started:
+                _resume(world, other)
+                world.running = other
+                try:
+                    other.let.throw(_greenlet.GreenletExit())
+                except BaseException:
+                    pass
+            other.done = True
         return
-    if not cores.done[i]:
-        cores.parked[i] = core.park_instance()
+    if not part.done:
+        part.parked = core.park_instance()
 
 
-def _me(api):
-    """The running core's index and the schedule, or None outside a two-instance launch."""
-    cores = _current
-    if cores is None or cores.running is None:
+def current():
+    """The running participant and the schedule, or (None, None) outside a scheduled launch."""
+    world = _current
+    if world is None or world.running is None:
         return None, None
-    return cores.running, cores
+    return world.running, world
 
 
 def _rank(value, api, what):
@@ -181,11 +225,13 @@ def _rank(value, api, what):
     return value
 
 
-def _deadlock(api, me, what):
+def _deadlock(api, me, what, who=None):
+    who = who or f"core {1 - me.core}"
     return NkiError("nkia_multicore_deadlock",
-                    f"{api} on core {me} waits for {what}, but core {1 - me} returned or failed without getting "
-                    f"there: on a device both cores would wait forever",
-                    "make both cores reach the same sendrecv / core_barrier calls, in the same order")
+                    f"{api} on {me!r} waits for {what}, but {who} returned or failed without getting there: on a "
+                    f"device it would wait forever",
+                    "make every core and rank reach the same sendrecv / core_barrier / collective calls, in the "
+                    "same order")
 
 
 def _require_v3(api):
@@ -198,6 +244,10 @@ def _require_v3(api):
 
 def _operand_info(x):
     return getattr(x, "buffer", None), getattr(x, "dtype_str", None), tuple(getattr(x, "shape", ()))
+
+
+def _lnc2(world):
+    return world is not None and world.cores == 2
 
 
 def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=None, name=None, **kwargs):
@@ -215,37 +265,38 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=None, n
         raise NkiError("nkia_bad_operand",
                        f"{api}: src and dst must have the same dtype and shape (src {sd}{list(ss)}, dst {dd}{list(ds)})",
                        "send a tile shaped like the one the peer receives into")
-    me, cores = _me(api)
-    if me is None:
-        if to != 0 or frm != 0:
+    me, world = current()
+    mine_index = me.core if me is not None else 0
+    if not _lnc2(world):
+        if to != mine_index or frm != mine_index:
             raise NkiError("nkia_multicore_not_modelled",
-                           f"{api} exchanges data with core {to if to else frm}, but this launch is not one of two instances "
-                           f"(nki-agent models LNC=2 as a launch of exactly two: program_id 0 and 1)",
-                           "launch the kernel as kernel[2](...) to run it on the two cores of LNC=2")
+                           f"{api} exchanges data with core {to if to != mine_index else frm}, but this launch is not "
+                           f"one of two instances (nki-agent models LNC=2 as a launch of exactly two: program_id 0 "
+                           f"and 1)", "launch the kernel as kernel[2](...) to run it on the two cores of LNC=2")
         core.dma_copy(dst, src, "")
         return
-    if to == me and frm == me:
+    if to == me.core and frm == me.core:
         core.dma_copy(dst, src, "")
         return
     mine = [src, False]
-    cores.posts[(pipe_id, me, to)] = mine
-    key = (pipe_id, frm, me)
+    world.posts[(me.rank, pipe_id, me.core, to)] = mine
+    key = (me.rank, pipe_id, frm, me.core)
     try:
-        cores.wait(me, lambda: key in cores.posts, f"core {frm}'s sendrecv on pipe {pipe_id}")
+        world.wait(me, lambda: key in world.posts, f"core {frm}'s sendrecv on pipe {pipe_id}")
     except _Deadlock:
         raise _deadlock(api, me, f"core {frm}'s sendrecv on pipe {pipe_id}") from None
-    theirs = cores.posts.pop(key)
+    theirs = world.posts.pop(key)
     core.dma_copy(dst, theirs[0], "")
     theirs[1] = True
     try:
-        cores.wait(me, lambda: mine[1], f"core {to} to receive on pipe {pipe_id}")
+        world.wait(me, lambda: mine[1], f"core {to} to receive on pipe {pipe_id}")
     except _Deadlock:
         raise _deadlock(api, me, f"core {to} to receive on pipe {pipe_id}") from None
 
 
 def core_barrier(data, cores=(0, 1), engine=None, name=None, **kwargs):
-    """Neither core of the LNC=2 launch goes on until both have reached this barrier. A barrier of
-    one core (`cores=(0)`, nki-library's LNC=1 path) has nobody to wait for."""
+    """Neither core of the rank's LNC=2 launch goes on until both have reached this barrier. A barrier
+    of one core (`cores=(0)`, nki-library's LNC=1 path) has nobody to wait for."""
     api = "nisa.core_barrier"
     _require_v3(api)
     if getattr(data, "buffer", None) is None:
@@ -255,20 +306,51 @@ def core_barrier(data, cores=(0, 1), engine=None, name=None, **kwargs):
     # SBUF tile (its block counter), and the barrier's effect does not depend on it: any tensor is taken.
     listed = cores if isinstance(cores, (tuple, list)) else (cores,)
     ids = sorted(set(_rank(c, api, "each of cores") for c in listed))
-    me, sched = _me(api)
-    if ids == [0] and me is None:
+    me, world = current()
+    if ids == [0] and not _lnc2(world):
         return
     if ids != [0, 1]:
         raise NkiError("nkia_bad_operand", f"{api}: cores must be (0, 1), got {cores!r}",
                        "pass cores=(0, 1): the two cores of LNC=2")
-    if me is None:
+    if not _lnc2(world):
         raise NkiError("nkia_multicore_not_modelled",
                        f"{api} waits for the other core, but this launch is not one of two instances (nki-agent "
                        f"models LNC=2 as a launch of exactly two: program_id 0 and 1)",
                        "launch the kernel as kernel[2](...) to run it on the two cores of LNC=2")
-    sched.barriers[me] += 1
-    n = sched.barriers[me]
+    mine, peer = (me.rank, me.core), (me.rank, 1 - me.core)
+    world.barriers[mine] = world.barriers.get(mine, 0) + 1
+    n = world.barriers[mine]
     try:
-        sched.wait(me, lambda: sched.barriers[1 - me] >= n, f"core {1 - me} at core_barrier #{n}")
+        world.wait(me, lambda: world.barriers.get(peer, 0) >= n, f"core {1 - me.core} at core_barrier #{n}")
     except _Deadlock:
-        raise _deadlock(api, me, f"core {1 - me} at core_barrier #{n}") from None
+        raise _deadlock(api, me, f"core {1 - me.core} at core_barrier #{n}") from None
+
+
+def meet(api, key, members, brought):
+    """A collective's meeting: participant `me` brings `brought` to the meeting `key` of the ranks
+    `members` (the same core of each) and waits until every one of them has; returns what each
+    brought, by rank. Ranks the launch does not run yet start now."""
+    me, world = current()
+    if me is None:
+        raise NkiError("nkia_multicore_not_modelled",
+                       f"{api} exchanges data between ranks, but this launch runs its instances one after another "
+                       f"(nki-agent runs ranks for launches of one instance or of the two cores of LNC=2)",
+                       "launch the kernel without a grid, or as kernel[2](...)")
+    top = max(members) + 1
+    if top > MAX_RANKS:
+        refuse(api, f"spans {top} ranks; nki-agent runs at most {MAX_RANKS} (a trn2 node's logical cores at LNC=2)")
+    world.grow(top)
+    posts = world.meetings.setdefault((me.core,) + key, {})
+    posts[me.rank] = brought
+    missing = lambda: [r for r in members if r not in posts]  # noqa: E731
+    try:
+        world.wait(me, lambda: not missing(), f"ranks {missing()} at the same {api}")
+    except _Deadlock:
+        who = "ranks " + ", ".join(str(r) for r in missing())
+        raise _deadlock(api, me, f"{who} at the same collective", who) from None
+    got = {r: posts[r] for r in members}
+    left = posts.setdefault("_left", set())
+    left.add(me.rank)
+    if len(left) == len(members):
+        del world.meetings[(me.core,) + key]
+    return got
