@@ -567,10 +567,10 @@ KERNELS += [
 ] + [
     K(NKILIB, "test/integration/nkilib/experimental/collectives/test_collectives.py", "rank_id_kernel",
       {"in_tensor": "float32[2,128,512]"}, src=T, **_NKILIB_TEST,
-      note="a collective test: it runs on 2 ranks; checked here as one"),
+      note="a collective test run on 2 ranks upstream; without a collective call the launch is one rank"),
     K(NKILIB, "test/integration/nkilib/experimental/collectives/test_collectives.py", "dma_copy_rank_id_kernel",
       {"in_tensor": "float32[2,128,64]", "rank_id_lookup": "int32[1,2]"}, src=T, **_NKILIB_TEST,
-      note="a collective test: it runs on 2 ranks; checked here as one"),
+      note="a collective test run on 2 ranks upstream; without a collective call the launch is one rank"),
     K(NKILIB, "test/integration/nkilib/core/max/test_cascaded_max_utils.py", "folded_load_store_dst_kernel",
       {"input_tensor": "float32[16,256]"},
       args={"fold_factor": "2", "src_batch_start": "0", "src_batch_end": "8", "dst_batch_start": "0",
@@ -802,7 +802,7 @@ KERNELS += [
 ]
 
 # nki-library's collectives taking a ReplicaGroup (built by a driver as the test builds it): multi-rank
-# kernels, checked here as one rank.
+# kernels: the launch runs every rank the group names, each on these inputs.
 _RG2, _RG4 = "ReplicaGroup([[0, 1]])", "ReplicaGroup([[0, 1, 2, 3]])"
 _COLL = "test/integration/nkilib/experimental/collectives/test_collectives.py"
 KERNELS += [
@@ -852,7 +852,7 @@ KERNELS += [
 ]
 
 # nki-library's fine-grained collectives: multi-rank kernels (each rank's inputs from its test; checked here
-# as one rank of the test's tp_degree, LNC 2).
+# with every rank of the test's tp_degree, LNC 2, each on these inputs).
 KERNELS += [
     K(NKILIB, "src/nkilib_src/nkilib/experimental/collectives/fg_allgather.py", "fine_grained_allgather",
       {"lhs": "bfloat16[1024,4096]"}, args={"tp_degree": "4", "num_groups": "1", "force_hbm_cc": "False"}, grid=(2,),

@@ -30,11 +30,19 @@ class RunTimeRegister(Register):
     and uses it where a register goes (a scalar_offset), but, as on a device, where the kernel's
     Python would branch on it, it is unknown (the compiler compiles one program for every rank)."""
 
-    def __index__(self):
+    __hash__ = object.__hash__
+
+    def _unknown(self, *_):
         raise NkiError("err_dynamic_control_flow_not_supported",
-                       "a rank number (nki.collectives) is used as a Python integer; it is a register set when the "
+                       "a rank number (nki.collectives) is used as a Python value; it is a register set when the "
                        "kernel runs, the same program running on every rank",
-                       "use it as a scalar_offset (tensor.ap(..., scalar_offset=...)) to select each rank's data")
+                       "use it as a scalar_offset (tensor.ap(..., scalar_offset=...)) to select each rank's data, "
+                       "e.g. from a table indexed by rank")
+
+    __index__ = __int__ = __bool__ = _unknown
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _unknown
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _unknown
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _unknown
 
 
 # ---- replica groups -------------------------------------------------------------------------------
