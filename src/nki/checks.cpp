@@ -1,5 +1,6 @@
 #include "nki/checks.h"
 
+#include "nki/aliases.h"
 #include "nki/error_catalogue.h"
 #include "nki/written.h"
 
@@ -375,6 +376,8 @@ InstructionRecord issue_instruction(ExecContext& ctx, Engine e, const InstrOp& o
                                     const Access& dst, std::span<const Access* const> srcs, DataFlow flow,
                                     bool settle_reads) {
   const std::string opcode = instruction_text(op);
+  sync_alias_from_origin(*dst.tensor);
+  for (const Access* s : srcs) sync_alias_from_origin(*s->tensor);
   if (ctx.affine_tag != 0) follow_iterations(ctx, opcode, loc, dst, srcs);
   bool every_written = true;
   for (const Access* s : srcs) {

@@ -146,13 +146,17 @@ Result<void> check_matmul_destination(const ExecContext& ctx, const Access& dst,
 // Writes a matmul's float32 [M, N] product into its PSUM destination as `acc` says (kAuto: per
 // element, through NkiTensor::matmul_written), for both matmul modes.
 void write_matmul_product(const Access& dst, const Tensor& product, Accumulate acc);
-// Issues a matmul of either mode once its checks passed: issue_instruction (trace record `opcode`;
+// How a matmul operand's axes split into contraction and free axes: all but the last contract (the
+// ordinary mode's [K, X], double-row's [K, 2, X]), or the partitions contract and the free axes,
+// flattened in row-major order, make X (nc_matmul_mx's [P, F...]).
+enum class MatmulFree : uint8_t { kLast, kFlattened };
+// Issues a matmul of any mode once its checks passed: issue_instruction (trace record `opcode`;
 // `settle_reads` as there), with dst's flags following unwritten operand elements through the
-// contraction (the ordinary mode's [K], double-row's [K, 2]) — a result is written when all its
-// products' factors are; `op` names the instruction where stale data entered dst.
+// contraction (`free` says which axes contract) — a result is written when all its products'
+// factors are; `op` names the instruction where stale data entered dst.
 InstructionRecord issue_matmul(ExecContext& ctx, const InstrOp& opcode, const char* op, const SourceLoc& loc,
                                const Access& dst, const Access& stationary, const Access& moving, Accumulate acc,
-                               bool settle_reads);
+                               bool settle_reads, MatmulFree free = MatmulFree::kLast);
 // The operand rules of nc_matmul alone, for front ends that allocate the result after them.
 Result<void> check_matmul_inputs(const ExecContext& ctx, const Access& stationary, const Access& moving);
 
@@ -165,7 +169,9 @@ Result<void> check_matmul_inputs(const ExecContext& ctx, const Access& stationar
 // dst[M, N] (PSUM, float32 or bfloat16) (+)= sum over p, j of
 //   stationary[p, m, j] * 2^(s_scale - 127) * moving[p, n, j] * 2^(m_scale - 127),
 // in float32, rounded once into dst; P a multiple of 32 up to 128, M even and <= 128, N <= 4096
-// (float32 dst) or 8192 (bfloat16). `tile_position` / `tile_size` (row tiling) are checked.
+// (float32 dst) or 8192 (bfloat16). `tile_position` / `tile_size` (row tiling) are checked. Operands
+// of several free axes ([P, F0, F1, ...], scales alike, dst [M, N0, ...]) count their free axes
+// flattened in row-major order, as the ISA reference sizes them (M, N: free sizes).
 struct MxTiling {
   int64_t row = 0, col = 0;        // tile_position
   int64_t rows = 128, cols = 128;  // tile_size

@@ -46,28 +46,39 @@ Result<void> check_matmul_inputs(const ExecContext& ctx, const Access& stationar
 
 namespace {
 
-// Flags of a matmul operand as [K, X]: the contraction axes (all but the last) flattened.
-Tensor contraction_rows(const Tensor& flags) {
-  if (!flags.defined() || flags.ndim() <= 2) return flags;
+// Flags of a matmul operand as [K, X]: its first `k_axes` axes (the contraction) flattened into K and
+// the rest (the free axes) into X.
+Tensor contraction_rows(const Tensor& flags, int k_axes) {
+  if (!flags.defined() || (flags.ndim() == 2 && k_axes == 1)) return flags;
   int64_t k = 1;
-  for (int64_t d = 0; d + 1 < flags.ndim(); ++d) k *= flags.shape()[static_cast<size_t>(d)];
-  return flags.reshape({k, flags.shape().back()});
+  for (int d = 0; d < k_axes; ++d) k *= flags.shape()[static_cast<size_t>(d)];
+  return flags.reshape({k, flags.numel() / std::max<int64_t>(k, 1)});
 }
 
-// Which results of a matmul hold data (nki/written.h), for both modes: dst[m, n] sums the products
-// of stationary[..., m] and moving[..., n] over the contraction axes (all but the last: [K] for the
-// ordinary mode, [K, 2] for double-row); it is written when every product's factors are, garbage
+// The contraction axes of a matmul operand: all but the last (the ordinary and double-row modes), or
+// the partitions alone when the free axes are flattened (MatmulFree::kFlattened: nc_matmul_mx).
+int contraction_axes(const Access& a, MatmulFree free) {
+  return free == MatmulFree::kFlattened ? 1 : a.view.ndim() - 1;
+}
+
+// Which results of a matmul hold data (nki/written.h), for every mode: dst[m, n] sums the products
+// of stationary[k, m] and moving[k, n] over the contraction axes (contraction_axes: [K] for the
+// ordinary mode, [K, 2] for double-row, the partitions for MX); it is written when every product's factors are, garbage
 // when some are not (noted as where stale data entered dst, under `op`), and an accumulating result
 // also keeps what it held. Undefined when every result is written.
 Tensor matmul_flags(const SourceLoc& loc, const Access& dst, const Access& stationary, const Access& moving,
-                    Accumulate acc, const char* op) {
-  const Tensor fs = contraction_rows(written_flags(stationary)), fm = contraction_rows(written_flags(moving));
+                    Accumulate acc, const char* op, MatmulFree free) {
+  const int k_axes = contraction_axes(stationary, free);
+  const Tensor fs = contraction_rows(written_flags(stationary), k_axes),
+               fm = contraction_rows(written_flags(moving), contraction_axes(moving, free));
   const NkiTensor& t = *dst.tensor;
   const bool accumulates = acc == Accumulate::kAccumulate || (acc == Accumulate::kAuto && t.matmul_written.defined());
   const Tensor prev = accumulates ? written_flags(dst) : Tensor();
   if (!fs.defined() && !fm.defined() && !prev.defined()) return {};
-  const int64_t m = stationary.shape().back(), n = moving.shape().back(),
-                k = stationary.view.numel() / std::max<int64_t>(m, 1);
+  int64_t k = 1;
+  for (int d = 0; d < k_axes; ++d) k *= stationary.shape()[static_cast<size_t>(d)];
+  const int64_t m = stationary.view.numel() / std::max<int64_t>(k, 1),
+                n = moving.view.numel() / std::max<int64_t>(k, 1);
   Tensor out = Tensor::full({m, n}, DType::kUInt8, 1);
   uint8_t* o = out.data_as<uint8_t>();
   if (fs.defined() || fm.defined()) {
@@ -101,8 +112,8 @@ Tensor matmul_flags(const SourceLoc& loc, const Access& dst, const Access& stati
 
 InstructionRecord issue_matmul(ExecContext& ctx, const InstrOp& opcode, const char* op, const SourceLoc& loc,
                                const Access& dst, const Access& stationary, const Access& moving, Accumulate acc,
-                               bool settle_reads) {
-  const Tensor result_flags = matmul_flags(loc, dst, stationary, moving, acc, op);
+                               bool settle_reads, MatmulFree free) {
+  const Tensor result_flags = matmul_flags(loc, dst, stationary, moving, acc, op, free);
   InstructionRecord rec = issue_instruction(ctx, Engine::kTensor, opcode, loc, dst, {&stationary, &moving},
                                             DataFlow::kCustom, settle_reads);
   set_written(dst, result_flags);

@@ -60,19 +60,24 @@ void* flat_ptr(Tensor& t, int64_t p, int64_t c) {
   return t.ptr_at(std::span<const int64_t>(idx.data(), static_cast<size_t>(n)));
 }
 
-// SBUF, on-chip rules and partitions a multiple of 32 up to 128, for an MX data operand.
-// `flat`: quantize_mx takes tiles of any number of free dimensions, read flattened in row-major order
-// (nki-library passes [128, 6, 8, 32] sources); nc_matmul_mx takes [P, F] tiles.
-Result<void> check_mx_data(const ExecContext& ctx, const Access& a, const char* op, bool flat = false) {
+// `t` [P, F...] as [P, F]: its free dimensions flattened in row-major order (a copy unless `t` allows a view).
+Tensor flat_2d(const Tensor& t) {
+  return t.ndim() == 2 ? t : t.contiguous().reshape({t.shape()[0], free_elements(t)});
+}
+
+// SBUF, on-chip rules and partitions a multiple of 32 up to 128, for an MX data operand. MX
+// instructions take tiles of any number of free dimensions, read flattened in row-major order
+// (nki-library quantizes [128, 6, 8, 32] sources and multiplies [128, 1, 96] tiles).
+Result<void> check_mx_data(const ExecContext& ctx, const Access& a, const char* op) {
   if (a.buffer() != Buffer::kSbuf)
     return fail(nki_error(
         "err_unsupported_memory",
         fmt::format("'{}' reads and writes SBUF tiles, but {} is in {}", op, a.describe(), buffer_name(a.buffer())),
         "allocate MX data, scales and quantize_mx's source with buffer=nl.sbuf"));
   if (auto r = check_partition_limit(ctx, a, op); !r) return r;
-  if (flat ? a.view.ndim() < 2 || a.view.ndim() > kMaxMxRank : a.view.ndim() != 2)
+  if (a.view.ndim() < 2 || a.view.ndim() > kMaxMxRank)
     return fail(
-        mx_layout(fmt::format("'{}' takes {} tiles, got {}", op, flat ? "[P, ...]" : "2-D [P, F]", a.describe()),
+        mx_layout(fmt::format("'{}' takes [P, F...] tiles of 2 to {} dimensions, got {}", op, kMaxMxRank, a.describe()),
                   "index or reshape the operand to [P, F]"));
   const int64_t p = a.partitions();
   if (p % kQuadrant != 0 || p > ctx.target->partitions)
@@ -82,7 +87,7 @@ Result<void> check_mx_data(const ExecContext& ctx, const Access& a, const char* 
   return {};
 }
 
-// The scale tile of `data` [P, F]: SBUF, uint8 or float8_e8m0fnu, F columns, and a row for every
+// The scale tile of `data` [P, F...]: SBUF, uint8 or float8_e8m0fnu, F columns, and a row for every
 // scaling group at mx_scale_row.
 Result<void> check_mx_scale(const ExecContext& ctx, const Access& scale, const Access& data, const char* op,
                             const char* what) {
@@ -164,7 +169,7 @@ Result<void> check_matmul_mx(const ExecContext& ctx, const Access& dst, const Ac
                           fmt::format("'{}' contracts over the partitions, but stationary {} and moving {} differ", kOp,
                                       stationary.describe(), moving.describe()),
                           "give both operands the same contraction (partition) size"));
-  const int64_t m = stationary.shape()[1], n = moving.shape()[1];
+  const int64_t m = free_elements(stationary.view), n = free_elements(moving.view);
   if (m > ctx.target->gemm_stationary_fmax || m % 2 != 0)
     return fail(mx_layout(fmt::format("'{}' stationary free size {} must be even and at most {}", kOp, m,
                                       ctx.target->gemm_stationary_fmax),
@@ -186,7 +191,7 @@ Result<void> check_matmul_mx(const ExecContext& ctx, const Access& dst, const Ac
     return fail(mx_layout(fmt::format("'{}' moving free size {} exceeds {} for a {} result (the whole PSUM)", kOp, n,
                                       n_max, dtype_name(dst.dtype())),
                           "tile the moving free dimension"));
-  if (dst.shape() != Shape{m, n})
+  if (dst.view.ndim() < 2 || dst.partitions() != m || free_elements(dst.view) != n)
     return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
                           fmt::format("'{}' of {} and {} gives [{}, {}], but the destination is {}", kOp,
                                       stationary.describe(), moving.describe(), m, n, dst.describe()),
@@ -212,16 +217,17 @@ Result<void> isa_nc_matmul_mx(ExecContext& ctx, const Access& dst, const Access&
                               const MxTiling& tiling, const SourceLoc& loc) {
   constexpr const char* kOp = opcode_name(Opcode::kNcMatmulMx);
   if (auto r = check_matmul_mx(ctx, dst, stationary, moving, stationary_scale, moving_scale, tiling); !r) return r;
-  const int64_t m = stationary.shape()[1], n = moving.shape()[1];
-  InstructionRecord rec =
-      issue_matmul(ctx, Opcode::kNcMatmulMx, kOp, loc, dst, stationary, moving, acc, /*settle_reads=*/false);
+  const int64_t m = free_elements(stationary.view), n = free_elements(moving.view);
+  InstructionRecord rec = issue_matmul(ctx, Opcode::kNcMatmulMx, kOp, loc, dst, stationary, moving, acc,
+                                       /*settle_reads=*/false, MatmulFree::kFlattened);
   record_scale_reads(ctx, rec, loc, {&stationary_scale, &moving_scale});
   rec.elements = m * n;
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};
-  const Tensor a = dequantize(read_view(stationary), read_view(stationary_scale));  // [4P, M]
-  const Tensor b = dequantize(read_view(moving), read_view(moving_scale));          // [4P, N]
-  write_matmul_product(dst, matmul(a.transpose(), b, DType::kFloat32), acc);
+  const Tensor a = dequantize(flat_2d(read_view(stationary)), flat_2d(read_view(stationary_scale)));  // [4P, M]
+  const Tensor b = dequantize(flat_2d(read_view(moving)), flat_2d(read_view(moving_scale)));          // [4P, N]
+  const Tensor product = matmul(a.transpose(), b, DType::kFloat32);                                   // [M, N]
+  write_matmul_product(dst, dst.view.ndim() == 2 ? product : product.reshape(dst.view.shape()), acc);
   return {};
 }
 
@@ -234,7 +240,7 @@ Result<void> isa_quantize_mx(ExecContext& ctx, const Access& dst, const Access& 
       !r)
     return r;
   for (const Access* a : {&dst, &src})
-    if (auto r = check_mx_data(ctx, *a, kOp, /*flat=*/true); !r) return r;
+    if (auto r = check_mx_data(ctx, *a, kOp); !r) return r;
   if (src.dtype() != DType::kBFloat16 && src.dtype() != DType::kFloat16)
     return fail(mx_dtype(fmt::format("'{}' quantizes bfloat16 or float16 values, got {}", kOp, src.describe()),
                          "cast the source to bfloat16 first"));

@@ -87,13 +87,15 @@ void carry_out(NkiTensor& t, size_t count) {
 }  // namespace
 
 void settle(NkiTensor& t) {
+  if (t.origin) settle(*t.origin);  // an alias's bytes are its origin's
   settle_poison(t);
   carry_out(t, t.lazy.pending_copies.size());
 }
 
 bool defer_copy(const Access& dst, const Access& src, const Tensor& from) {
   NkiTensor& t = *dst.tensor;
-  if (!buffer_is_on_chip(t.buffer) || !buffer_is_hbm(src.buffer()) || src.tensor == dst.tensor ||
+  // An alias's bytes are read through its origin, which knows nothing of the alias's pending copies.
+  if (!buffer_is_on_chip(t.buffer) || !buffer_is_hbm(src.buffer()) || src.tensor == dst.tensor || t.origin ||
       from.dtype() != dst.dtype() || from.shape() != dst.view.shape())
     return false;
   std::optional<std::vector<int64_t>> box = view_box(dst.view, t.data);
@@ -114,6 +116,10 @@ bool defer_copy(const Access& dst, const Access& src, const Tensor& from) {
 
 void before_write(const Access& dst) {
   NkiTensor& t = *dst.tensor;
+  if (t.origin) {  // a write through an alias lands in its origin's bytes: settle them first
+    before_write(whole(t.origin));
+    settle(*t.origin);
+  }
   if (!t.lazy.pending_copies.empty()) {
     const std::optional<std::vector<int64_t>> box = view_box(dst.view, t.data);
     size_t upto = 0;
@@ -131,6 +137,7 @@ void before_write(const Access& dst) {
 
 Tensor read_view(const Access& a) {
   NkiTensor& t = *a.tensor;
+  if (t.origin) settle(*t.origin);
   settle_poison(t);
   if (t.lazy.pending_copies.empty()) return a.view;
   if (const std::optional<std::vector<int64_t>> box = view_box(a.view, t.data)) {

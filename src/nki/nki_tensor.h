@@ -96,7 +96,10 @@ struct NkiTensor {
   bool kernel_argument = false;  // an input (or old-style output) passed in by the caller
   bool immutable = false;        // an input of a kernel that returns its outputs: writes are refused
   bool written = false;          // stored to since the launch began (the front end's flag)
-  bool retyped = false;          // a read-only alias reading another tensor's bytes as another type (retyped_view)
+  bool retyped = false;          // writes into it are refused as an alias's (check_writable); nothing sets it now
+  // An alias reading another tensor's bytes as another type (retyped_view): that tensor (never itself
+  // an alias), whose state the alias is kept in step with (nki/aliases.h). Null otherwise.
+  std::shared_ptr<NkiTensor> origin;
   // On-chip tensors with legacy block dimensions ((blocks..., par_dim(P), F...)): how many lead the
   // partition axis; 0 for tiles.
   int blocks = 0;
@@ -150,7 +153,7 @@ Access whole(const std::shared_ptr<NkiTensor>& t);
 
 // Records the DMA copy of `from` (src's data, already in dst's shape) into dst, to be carried out
 // when it is needed; false (nothing recorded) when it cannot wait: a type conversion, a destination
-// that is not a plain box of its tensor, or a source that is not HBM.
+// that is not a plain box of its tensor or is a retyped alias, or a source that is not HBM.
 bool defer_copy(const Access& dst, const Access& src, const Tensor& from);
 // Before an instruction writes dst: carries out dst's tensor's pending copies that the write
 // overlaps (and those before them), and every pending copy that reads dst's tensor.

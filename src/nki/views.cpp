@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "nki/aliases.h"
 #include "nki/checks.h"
 
 namespace nki_agent {
@@ -242,26 +243,10 @@ Result<Access> retyped_view(const Access& a, DType to) {
   alias->id = t.id;  // the same tensor in the trace: dependencies on its writes hold
   alias->kernel_argument = t.kernel_argument;
   alias->immutable = t.immutable;
-  alias->retyped = true;
+  alias->origin = t.origin ? t.origin : a.tensor;
   alias->blocks = t.blocks;
   alias->launch = t.launch;
-  alias->writes.all_written = t.writes.all_written;
-  alias->writes.all_stored = true;
-  if (!t.writes.all_written) {
-    // Element j of the alias covers bytes [j * to_size, (j + 1) * to_size) of the storage: written
-    // when every original element those bytes lie in was.
-    const Tensor flags =
-        t.writes.written_mask.defined() ? t.writes.written_mask.contiguous() : Tensor::zeros(shape, DType::kUInt8);
-    const auto* in = static_cast<const uint8_t*>(flags.data());
-    Tensor mask = Tensor::zeros(retyped, DType::kUInt8);
-    auto* out = static_cast<uint8_t*>(mask.data());
-    for (int64_t j = 0; j < mask.numel(); ++j) {
-      uint8_t all = 1;
-      for (int64_t b = j * to_size / from_size; b <= ((j + 1) * to_size - 1) / from_size; ++b) all &= in[b];
-      out[j] = all;
-    }
-    alias->writes.written_mask = mask;
-  }
+  sync_alias_from_origin(*alias);
   return Access{alias, alias->data};
 }
 

@@ -69,9 +69,9 @@ Result<Access> pattern_view(const Access& a, const ApPattern& pattern, int64_t o
 // bytes, the last axis rescaled by the size ratio (a [P, 1] float32 tile is a [P, 4] float8 one), as
 // an alias NkiTensor sharing the storage, the trace identity and the live range. The tensor is
 // settled first (its poison and pending copies land) and the alias's written elements are those
-// whose bytes the original's written elements cover. The alias is read-only (NkiTensor::retyped):
-// instructions refuse it as a destination. The own type gives `a` back. A size that does not
-// divide is nkia_bad_shape.
+// whose bytes the original's written elements cover. Writes through the alias land in the original's
+// bytes, and the original's flags follow them (nki/aliases.h). The own type gives `a` back. A size
+// that does not divide is nkia_bad_shape.
 Result<Access> retyped_view(const Access& a, DType to);
 
 // .ap()'s dynamic offset (scalar_offset) counts indices of `indirect_dim`: the elements of one,

@@ -1,5 +1,6 @@
 #include "nki/written.h"
 
+#include "nki/aliases.h"
 #include "nki/nki_tensor.h"
 
 #include <cstring>
@@ -44,12 +45,24 @@ void mark_stored(const Access& a) {
   view_of(t.writes.stored_mask, a).fill(1);
 }
 
+// mark_written of a view of an alias: its flags, then its origin's (nki/aliases.h). A whole-tensor
+// write keeps the alias's mask (all ones) so that the origin's elements it reached are found.
+void mark_alias_written(const Access& a) {
+  NkiTensor& t = *a.tensor;
+  if (!t.writes.all_written && trackable(a)) {
+    if (!t.writes.written_mask.defined()) t.writes.written_mask = Tensor::zeros(t.data.shape(), DType::kUInt8);
+    mask_of(a).fill(1);
+  }
+  sync_origin_from_alias(a);
+}
+
 }  // namespace
 
 void mark_written(const Access& a) {
   NkiTensor& t = *a.tensor;
   t.written = true;
   mark_stored(a);
+  if (t.origin) return mark_alias_written(a);
   if (t.writes.all_written || !trackable(a)) return;
   if (covers_whole(a)) {  // fresh data everywhere: no garbage left, and none to trace back
     t.writes.all_written = true;
@@ -74,6 +87,7 @@ void set_written(const Access& dst, const Tensor& flags) {
   t.writes.all_written = false;
   Tensor m = mask_of(dst);
   m.assign(flags.shape() == m.shape() ? flags : flags.reshape(m.shape()));
+  sync_origin_from_alias(dst);
 }
 
 std::vector<std::pair<int64_t, int64_t>> unstored_runs(const NkiTensor& t, size_t max_runs) {

@@ -371,6 +371,58 @@ def k(x):
   }
 }
 
+// nc_matmul_mx reads operands of several free dimensions flattened in row-major order, as the ISA
+// reference sizes them (nki-library multiplies [128, 1, 96] slices of [128, H/512, I] weight tiles):
+// a [P, 1, M] slice of a [P, 3, M] tile by a [P, 2, N / 2] tile into a [M, 2, N / 2] PSUM tile is the
+// dequantized [P, 4M] by [P, 4N] product.
+constexpr const char* kMatmul3d = R"py(
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def k(xs, xm):
+    P, M4 = xs.shape
+    N4 = xm.shape[1]
+    M, N = M4 // 4, N4 // 4
+    s = nl.ndarray((P, M4), dtype=xs.dtype, buffer=nl.sbuf)
+    m = nl.ndarray((P, 2, N4 // 2), dtype=xm.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=s, src=xs)
+    nisa.dma_copy(dst=m, src=xm.reshape((P, 2, N4 // 2)))
+    qs = nl.ndarray((P, 3, M), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+    ss = nl.ndarray((P, 3, M), dtype=nl.uint8, buffer=nl.sbuf)
+    nisa.memset(dst=ss, value=0)
+    nisa.quantize_mx(dst=qs[:, 1:2, :], src=s, dst_scale=ss[:, 1:2, :])
+    qm = nl.ndarray((P, 2, N // 2), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+    sm = nl.ndarray((P, 2, N // 2), dtype=nl.uint8, buffer=nl.sbuf)
+    nisa.memset(dst=sm, value=0)
+    nisa.quantize_mx(dst=qm, src=m, dst_scale=sm)
+    acc = nl.ndarray((M, 2, N // 2), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul_mx(dst=acc, stationary=qs[:, 1:2, :], moving=qm, stationary_scale=ss[:, 1:2, :],
+                      moving_scale=sm)
+    res = nl.ndarray((M, 2, N // 2), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=res, src=acc)
+    out = nl.ndarray((M, 2, N // 2), dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=res)
+    return out
+)py";
+
+TEST_F(NkiMx, MatmulFlattensFreeDimensions) {
+  const int64_t p = 128, m = 96, n = 64;
+  const Tensor xs = values({p, 4 * m}, 5), xm = values({p, 4 * n}, 41);
+  auto r = run(kMatmul3d, {xs, xm});
+  ASSERT_TRUE(r) << r.error().format();
+  ASSERT_EQ(r->outputs.size(), 1u);
+  EXPECT_EQ(r->outputs[0].shape(), (Shape{m, 2, n / 2}));
+  EXPECT_TRUE(r->warnings.empty()) << r->warnings.front().format();
+  const MxRef rs = quantize_ref(xs, false), rm = quantize_ref(xm, false);
+  std::vector<double> magnitude;
+  const std::vector<double> want = mx_matmul_ref(rs.deq, rm.deq, p, m, n, &magnitude);
+  const std::vector<float> got = r->outputs[0].to_f32_vector();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 4e-6 * magnitude[i] + 1e-6) << i;
+}
+
 TEST_F(NkiMx, RefusalsCarryTheirCodes) {
   const std::string head = R"py(
 import nki
@@ -431,6 +483,19 @@ def k(x):
        "    nisa.nc_matmul_mx(dst=acc, stationary=a, moving=a[:, 0:128], stationary_scale=sc, "
        "moving_scale=sc[:, 0:128])\n",
        "nkia_mx_layout", "trn3"},
+      // A [128, 2, 96] stationary: 192 free elements, over 128 once flattened.
+      {"    a = nl.ndarray((128, 2, 96), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)\n"
+       "    acc = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)\n"
+       "    sc = nl.ndarray((128, 2, 96), dtype=nl.uint8, buffer=nl.sbuf)\n"
+       "    nisa.nc_matmul_mx(dst=acc, stationary=a, moving=a[:, 0, 0:64], stationary_scale=sc, "
+       "moving_scale=sc[:, 0, 0:64])\n",
+       "nkia_mx_layout", "trn3"},
+      // A destination whose free size is not the moving operand's (2 x 16 against 64).
+      {"    a = nl.ndarray((128, 2, 32), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)\n"
+       "    acc = nl.ndarray((64, 2, 16), dtype=nl.float32, buffer=nl.psum)\n"
+       "    sc = nl.ndarray((128, 2, 32), dtype=nl.uint8, buffer=nl.sbuf)\n"
+       "    nisa.nc_matmul_mx(dst=acc, stationary=a, moving=a, stationary_scale=sc, moving_scale=sc)\n",
+       "err_store_dst_shape_smaller_than_other_shape", "trn3"},
       // An int32 PSUM result.
       {"    a = nl.ndarray((128, 128), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)\n"
        "    acc = nl.ndarray((128, 128), dtype=nl.int32, buffer=nl.psum)\n"

@@ -134,6 +134,13 @@ py::object ap_view(const Access& a, const ApPattern& pattern, int64_t offset, py
   return py::cast(check(std::move(v)));
 }
 
+// t.base_tensor: the tensor whose storage a tensor or view reads — the tensor a retyped alias
+// (.view(dtype), .ap(dtype=)) reinterprets, else the tensor itself (nki-library reads it to allocate
+// and copy weights in their stored type, gate_up_projection_mx.py).
+std::shared_ptr<NkiTensor> base_of(const std::shared_ptr<NkiTensor>& t) {
+  return t->origin ? t->origin : t;
+}
+
 // The access a Tensor (all of it) or a View stands for.
 Access access_of(const std::shared_ptr<NkiTensor>& t) {
   return whole(t);
@@ -212,6 +219,7 @@ void register_tensor_classes(py::module_& m) {
       .def_property_readonly("ndim", [](const NkiTensor& h) { return h.data.ndim(); })
       .def_property_readonly("name", [](const NkiTensor& h) { return h.name; })
       .def_property_readonly("buffer", [](const NkiTensor& h) { return std::string(buffer_name(h.buffer)); })
+      .def_property_readonly("base_tensor", [](const std::shared_ptr<NkiTensor>& t) { return base_of(t); })
       .def_readonly("kernel_argument", &NkiTensor::kernel_argument)
       .def_readwrite("written", &NkiTensor::written);
   def_view_methods<std::shared_ptr<NkiTensor>>(tensor, "Tensor.numpy()");
@@ -225,7 +233,8 @@ void register_tensor_classes(py::module_& m) {
       .def_property_readonly("dtype_str", [](const Access& a) { return std::string(dtype_name(a.view.dtype())); })
       .def_property_readonly("ndim", [](const Access& a) { return a.view.ndim(); })
       .def_property_readonly("buffer", [](const Access& a) { return std::string(buffer_name(a.buffer())); })
-      .def_property_readonly("tensor", [](const Access& a) { return a.tensor; });
+      .def_property_readonly("tensor", [](const Access& a) { return a.tensor; })
+      .def_property_readonly("base_tensor", [](const Access& a) { return base_of(a.tensor); });
   def_view_methods<Access>(view, "View.numpy()");
   view.def("__repr__", [](const Access& a) { return fmt::format("<nki view {}>", a.describe()); });
 
