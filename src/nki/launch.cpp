@@ -69,12 +69,6 @@ bool role_writes(std::string_view role) {
 }
 
 Result<void> check_writable(const Access& a, std::string_view role) {
-  if (a.tensor->retyped && role_writes(role))
-    return fail(nki_error("nkia_bad_operand",
-                          fmt::format("the kernel writes through {}, a view reading another tensor's bytes as {} "
-                                      "(.ap(dtype=) / .view(dtype)); nki-agent models such views as sources only",
-                                      a.describe(), dtype_name(a.dtype())),
-                          "write the tensor in its own element type and reinterpret it where it is read"));
   if (a.tensor->immutable && role_writes(role))
     return fail(nki_error("err_cannot_update_immutable_parameter",
                           fmt::format("the kernel writes into its input {}", a.describe()),

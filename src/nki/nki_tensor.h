@@ -96,7 +96,6 @@ struct NkiTensor {
   bool kernel_argument = false;  // an input (or old-style output) passed in by the caller
   bool immutable = false;        // an input of a kernel that returns its outputs: writes are refused
   bool written = false;          // stored to since the launch began (the front end's flag)
-  bool retyped = false;          // writes into it are refused as an alias's (check_writable); nothing sets it now
   // An alias reading another tensor's bytes as another type (retyped_view): that tensor (never itself
   // an alias), whose state the alias is kept in step with (nki/aliases.h). Null otherwise.
   std::shared_ptr<NkiTensor> origin;
