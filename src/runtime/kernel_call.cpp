@@ -12,6 +12,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "core/huge_pages.h"
 #include "core/utf8.h"
 #include "nki/target.h"
 #include "runtime/python_source.h"
@@ -72,6 +73,7 @@ std::string pack(const nlohmann::json& header, const std::vector<Tensor>& arrays
   const std::string text = h.dump();
   std::string out;
   out.reserve(8 + text.size() + blob_bytes);
+  advise_huge_pages(out.data(), out.capacity());
   put_u64(out, text.size());
   out += text;
   for (const Tensor* t : inline_arrays) npy_serialize_append(*t, out);

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/huge_pages.h"
+
 namespace nki_agent {
 namespace {
 
@@ -247,7 +249,9 @@ Result<Frame> read_frame(int fd, Deadline deadline, bool take_fds) {
   while (f.body.size() < p->body_bytes) {
     const size_t old = f.body.size();
     const size_t chunk = static_cast<size_t>(std::min<uint64_t>(kBodyChunkBytes, p->body_bytes - old));
+    const size_t had = f.body.capacity();
     f.body.resize(old + chunk);
+    if (f.body.capacity() != had) advise_huge_pages(f.body.data(), f.body.capacity());
     if (auto r = read_exact(fd, f.body.data() + old, chunk, deadline, false); !r) return fail(r.error());
   }
   return f;

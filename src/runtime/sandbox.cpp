@@ -18,6 +18,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "core/huge_pages.h"
 #include "core/owned_fd.h"
 #include "runtime/sandbox_child.h"
 #include "runtime/seccomp_policy.h"
@@ -432,6 +433,7 @@ SandboxReport run_sandboxed_report(const SandboxLimits& lim, const SandboxFn& ch
       reserved = true;
       res.data.reserve(
           static_cast<size_t>(std::min<int64_t>(res.keep, read_u32(res.data, 1) + sandbox_detail::kRecordHeaderBytes)));
+      advise_huge_pages(res.data.data(), res.data.capacity());
     }
     reason = over_caps();
     if (pidfd.get() >= 0) {

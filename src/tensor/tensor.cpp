@@ -1,5 +1,7 @@
 #include "tensor/tensor.h"
 
+#include <sys/mman.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "core/huge_pages.h"
 #include "tensor/strided.h"
 
 namespace nki_agent {
@@ -77,9 +80,30 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
 
 // ---- storage ------------------------------------------------------------------------------------
 
+namespace {
+// Under AddressSanitizer every storage stays a heap allocation, whose bounds it checks.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+}  // namespace
+
 Storage::Storage(int64_t nbytes, bool zero_fill) : nbytes_(nbytes) {
   if (nbytes < 0) bad_arg("negative storage size");
   size_t n = static_cast<size_t>(std::max<int64_t>(nbytes, 1));
+  // Large tensors are mappings of their own on transparent huge pages (core/huge_pages.h): fresh
+  // memory wherever the heap stands (a forked kernel process would copy the zygote's heap pages on
+  // write, 4 KiB at a time), faulting once per 2 MiB.
+  if (n >= kHugeBufferMinBytes && !kAddressSanitizer) {
+    n = (n + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    advise_huge_pages(p, n);
+    data_ = static_cast<uint8_t*>(p);
+    mapped_ = n;
+    return;  // fresh anonymous memory reads as zeros
+  }
   n = (n + kStorageAlign - 1) / kStorageAlign * kStorageAlign;
   data_ = static_cast<uint8_t*>(std::aligned_alloc(kStorageAlign, n));
   if (!data_) throw std::bad_alloc();
@@ -96,7 +120,11 @@ Storage::Storage(std::shared_ptr<ExternalMemory> memory, int64_t offset, int64_t
 }
 
 Storage::~Storage() {
-  if (!external_) std::free(data_);
+  if (external_) return;
+  if (mapped_ > 0)
+    ::munmap(data_, mapped_);
+  else
+    std::free(data_);
 }
 
 // ---- construction -------------------------------------------------------------------------------

@@ -39,7 +39,8 @@ class ExternalMemory {
   virtual int64_t byte_size() const = 0;
 };
 
-// Bytes shared by the views of one allocation. 64-byte aligned.
+// Bytes shared by the views of one allocation. 64-byte aligned; an allocation of 4 MiB or more is a
+// mapping of its own on transparent huge pages where the system offers them (tensor.cpp).
 class Storage {
  public:
   explicit Storage(int64_t nbytes, bool zero_fill = true);
@@ -61,6 +62,7 @@ class Storage {
   int64_t nbytes_ = 0;
   std::shared_ptr<ExternalMemory> external_;
   int64_t external_offset_ = 0;
+  size_t mapped_ = 0;  // the length of data_'s own mapping; 0 for a heap allocation
 };
 
 // A Python-style slice along one axis: start/stop may be negative (counted from the end) and are

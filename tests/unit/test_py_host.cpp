@@ -2,10 +2,12 @@
 // convention, SPMD launches, the import policy and Diagnostics located in the kernel's files.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "runtime/python/py_host.h"
+#include "runtime/python/warm_up.h"
 #include "support/python_oracle.h"
 
 namespace nki_agent {
@@ -30,6 +32,31 @@ class PyHost : public ::testing::Test {
     return python_run(c);
   }
 };
+
+// The warm-up's calls run as written (a warm-up that fails early warms nothing after its failure):
+// every one succeeds but the exception report, which fails with the kernel's ValueError; the
+// kernels' outputs are what they compute.
+TEST_F(PyHost, WarmUpCallsRun) {
+  const std::vector<KernelCall> calls = warm_up_calls();
+  ASSERT_GE(calls.size(), 4u);
+  int kernels = 0;
+  for (const KernelCall& c : calls) {
+    auto r = python_run(c);
+    if (c.entry == "fails") {
+      ASSERT_FALSE(r);
+      EXPECT_NE(r.error().message.find("ValueError"), std::string::npos) << r.error().format();
+      continue;
+    }
+    ASSERT_TRUE(r) << c.src.main_path << " on " << c.target << ": " << r.error().format();
+    EXPECT_TRUE(r->warnings.empty()) << c.src.main_path << ": " << r->warnings.front().format();
+    if (c.entry != "kernel") continue;
+    ++kernels;
+    ASSERT_EQ(r->outputs.size(), 1u);
+    EXPECT_EQ(r->outputs[0].shape(), (Shape{256, 512}));
+    for (float v : r->outputs[0].to_f32_vector()) ASSERT_TRUE(std::isfinite(v)) << c.src.main_path;
+  }
+  EXPECT_EQ(kernels, 4);  // both dialects on both targets
+}
 
 TEST_F(PyHost, PlainHostFunctionWithNumPy) {
   Tensor a = Tensor::from_f32({2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6});

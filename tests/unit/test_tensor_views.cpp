@@ -891,5 +891,23 @@ TEST(Construction, ErrorsAndShapes) {
   EXPECT_EQ(z.nbytes(), 6);
 }
 
+// Storages on either side of the huge-page size (their own mappings from 4 MiB on): zero-filled
+// when asked, writable to their last byte, independent of each other, and copied exactly.
+TEST(Storage, LargeAndSmallAllocationsHoldTheirBytes) {
+  for (const int64_t n : {int64_t{1} << 10, (int64_t{4} << 20) - 64, int64_t{4} << 20, (int64_t{6} << 20) + 4}) {
+    SCOPED_TRACE(n);
+    Tensor z = Tensor::zeros({n / 4}, DType::kFloat32);
+    const auto* zb = static_cast<const uint8_t*>(z.data());
+    ASSERT_TRUE(std::all_of(zb, zb + z.nbytes(), [](uint8_t b) { return b == 0; }));
+    Tensor u = Tensor::uninitialized({n / 4}, DType::kFloat32);
+    auto* ub = static_cast<float*>(u.data());
+    for (int64_t i = 0; i < n / 4; ++i) ub[i] = static_cast<float>(i % 1000);
+    const Tensor c = u.copy();
+    EXPECT_EQ(std::memcmp(c.data(), u.data(), static_cast<size_t>(u.nbytes())), 0);
+    EXPECT_EQ(static_cast<const float*>(c.data())[n / 4 - 1], static_cast<float>((n / 4 - 1) % 1000));
+    EXPECT_TRUE(std::all_of(zb, zb + z.nbytes(), [](uint8_t b) { return b == 0; }));
+  }
+}
+
 }  // namespace
 }  // namespace nki_agent

@@ -16,6 +16,7 @@
 #include "runtime/python/py_convert.h"
 #include "runtime/python/py_errors.h"
 #include "runtime/python/pylib.h"
+#include "runtime/python/warm_up.h"
 #include "runtime/shared_memory.h"
 
 namespace py = pybind11;
@@ -93,22 +94,10 @@ std::string input_name(const KernelCall& call, size_t i) {
 
 }  // namespace
 
-// One run of each path a kernel call takes (loading, a jit launch, array conversion in both
-// directions, an exception report), so that whatever CPython and NumPy initialise lazily is
+// The warm-up (runtime/python/warm_up.h): whatever CPython, NumPy and the pylib initialise lazily is
 // initialised here, once, and not again in every forked child.
 static void warm_up_paths() {
-  KernelCall c;
-  c.src = kernel_files_from_source(
-      "import nki\nimport numpy as np\n\n@nki.jit\ndef k(a):\n    return a\n\n"
-      "def entry(a):\n    return k(a), np.float32(1)\n\ndef fails(a):\n    raise ValueError('warm-up')\n",
-      "warmup.py");
-  c.entry = "entry";
-  c.inputs = {Tensor::full({2, 2}, DType::kBFloat16, 1)};
-  (void)python_run(c);
-  c.entry = "k";  // a kernel entry: the sealed path
-  (void)python_run(c);
-  c.entry = "fails";
-  (void)python_run(c);
+  for (const KernelCall& c : warm_up_calls()) (void)python_run(c);
 }
 
 // ---- the interpreter ----------------------------------------------------------------------------

@@ -62,15 +62,33 @@ def to_host(value):
     return value
 
 
+_CACHE, _EXTENDED_ARG = dis.opmap["CACHE"], dis.opmap["EXTENDED_ARG"]
+_RETURN_VALUE, _LOAD_CONST = dis.opmap["RETURN_VALUE"], dis.opmap["LOAD_CONST"]
+
+
 def _value_returns(func):
     """The source lines of func's `return <value>` statements (a bare or implicit `return` gives
     None and is not one): a kernel with any returns its outputs, and its inputs are read-only."""
+    # A scan of the raw bytecode (dis.get_instructions costs milliseconds per function, in every
+    # fresh kernel process): instructions are two bytes, CACHE entries follow some of them, and
+    # EXTENDED_ARG prefixes widen the next one's argument.
+    code = func.__code__
+    raw = code.co_code
+    positions = list(code.co_positions())
     lines = []
-    prev = None
-    for ins in dis.get_instructions(func):
-        if ins.opname == "RETURN_VALUE" and not (prev is not None and prev.opname == "LOAD_CONST" and prev.argval is None):
-            lines.append(ins.positions.lineno if ins.positions else None)
-        prev = ins
+    prev_op = prev_arg = None
+    ext = 0
+    for i in range(0, len(raw), 2):
+        op, arg = raw[i], raw[i + 1] | ext
+        if op == _CACHE:
+            continue
+        if op == _EXTENDED_ARG:
+            ext = arg << 8
+            continue
+        ext = 0
+        if op == _RETURN_VALUE and not (prev_op == _LOAD_CONST and code.co_consts[prev_arg] is None):
+            lines.append(positions[i // 2][0])
+        prev_op, prev_arg = op, arg
     return [ln for ln in lines if ln]
 
 

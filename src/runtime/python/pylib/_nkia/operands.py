@@ -14,6 +14,7 @@ or a PendingLoad stands for.
 import ast
 import builtins
 import dis
+import itertools
 import linecache
 import sys
 
@@ -134,6 +135,8 @@ class PendingLoad:
         return self._nkia_tile[key]
 
 
+_CALLS = ("CALL", "CALL_FUNCTION_EX")
+_CACHE = dis.opmap["CACHE"]
 # (code, offset of the call) -> the name of the tile a statement `name[key] = <that call>` assigns
 # into, or None when the call is anything else.
 _ASSIGNED = {}
@@ -172,14 +175,17 @@ def assigned_target(depth=2):
     key = (code, frame.f_lasti)
     if key not in _ASSIGNED:
         name = None
-        call = None
-        for ins in dis.get_instructions(code):  # the call is the last instruction at or before f_lasti
-            if ins.offset > frame.f_lasti:
-                break
-            call = ins
-        if call is not None and call.opname in ("CALL", "CALL_FUNCTION_EX") and call.positions is not None:
-            p = call.positions
-            name = _assignments(code.co_filename).get((p.lineno, p.end_lineno, p.col_offset, p.end_col_offset))
+        # The instruction running in that frame is the call: the last one at or before f_lasti, which
+        # may point into the CACHE entries that follow it; its source span is its code unit's entry
+        # of co_positions. Read straight from the code object: disassembling the whole function
+        # costs milliseconds in every fresh kernel process.
+        raw, at = code.co_code, frame.f_lasti
+        while at > 0 and raw[at] == _CACHE:
+            at -= 2
+        if dis.opname[raw[at]] in _CALLS:
+            p = next(itertools.islice(code.co_positions(), at // 2, None), None)
+            if p is not None and None not in p:
+                name = _assignments(code.co_filename).get(p)
         _ASSIGNED[key] = name
     name = _ASSIGNED[key]
     if name is None:

@@ -1,0 +1,18 @@
+// Transparent huge pages for large buffers (core/huge_pages.h).
+#include "core/huge_pages.h"
+
+#include <sys/mman.h>
+
+#include <cstdint>
+
+namespace nki_agent {
+
+void advise_huge_pages(void* p, size_t n) {
+  if (p == nullptr || n < kHugeBufferMinBytes) return;
+  const auto begin = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t first = (begin + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  const uintptr_t last = (begin + n) / kHugePageBytes * kHugePageBytes;
+  if (last > first) (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+}
+
+}  // namespace nki_agent
