@@ -124,6 +124,15 @@ def _pairs(api, srcs, dsts):
                        "give one destination per source")
 
 
+def _operands(api, srcs, dsts, hbm_only=False):
+    """The source and destination lists of a collective, checked: tensors, one destination per
+    source, their memories."""
+    srcs, dsts = _tensors(srcs, api, "srcs"), _tensors(dsts, api, "dsts")
+    _pairs(api, srcs, dsts)
+    _memories(api, srcs, dsts, hbm_only)
+    return srcs, dsts
+
+
 def _op(op, api):
     name = lang.op_name(op)
     if name not in _REDUCTIONS:
@@ -178,9 +187,7 @@ def _meeting(api, kind, group, srcs):
 
 def all_reduce(srcs, dsts, replica_group, op, priority=None, name=None):
     api = "nki.collectives.all_reduce"
-    srcs, dsts = _tensors(srcs, api, "srcs"), _tensors(dsts, api, "dsts")
-    _pairs(api, srcs, dsts)
-    _memories(api, srcs, dsts)
+    srcs, dsts = _operands(api, srcs, dsts)
     red = _op(op, api)
     group, _ = _my_group(groups_of(replica_group, api), api)
     got = _meeting(api, "all_reduce", group, srcs)
@@ -191,9 +198,7 @@ def all_reduce(srcs, dsts, replica_group, op, priority=None, name=None):
 
 def all_gather(srcs, dsts, replica_group, collective_dim, priority=None, name=None):
     api = "nki.collectives.all_gather"
-    srcs, dsts = _tensors(srcs, api, "srcs"), _tensors(dsts, api, "dsts")
-    _pairs(api, srcs, dsts)
-    _memories(api, srcs, dsts)
+    srcs, dsts = _operands(api, srcs, dsts)
     dim = _dim(collective_dim, srcs, api)
     group, _ = _my_group(groups_of(replica_group, api), api)
     n = len(group)
@@ -207,9 +212,7 @@ def all_gather(srcs, dsts, replica_group, collective_dim, priority=None, name=No
 
 def reduce_scatter(srcs, dsts, replica_group, collective_dim, op, priority=None, name=None):
     api = "nki.collectives.reduce_scatter"
-    srcs, dsts = _tensors(srcs, api, "srcs"), _tensors(dsts, api, "dsts")
-    _pairs(api, srcs, dsts)
-    _memories(api, srcs, dsts)
+    srcs, dsts = _operands(api, srcs, dsts)
     dim = _dim(collective_dim, srcs, api)
     red = _op(op, api)
     group, pos = _my_group(groups_of(replica_group, api), api)
@@ -225,9 +228,7 @@ def reduce_scatter(srcs, dsts, replica_group, collective_dim, op, priority=None,
 
 def all_to_all(srcs, dsts, replica_group, collective_dim, priority=None, name=None):
     api = "nki.collectives.all_to_all"
-    srcs, dsts = _tensors(srcs, api, "srcs"), _tensors(dsts, api, "dsts")
-    _pairs(api, srcs, dsts)
-    _memories(api, srcs, dsts, hbm_only=True)
+    srcs, dsts = _operands(api, srcs, dsts, hbm_only=True)
     dim = _dim(collective_dim, srcs, api)
     group, pos = _my_group(groups_of(replica_group, api), api)
     n = len(group)
@@ -245,9 +246,7 @@ def all_to_all(srcs, dsts, replica_group, collective_dim, priority=None, name=No
 
 def collective_permute(srcs, dsts, source_target_pairs, priority=None, name=None):
     api = "nki.collectives.collective_permute"
-    srcs, dsts = _tensors(srcs, api, "srcs"), _tensors(dsts, api, "dsts")
-    _pairs(api, srcs, dsts)
-    _memories(api, srcs, dsts, hbm_only=True)
+    srcs, dsts = _operands(api, srcs, dsts, hbm_only=True)
     if len(srcs) != 1:
         raise NkiError("nkia_bad_operand", f"{api} takes exactly one source and one destination",
                        "make one call per tensor")
