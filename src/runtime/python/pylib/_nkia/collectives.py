@@ -18,7 +18,7 @@ are refused (nkia_multicore_not_modelled).
 """
 from _nkia import lang
 from _nkia.errors import NkiError
-from _nkia.multicore import meet, refuse
+from _nkia.multicore import current, meet, refuse
 from _nkia.registers import Register
 import _nkia_core as core
 
@@ -167,8 +167,7 @@ def _check_split(api, whole, part, dim, n, what):
 def _meeting(api, kind, group, srcs):
     """Meets the group with copies of srcs; returns {rank: [copies]}, checked to be the same call."""
     me_rank = core.launch_rank()
-    from _nkia import multicore
-    me, _ = multicore.current()
+    me, _ = current()
     key = (group, me.meetings.get(group, 0)) if me is not None else (group, 0)
     if me is not None:
         me.meetings[group] = key[1] + 1

@@ -67,7 +67,7 @@ class _Part:
         self.done = False
         self.waiting = None     # (predicate, what) it waits on
         self.result = None
-        self.meetings = {}      # collective sequence numbers per (group, kind of call)
+        self.meetings = {}      # how many collectives it has made over each group
 
     def runnable(self):
         return not self.done and (self.waiting is None or self.waiting[0]())
