@@ -66,8 +66,10 @@ std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const s
   return check(launch.new_tensor(r, caller_loc()));
 }
 
-// Runs `func` once per SPMD instance (serially, as on one NeuronCore) and returns the first
-// instance's result: outputs are shared_hbm tensors, the same objects in every instance.
+// Runs `func` once per SPMD instance and returns the first instance's result: outputs are shared_hbm
+// tensors, the same objects in every instance. A launch of one instance or of the two cores of LNC=2
+// runs under _nkia.multicore (synchronisation between the cores, and the ranks of its collectives);
+// larger grids run their instances one after another, as on one NeuronCore.
 py::object launch(py::function func, py::list args, py::dict kwargs, std::vector<int64_t> grid,
                   const std::string& platform_target) {
   if (t_launch) throw py::value_error("a kernel launch is already running on this thread");
