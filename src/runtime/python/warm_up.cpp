@@ -96,8 +96,8 @@ def kernel(a, b):
     return out
 )py";
 
-KernelCall call(const char* src, const char* file, const char* entry, std::vector<Tensor> inputs,
-                const char* target, bool kernel_only) {
+KernelCall call(const char* src, const char* file, const char* entry, std::vector<Tensor> inputs, const char* target,
+                bool kernel_only) {
   KernelCall c;
   c.src = kernel_files_from_source(src, file);
   c.entry = entry;
