@@ -44,6 +44,14 @@ void compute_into(const Tensor& dst, const Shape& shape, const std::function<voi
   out.assign(tmp.reshape(dst.shape()));  // tmp is contiguous: the reshape is a view
 }
 
+Result<void> check_dst_elements(const Access& dst, const Access& src, const char* instruction) {
+  if (dst.view.numel() == src.view.numel()) return {};
+  return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
+                        fmt::format("'{}' of {} into {}: they hold different numbers of elements per partition",
+                                    instruction, src.describe(), dst.describe()),
+                        "write the result into a tile of the operand's size"));
+}
+
 namespace {
 
 // Records that the running affine_range iteration writes dst's elements of an HBM tensor, and
@@ -224,12 +232,7 @@ Result<void> isa_tensor_scalar(ExecContext& ctx, const Access& dst, const Access
                                bool reverse, const SourceLoc& loc) {
   if (auto r = check_tiles(ctx, {&dst, &src}, "tensor_scalar"); !r) return r;
   if (auto r = check_same_partitions(dst, src, "tensor_scalar"); !r) return r;
-  if (dst.view.numel() != src.view.numel())
-    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'tensor_scalar' of {} into {}: they hold different numbers of elements per "
-                                      "partition",
-                                      src.describe(), dst.describe()),
-                          "write the result into a tile of the operand's size"));
+  if (auto r = check_dst_elements(dst, src, "tensor_scalar"); !r) return r;
   if (auto r = check_bitvec_operands(op, src, dst); !r) return r;
   ctx.trace.add(
       issue_instruction(ctx, Engine::kVector, {Opcode::kTensorScalar, op}, loc, dst, {&src}, DataFlow::kElementwise));
@@ -254,12 +257,7 @@ Result<void> isa_tensor_scalar_tile(ExecContext& ctx, const Access& dst, const A
                   fmt::format("'tensor_scalar' operand {} is not one value per partition of {}", operand.describe(),
                               src.describe()),
                   fmt::format("pass a [{}, 1] tile (one value per partition) or a Python number", src.partitions())));
-  if (dst.view.numel() != src.view.numel())
-    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'tensor_scalar' of {} into {}: they hold different numbers of elements per "
-                                      "partition",
-                                      src.describe(), dst.describe()),
-                          "write the result into a tile of the operand's size"));
+  if (auto r = check_dst_elements(dst, src, "tensor_scalar"); !r) return r;
   if (auto r = check_bitvec_operands(op, src, dst); !r) return r;
   ctx.trace.add(issue_instruction(ctx, Engine::kVector, {Opcode::kTensorScalar, op}, loc, dst, {&src, &operand},
                                   DataFlow::kElementwise));

@@ -228,6 +228,10 @@ Tensor as_shape_of(const Tensor& src, const Shape& shape);
 // afterwards (the ISA pairs elements per partition, whatever the free shapes: nki-library writes a
 // [1, 16] result into a [1, 4, 4] tile).
 void compute_into(const Tensor& dst, const Shape& shape, const std::function<void(Tensor&)>& fill);
+// err_store_dst_shape_smaller_than_other_shape unless dst holds as many elements as src (per
+// partition, once their partitions match): the rule of the elementwise instructions compute_into
+// serves, whose free shapes may differ.
+Result<void> check_dst_elements(const Access& dst, const Access& src, const char* instruction);
 
 // dst = src (with the type conversion), on the given compute engine.
 Result<void> isa_tensor_copy(ExecContext& ctx, const Access& dst, const Access& src, Engine engine,

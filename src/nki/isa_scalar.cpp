@@ -47,11 +47,7 @@ Result<void> isa_tensor_scalar_ops(ExecContext& ctx, const Access& dst, const Ac
   if (auto r = check_tiles(ctx, {&dst, &src}, kOp); !r) return r;
   if (auto r = check_same_partitions(dst, src, kOp); !r) return r;
   // The same partitions and elements per partition; the free shapes may differ (compute_into).
-  if (dst.view.numel() != src.view.numel())
-    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'{}' of {} into {}: they hold different numbers of elements per partition", kOp,
-                                      src.describe(), dst.describe()),
-                          "write the result into a tile of the operand's size"));
+  if (auto r = check_dst_elements(dst, src, kOp); !r) return r;
   int bitvec = 0;
   for (const ScalarStep& st : steps) {
     if (st.tile) {

@@ -64,11 +64,7 @@ Result<void> isa_scalar_tensor_tensor(ExecContext& ctx, const Access& dst, const
                                       "elements per partition",
                                       kOp, data.describe(), data1.describe()),
                           "slice operand1 to data's size; for a [P, 1] operand use nisa.tensor_scalar"));
-  if (dst.view.numel() != data.view.numel())
-    return fail(nki_error("err_store_dst_shape_smaller_than_other_shape",
-                          fmt::format("'{}' of {} into {}: they hold different numbers of elements per partition", kOp,
-                                      data.describe(), dst.describe()),
-                          "write the result into a tile of the operand's size"));
+  if (auto r = check_dst_elements(dst, data, kOp); !r) return r;
   for (BinaryOp op : {op0, op1})
     if (is_bitvec_op(op))
       return fail(nki_error(

@@ -694,6 +694,12 @@ KERNELS += [
            "blocks, T + 1 rows, the forward checkpoints [N, 2, I, B] and [N, B, H]"),
 ]
 
+# The router, activation and clamp options of test_moe_block_tkg.py's first sets, which its MX set shares.
+_MOE_BLOCK_TKG_OPTIONS = (
+    "top_k=4, router_act_fn=RouterActFnType.SOFTMAX, router_pre_norm=False, norm_topk_prob=False, "
+    "expert_affinities_scaling_mode=ExpertAffinityScaleMode.POST_SCALE, hidden_act_fn=ActFnType.Swish, "
+    "gate_clamp_upper_limit=7.0, gate_clamp_lower_limit=None, up_clamp_upper_limit=8.0, up_clamp_lower_limit=-6.0, "
+    "router_mm_dtype=nl.float16, hidden_actual=None, skip_router_logits=False, is_all_expert=False, rank_id=None)")
 KERNELS += [
     K(NKILIB, "src/nkilib_src/nkilib/core/moe_block/moe_block_tkg.py", "moe_block_tkg",
       {"inp": "float16[1,1,3072]", "gamma": "float16[1,3072]", "router_weights": "float16[3072,128]",
@@ -701,12 +707,7 @@ KERNELS += [
        "router_bias": "float16[1,128]", "expert_gate_up_bias": "float16[128,2,384]",
        "expert_down_bias": "float16[128,3072]"},
       driver="kernel(inp, gamma, router_weights, expert_gate_up_weights, expert_down_weights, router_bias=router_bias, "
-             "expert_gate_up_bias=expert_gate_up_bias, expert_down_bias=expert_down_bias, top_k=4, "
-             "router_act_fn=RouterActFnType.SOFTMAX, router_pre_norm=False, norm_topk_prob=False, "
-             "expert_affinities_scaling_mode=ExpertAffinityScaleMode.POST_SCALE, hidden_act_fn=ActFnType.Swish, "
-             "gate_clamp_upper_limit=7.0, gate_clamp_lower_limit=None, up_clamp_upper_limit=8.0, "
-             "up_clamp_lower_limit=-6.0, router_mm_dtype=nl.float16, hidden_actual=None, skip_router_logits=False, "
-             "is_all_expert=False, rank_id=None)",
+             "expert_gate_up_bias=expert_gate_up_bias, expert_down_bias=expert_down_bias, " + _MOE_BLOCK_TKG_OPTIONS,
       driver_imports=("RouterActFnType", "ExpertAffinityScaleMode", "ActFnType"), grid=(2,), src=T, timeout=300.0,
       note="test_moe_block_tkg.py's first MANUAL_PARAMS set that is not MX (the MX ones run on trn3 only): LNC 2, "
            "batch 1, seqlen 1, hidden 3072, intermediate 384, 128 experts, top-k 4, softmax router, Swish, "
@@ -753,12 +754,7 @@ KERNELS += [
       driver="kernel(inp, gamma, router_weights, expert_gate_up_weights, expert_down_weights, "
              "expert_gate_up_weights_scale=expert_gate_up_weights_scale, "
              "expert_down_weights_scale=expert_down_weights_scale, router_bias=router_bias, "
-             "expert_gate_up_bias=expert_gate_up_bias, expert_down_bias=expert_down_bias, top_k=4, "
-             "router_act_fn=RouterActFnType.SOFTMAX, router_pre_norm=False, norm_topk_prob=False, "
-             "expert_affinities_scaling_mode=ExpertAffinityScaleMode.POST_SCALE, hidden_act_fn=ActFnType.Swish, "
-             "gate_clamp_upper_limit=7.0, gate_clamp_lower_limit=None, up_clamp_upper_limit=8.0, "
-             "up_clamp_lower_limit=-6.0, router_mm_dtype=nl.float16, hidden_actual=None, skip_router_logits=False, "
-             "is_all_expert=False, rank_id=None)",
+             "expert_gate_up_bias=expert_gate_up_bias, expert_down_bias=expert_down_bias, " + _MOE_BLOCK_TKG_OPTIONS,
       driver_imports=("RouterActFnType", "ExpertAffinityScaleMode", "ActFnType"), grid=(2,), target="trn3", src=T,
       timeout=300.0,
       **dict(_NKILIB_TEST, trees=_NKILIB_TEST["trees"] + ("test/integration/nkilib/core/mlp",

@@ -44,8 +44,8 @@ except ImportError:  # without it, instances run one after the other and synchro
 MAX_RANKS = 64  # the logical cores of a trn2 node at LNC=2: the largest replica group a launch runs
 
 
-def refuse(api, why="exchanges data with, or waits for, other NeuronCores in a way nki-agent does not model"):
-    """Raises the refusal of the multi-core call `api` (e.g. "nki.collectives.all_gather_v")."""
+def refuse(api, why):
+    """Raises the refusal of the multi-core call `api` (e.g. "nki.collectives.all_gather_v"): it `why`."""
     raise NkiError("nkia_multicore_not_modelled", f"{api} {why}, so it cannot be simulated",
                    "check the kernel in a form without it, and pass what the other ranks would send as an input")
 
