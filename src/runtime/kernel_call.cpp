@@ -677,7 +677,8 @@ std::string encode_call(const KernelCall& c, const Attachments& shared) {
                       {"eager_state", c.eager_state},
                       {"kernel_only", c.kernel_only},
                       {"zero_inputs", specs_to_json(c.zero_inputs)},
-                      {"want_outputs", c.want_outputs}};
+                      {"want_outputs", c.want_outputs},
+                      {"runs", c.runs}};
   return pack(h, c.inputs, "inputs", nullptr, {}, shared);
 }
 
@@ -694,15 +695,40 @@ Result<KernelCall> decode_call(std::string_view bytes, const Attachments& shared
       !get_to(u->header, "kernel_only", c.kernel_only))
     return fail(bad_wire("a call field is missing or has the wrong type"));
   if (!c.target.empty() && !target_by_name(c.target)) return fail(bad_wire("an unknown target"));
-  if (!get_to(u->header, "want_outputs", c.want_outputs) || !u->header.contains("zero_inputs"))
+  if (!get_to(u->header, "want_outputs", c.want_outputs) || !get_to(u->header, "runs", c.runs) ||
+      !u->header.contains("zero_inputs"))
     return fail(bad_wire("a call field is missing or has the wrong type"));
   auto zeros = specs_from_json(u->header["zero_inputs"], kMaxSpecElements, "zero_inputs");
   if (!zeros) return fail(zeros.error());
   c.zero_inputs = std::move(*zeros);
   c.inputs = std::move(u->arrays);
-  if (!c.input_names.empty() && c.input_names.size() != c.inputs.size() + c.zero_inputs.size())
+  if (c.runs < 1 || c.runs > kMaxRunsPerCall || c.inputs.size() % static_cast<size_t>(c.runs) != 0 ||
+      (c.runs > 1 && !c.zero_inputs.empty()))
+    return fail(bad_wire("a call's runs do not divide its inputs"));
+  if (!c.input_names.empty() && c.input_names.size() != c.inputs.size() / c.runs + c.zero_inputs.size())
     return fail(bad_wire("input_names and inputs differ in length"));
   return c;
+}
+
+KernelCall call_of_run(const KernelCall& call, int i) {
+  NKIA_ASSERT(call.runs >= 1 && i >= 0 && i < call.runs && call.inputs.size() % static_cast<size_t>(call.runs) == 0);
+  const size_t per = call.inputs.size() / static_cast<size_t>(call.runs);
+  KernelCall one;
+  one.src = call.src;
+  one.entry = call.entry;
+  one.inputs.assign(call.inputs.begin() + static_cast<std::ptrdiff_t>(per * static_cast<size_t>(i)),
+                    call.inputs.begin() + static_cast<std::ptrdiff_t>(per * static_cast<size_t>(i + 1)));
+  one.input_names = call.input_names;
+  one.kwargs = call.kwargs;
+  one.grid = call.grid;
+  one.target = call.target;
+  one.compute = call.compute;
+  one.collect_trace = call.collect_trace;
+  one.eager_state = call.eager_state;
+  one.zero_inputs = call.zero_inputs;
+  one.want_outputs = call.want_outputs;
+  one.kernel_only = call.kernel_only;
+  return one;
 }
 
 std::string encode_outcome(const Result<KernelOutcome>& r) {
@@ -757,6 +783,28 @@ Result<KernelOutcome> decode_outcome(std::string_view bytes) {
     if (!agree) return fail(bad_wire("outputs and their specs disagree"));
   }
   return o;
+}
+
+void append_run_outcome(std::string& reply, const Result<KernelOutcome>& outcome) {
+  const std::string one = encode_outcome(outcome);
+  put_u64(reply, one.size());
+  reply += one;
+}
+
+Result<std::vector<Result<KernelOutcome>>> decode_run_outcomes(std::string_view bytes, int runs) {
+  std::vector<Result<KernelOutcome>> out;
+  while (!bytes.empty()) {
+    if (bytes.size() < 8) return fail(bad_wire("a run's outcome shorter than its length prefix"));
+    uint64_t n = 0;
+    for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i])) << (8 * i);
+    if (n > bytes.size() - 8) return fail(bad_wire("a run's outcome beyond the message"));
+    if (static_cast<int64_t>(out.size()) >= runs) return fail(bad_wire("more outcomes than runs"));
+    if (!out.empty() && !out.back()) return fail(bad_wire("an outcome after a failed run"));
+    out.push_back(decode_outcome(bytes.substr(8, n)));
+    bytes.remove_prefix(8 + n);
+  }
+  if (out.empty()) return fail(bad_wire("no outcome of any run"));
+  return out;
 }
 
 }  // namespace nki_agent

@@ -96,7 +96,16 @@ struct KernelCall {
   // verification has no host side. Whenever the entry is a kernel, no NumPy array of the inputs
   // exists in the run and Python can read no values (nkia_trace_time_value_read).
   bool kernel_only = false;
+  // How many argument sets `inputs` holds, one after another, each inputs.size() / runs tensors
+  // (input_names, when given, names one set): each set runs as its own call, one after another in
+  // one process (KernelService::run_each). More than one run takes no zero_inputs.
+  int runs = 1;
 };
+
+// Most runs one call may hold.
+inline constexpr int kMaxRunsPerCall = 64;
+// The call of run `i` of a call with several runs: the same kernel and options, the i-th set of inputs.
+KernelCall call_of_run(const KernelCall& call, int i);
 
 // Makes `call` a timing-only run on zeros of `shapes` (named after them, after its other inputs):
 // every instruction checked and traced, nothing computed, no outputs back (their specs do).
@@ -136,7 +145,7 @@ inline constexpr uint64_t kMaxTraceRank = 64;
 // Inputs at least this large cross into the worker as shared memory, not through the socket.
 inline constexpr int64_t kShareInputBytes = 1 << 20;
 // Most shared buffers one call's inputs may live in (protocol.h's kMaxAttachments bounds a request).
-inline constexpr size_t kMaxAttachmentsPerCall = 8;
+inline constexpr size_t kMaxAttachmentsPerCall = 32;
 
 // Readies `call`'s inputs to cross without copies: those already in sealed shared memory stay
 // where they are; the others of at least `min_bytes` are copied, once, into one new sealed buffer, and
@@ -150,5 +159,11 @@ Result<KernelCall> decode_call(std::string_view bytes, const Attachments& shared
 // A worker's reply: the outcome, or the Diagnostic that ended the run.
 std::string encode_outcome(const Result<KernelOutcome>& outcome);
 Result<KernelOutcome> decode_outcome(std::string_view bytes);
+// The reply of a call with several runs: each run's encode_outcome, appended as it ends, after an
+// 8-byte little-endian length. A kernel's failure ends the call: the runs after it have no outcome.
+void append_run_outcome(std::string& reply, const Result<KernelOutcome>& outcome);
+// The outcomes of at most `runs` runs, in order; a malformed reply (lengths beyond the bytes, more
+// outcomes than runs, an outcome after a failure) is the call's error.
+Result<std::vector<Result<KernelOutcome>>> decode_run_outcomes(std::string_view bytes, int runs);
 
 }  // namespace nki_agent

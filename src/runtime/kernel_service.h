@@ -34,11 +34,22 @@ class KernelService {
 
   // Thread-safe.
   Result<KernelOutcome> run(const KernelCall& call, const SandboxLimits& limits);
+  // `call` (without inputs of its own) on each set of inputs, one after another in one sandboxed
+  // process: the kernel's modules load afresh for each run, and the process's start, its first
+  // calls into the simulator and its copied pages are paid once. `limits` are one run's; the call's
+  // time limits grow with the number of runs. The outcomes are in order, up to and including the
+  // first run the kernel failed (its Diagnostic; the runs after it do not happen). The outer error
+  // is the call's as a whole (a sandbox verdict, a malformed reply): it names no run.
+  Result<std::vector<Result<KernelOutcome>>> run_each(const KernelCall& call,
+                                                      const std::vector<std::vector<Tensor>>& input_sets,
+                                                      const SandboxLimits& limits);
 
   WorkerPool& pool() { return *pool_; }
 
  private:
   explicit KernelService(std::unique_ptr<WorkerPool> pool) : pool_(std::move(pool)) {}
+  // The worker's reply to `call`, or the sandbox's verdict pointed at the kernel's main file.
+  Result<std::string> reply_of(const KernelCall& call, const SandboxLimits& limits);
   std::unique_ptr<WorkerPool> pool_;
 };
 

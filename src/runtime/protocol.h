@@ -46,7 +46,7 @@ inline constexpr uint32_t kMaxFrameHeaderBytes = 1 << 20;
 // A request's payload: the kernel's sources and small inputs (large inputs are attachments).
 inline constexpr int64_t kMaxRequestPayloadBytes = 256 * kMiB;
 // Most shared memory buffers one request carries.
-inline constexpr size_t kMaxAttachments = 16;
+inline constexpr size_t kMaxAttachments = 40;
 // The largest body either side sends: a result payload plus both captures at their ceilings.
 inline constexpr int64_t kMaxFrameBodyBytes = kMaxOutputBytesCeiling + 2 * kMaxCaptureBytesCeiling;
 // Handler names: [A-Za-z0-9_.-], at most this long.

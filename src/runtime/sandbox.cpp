@@ -44,7 +44,6 @@ constexpr int kResultPipeBytes = 1 << 20;
 // Poll tick used only when pidfd_open is missing (Linux < 5.3) to notice the child's exit.
 constexpr int kNoPidfdTickMs = 5;
 // Ranges validate_limits() accepts.
-constexpr double kMaxLimitSeconds = 24 * 3600;  // a day: anything longer is a typo
 // Below this a forked child cannot map anything new at all (its parent's mappings count).
 constexpr int64_t kMinAddressSpaceBytes = 64 * kMiB;
 constexpr int64_t kMaxAddressSpaceBytes = int64_t{1} << 46;  // 64 TiB, the x86-64 user half

@@ -56,6 +56,9 @@ inline constexpr int64_t kDefaultMaxFileBytes = 0;
 inline constexpr int64_t kMaxOutputBytesCeiling = 256 * kMiB;
 inline constexpr int64_t kMaxCaptureBytesCeiling = 16 * kMiB;
 
+// The longest time limit a run may have: a day; anything longer is a typo.
+inline constexpr double kMaxLimitSeconds = 24 * 3600;
+
 struct SandboxLimits {
   double wall_seconds = kDefaultWallSeconds;                // parent's deadline; then SIGKILL to the process group
   double cpu_seconds = kDefaultCpuSeconds;                  // RLIMIT_CPU soft = ceil(this), hard = soft + 1

@@ -173,6 +173,13 @@ std::string VerifyResult::format() const {
 
 namespace {
 
+// Cases share a kernel process (Verifier::run_cases) when each case's inputs and outputs stay under
+// kBatchCaseBytes; a process takes at most kBatchRuns cases and kBatchBytes in all.
+// Larger cases are dominated by their elements, not by a process's start: they run alone.
+constexpr int64_t kBatchCaseBytes = int64_t{8} << 20;
+constexpr int64_t kBatchBytes = int64_t{64} << 20;
+constexpr int64_t kBatchRuns = 16;
+
 struct Case {
   int index;
   const ShapeSet* set;
@@ -195,8 +202,13 @@ class Verifier {
   Verifier(const Task& task, const KernelFiles& files, KernelService& service, const VerifyOptions& opt)
       : task_(task), files_(files), service_(service), opt_(opt), ref_(task, opt.reference) {}
 
-  // The candidate's result on one case; a Result error is the machinery's failure.
-  Result<CaseResult> run_case(const Case& c) {
+  // A case's inputs, drawn (or taken from the process's input cache) before the candidate runs.
+  struct Prepared {
+    CaseInputs in;
+    std::string where;  // "at the prompt shapes (x=[...]), seed 3 (normal inputs)"
+  };
+
+  CaseResult fresh_result(const Case& c) const {
     CaseResult r;
     r.index = c.index;
     r.shape_set = c.set->name;
@@ -204,28 +216,102 @@ class Verifier {
     r.profile = c.timing_only ? "none" : std::string(profile_name(c.profile));
     r.ran = true;
     r.timing_only = c.timing_only;
-    if (c.timing_only) return run_timing_only(c, std::move(r));
+    return r;
+  }
+
+  Result<Prepared> prepare(const Case& c) {
     auto params = ref_.params(c.seed);
     if (!params) return fail(params.error());
-    CaseInputs in = make_case_inputs(task_, *c.set, c.seed, c.profile, *params);
-    const std::string where = fmt::format("at the {} shapes ({}), seed {} ({} inputs)", c.set->name,
-                                          describe_set(task_, *c.set), c.seed, r.profile);
+    Prepared p;
+    p.in = make_case_inputs(task_, *c.set, c.seed, c.profile, *params);
+    p.where = fmt::format("at the {} shapes ({}), seed {} ({} inputs)", c.set->name, describe_set(task_, *c.set),
+                          c.seed, profile_name(c.profile));
+    return p;
+  }
 
-    // The candidate first: nothing of this case's reference exists in this process yet.
+  // The candidate's call, without inputs: a candidate has no host side, so it never sees values.
+  KernelCall candidate_call(const Prepared& p) const {
     KernelCall call;
     call.src = files_;
     call.entry = task_.entry;
-    call.kernel_only = true;  // a candidate has no host side: it never sees values
-    call.inputs = in.kernel_args;
-    call.input_names = in.names;
+    call.kernel_only = true;
+    call.input_names = p.in.names;
     call.target = task_.target;
     call.collect_trace = false;
-    auto ran = run_candidate(call, where, r);
-    if (!ran) return fail(ran.error());
-    if (!*ran) return r;
-    const std::optional<KernelOutcome>& outcome = *ran;
-    keep_warnings(c, *outcome);
-    const auto& outs = outcome->outputs;
+    return call;
+  }
+
+  // The candidate's result on one case; a Result error is the machinery's failure.
+  Result<CaseResult> run_case(const Case& c) {
+    if (c.timing_only) return run_timing_only(c, fresh_result(c));
+    auto p = prepare(c);
+    if (!p) return fail(p.error());
+    KernelCall call = candidate_call(*p);
+    call.inputs = p->in.kernel_args;
+    NKIA_LOG_DEBUG("verify {}: case {} {}", task_.label(), c.index, p->where);
+    auto t0 = std::chrono::steady_clock::now();
+    auto outcome = service_.run(call, limits());
+    return judge(c, *p, std::move(outcome), seconds_since(t0));
+  }
+
+  // The candidate's results on several cases, computed in one kernel process
+  // (KernelService::run_each): one per case, in order. A case after one the kernel failed on is
+  // not run by that process; with fail_fast it is left unrun, else it runs in the next. When the
+  // process as a whole is stopped (time, memory, a crash), which case did it is not known: each
+  // then runs alone, as run_case.
+  Result<std::vector<CaseResult>> run_cases(const std::vector<const Case*>& batch) {
+    std::vector<CaseResult> results;
+    size_t next = 0;
+    while (next < batch.size()) {
+      std::vector<Prepared> prepared;
+      std::vector<std::vector<Tensor>> sets;
+      for (size_t i = next; i < batch.size(); ++i) {
+        auto p = prepare(*batch[i]);
+        if (!p) return fail(p.error());
+        sets.push_back(p->in.kernel_args);
+        prepared.push_back(std::move(*p));
+      }
+      NKIA_LOG_DEBUG("verify {}: cases {}..{} in one process", task_.label(), batch[next]->index, batch.back()->index);
+      auto t0 = std::chrono::steady_clock::now();
+      auto outcomes = service_.run_each(candidate_call(prepared.front()), sets, limits());
+      const double seconds = seconds_since(t0);
+      if (!outcomes) {
+        if (is_infrastructure_failure(outcomes.error())) return fail(outcomes.error());
+        for (size_t i = next; i < batch.size(); ++i) {
+          if (opt_.fail_fast && i > next && !results.empty() && !results.back().passed) break;
+          auto r = run_case(*batch[i]);
+          if (!r) return fail(r.error());
+          results.push_back(std::move(*r));
+        }
+        return results;
+      }
+      const size_t ran = outcomes->size();
+      for (size_t k = 0; k < ran; ++k) {
+        auto r = judge(*batch[next + k], prepared[k], std::move((*outcomes)[k]), seconds / static_cast<double>(ran));
+        if (!r) return fail(r.error());
+        results.push_back(std::move(*r));
+      }
+      next += ran;
+      if (opt_.fail_fast && !results.back().passed) break;
+    }
+    return results;
+  }
+
+  // One case's verdict from the candidate's run (`seconds` of wall time): the kernel's failure,
+  // the structure of its outputs, then the comparison with the reference. The reference of the
+  // case is computed or read only here, after the candidate ran.
+  Result<CaseResult> judge(const Case& c, Prepared& p, Result<KernelOutcome> ran, double seconds) {
+    CaseResult r = fresh_result(c);
+    r.kernel_seconds = seconds;
+    if (!ran) {
+      if (auto ok = kernel_failed(ran.error(), p.where, r); !ok) return fail(ok.error());
+      return r;
+    }
+    const KernelOutcome& outcome = *ran;
+    const CaseInputs& in = p.in;
+    const std::string& where = p.where;
+    keep_warnings(c, outcome);
+    const auto& outs = outcome.outputs;
     std::vector<TensorSpec> specs;
     for (const auto& o : outs) specs.push_back(TensorSpec{"", o.dtype(), o.shape()});
     if (structure_fails(specs, *c.set, where, r)) {
@@ -241,10 +327,10 @@ class Verifier {
     r.passed = true;
     // The run's own word on memory nothing wrote: NaN stored from it is an uninitialised read.
     const Diagnostic* uninit = nullptr;
-    for (const Diagnostic& w : outcome->warnings)
+    for (const Diagnostic& w : outcome.warnings)
       if (w.code == "nkia_uninitialized_read" && uninit == nullptr) uninit = &w;
     for (size_t k = 0; k < outs.size(); ++k) {
-      const OutputStores* stores = k < outcome->output_stores.size() ? &outcome->output_stores[k] : nullptr;
+      const OutputStores* stores = k < outcome.output_stores.size() ? &outcome.output_stores[k] : nullptr;
       OutputCheck oc =
           compare_output(outs[k], (*expected)[k], task_.tolerance_for(task_.outputs[k].dtype), in.kernel_args, stores);
       if (oc.check == check_name(VerifyCheck::kMismatch) && oc.stored_nan > 0 && uninit != nullptr) {
@@ -313,12 +399,18 @@ class Verifier {
     auto outcome = service_.run(call, limits());
     r.kernel_seconds = seconds_since(t0);
     if (outcome) return std::optional<KernelOutcome>(std::move(*outcome));
-    const Diagnostic& d = outcome.error();
-    if (is_infrastructure_failure(d)) return fail(d);  // nki-agent's failure: the verification's error
+    if (auto ok = kernel_failed(outcome.error(), where, r); !ok) return fail(ok.error());
+    return std::optional<KernelOutcome>();
+  }
+
+  // The kernel's own failure `d` as r's check (kernel_error); nki-agent's failure (the worker, the
+  // sandbox's setup) as the error: the verification's, never the candidate's.
+  Result<void> kernel_failed(const Diagnostic& d, const std::string& where, CaseResult& r) const {
+    if (is_infrastructure_failure(d)) return fail(d);
     r.check = name_of(VerifyCheck::kKernelError);
     r.kernel_error = d;
     r.message = fmt::format("the kernel failed {}: {}", where, headline(d));
-    return std::optional<KernelOutcome>();
+    return {};
   }
 
   // Every run's limits: verified outputs of a few hundred MiB, or a trace, come back.
@@ -353,6 +445,45 @@ class Verifier {
                     "simulator: checked without numerics",
                     c.set->name, in_bytes / 1048576.0, out_bytes / 1048576.0));
     return r;
+  }
+
+  // The cases after the first, as the kernel processes that run them: cases whose inputs and
+  // outputs are small run several to a process (run_cases), in case order, split over at least
+  // `parallel` processes; large and timing-only cases run one to a process. Batches come in order
+  // of their first case.
+  std::vector<std::vector<const Case*>> plan_batches(const std::vector<const Case*>& rest, int parallel) const {
+    std::vector<std::vector<const Case*>> batches;
+    std::vector<const Case*> small;
+    for (const Case* c : rest) {
+      auto [in, out] = set_bytes(task_, *c->set);
+      if (c->timing_only || in + out > kBatchCaseBytes)
+        batches.push_back({c});
+      else
+        small.push_back(c);
+    }
+    const size_t per_batch = (small.size() + static_cast<size_t>(parallel) - 1) / static_cast<size_t>(parallel);
+    const int64_t max_shared = static_cast<int64_t>(kMaxAttachmentsPerCall) - 1;
+    std::vector<const Case*> cur;
+    int64_t cur_bytes = 0, cur_shared = 0;
+    for (const Case* c : small) {
+      auto [in, out] = set_bytes(task_, *c->set);
+      int64_t shared = 0;  // inputs that cross as shared memory: each may be its own buffer
+      for (size_t i = 0; i < task_.args.size(); ++i)
+        shared += shape_numel(c->set->args[i]) * dtype_size(task_.args[i].dtype) >= kShareInputBytes;
+      if (!cur.empty() && (cur.size() >= per_batch || cur.size() >= static_cast<size_t>(kBatchRuns) ||
+                           cur_bytes + in + out > kBatchBytes || cur_shared + shared > max_shared)) {
+        batches.push_back(std::move(cur));
+        cur.clear();
+        cur_bytes = cur_shared = 0;
+      }
+      cur.push_back(c);
+      cur_bytes += in + out;
+      cur_shared += shared;
+    }
+    if (!cur.empty()) batches.push_back(std::move(cur));
+    std::sort(batches.begin(), batches.end(),
+              [](const auto& a, const auto& b) { return a.front()->index < b.front()->index; });
+    return batches;
   }
 
   Result<VerifyResult> run() {
@@ -434,24 +565,44 @@ class Verifier {
     std::mutex mu;
     std::atomic<int> first_failure{static_cast<int>(cases.size())};
     std::optional<std::pair<int, Diagnostic>> infra;
-    auto run_one = [&](const Case& c) {
-      if (opt_.fail_fast && c.index > first_failure.load()) return;
-      auto r = run_case(c);
+    auto keep = [&](int index, Result<CaseResult> r) {
       std::lock_guard<std::mutex> lock(mu);
       if (!r) {
-        if (!infra || infra->first > c.index) infra = std::make_pair(c.index, r.error());
-        first_failure = std::min(first_failure.load(), c.index);
+        if (!infra || infra->first > index) infra = std::make_pair(index, r.error());
+        first_failure = std::min(first_failure.load(), index);
         return;
       }
-      if (!r->passed) first_failure = std::min(first_failure.load(), c.index);
-      res.cases[c.index] = std::move(*r);
+      if (!r->passed) first_failure = std::min(first_failure.load(), index);
+      res.cases[static_cast<size_t>(r->index)] = std::move(*r);
     };
-    if (!cases.empty()) run_one(cases[0]);
+    auto run_batch = [&](const std::vector<const Case*>& batch) {
+      std::vector<const Case*> left;
+      for (const Case* c : batch)
+        if (!(opt_.fail_fast && c->index > first_failure.load())) left.push_back(c);
+      if (left.empty()) return;
+      if (left.size() == 1) return keep(left[0]->index, run_case(*left[0]));
+      auto rs = run_cases(left);
+      if (!rs) return keep(left[0]->index, fail(rs.error()));
+      for (auto& r : *rs) keep(r.index, std::move(r));
+    };
+    // The speed of a candidate whose first case passed is measured beside its other cases (and
+    // dropped if one of them fails).
+    std::optional<SpeedResult> speed;
+    if (!cases.empty()) keep(0, run_case(cases[0]));
     if (cases.size() > 1 && !(opt_.fail_fast && first_failure.load() == 0)) {
       int parallel = opt_.parallel > 0 ? opt_.parallel : service_.pool().size();
-      ThreadPool pool(static_cast<unsigned>(std::max(1, std::min<int>(parallel, static_cast<int>(cases.size()) - 1))));
-      pool.parallel_for(static_cast<int64_t>(cases.size()) - 1,
-                        [&](int64_t i) { run_one(cases[static_cast<size_t>(i) + 1]); });
+      std::vector<const Case*> rest;
+      for (size_t i = 1; i < cases.size(); ++i) rest.push_back(&cases[i]);
+      const auto batches = plan_batches(rest, std::max(1, parallel));
+      const int64_t early = first_failure.load() != 0 ? 1 : 0;
+      const auto jobs = static_cast<int64_t>(batches.size()) + early;
+      ThreadPool pool(static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(parallel, jobs))));
+      pool.parallel_for(jobs, [&](int64_t i) {
+        if (i < early)
+          speed = measure_speed(task_, files_, service_, opt_.speed, limits());
+        else
+          run_batch(batches[static_cast<size_t>(i - early)]);
+      });
     }
     if (infra) return fail(infra->second);
     res.warnings = prompt_warnings_;
@@ -479,7 +630,7 @@ class Verifier {
       }
     }
     if (res.passed)
-      res.speed = measure_speed(task_, files_, service_, opt_.speed, limits());
+      res.speed = speed ? std::move(*speed) : measure_speed(task_, files_, service_, opt_.speed, limits());
     else
       res.speed.reason = "the kernel did not pass";
     res.reference = ref_.stats();

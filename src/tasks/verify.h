@@ -10,9 +10,12 @@
 //      kernel sandbox (KernelService) — always BEFORE the reference output of that case is
 //      computed or read — then the reference outputs (cache, else the reference worker), then the
 //      comparison: output count, shapes, dtypes, then compare_output (tasks/compare.h);
-//      the prompt's first case runs alone, the others in parallel; after a failure no later case
-//      starts (earlier ones finish), so the failure reported is always the first in case order;
-//   4. speed (tasks/speed.h), for a passing candidate, when a SpeedModel is given.
+//      the prompt's first case runs alone, the others in parallel, small cases several to a
+//      kernel process (KernelService::run_each: a process's start and first calls paid once);
+//      after a failure no later case starts (earlier ones finish), so the failure reported is
+//      always the first in case order;
+//   4. speed (tasks/speed.h), for a passing candidate, when a SpeedModel is given: measured beside
+//      the cases once the first case passed.
 // A failure of the candidate is a VerifyResult with passed = false, the failed check's name and a
 // message; a Result error means the verification itself could not be done (the task is broken,
 // the reference worker is missing) and is never the candidate's fault.

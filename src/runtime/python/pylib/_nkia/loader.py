@@ -154,9 +154,26 @@ class _MaskConjunctions(ast.NodeTransformer):
         return node
 
 
+# Code objects compiled in this process, by (path, source): a process that runs one kernel on
+# several sets of inputs (each run loading the kernel's modules afresh) compiles each file once.
+_compiled = {}
+_MAX_COMPILED = 64
+
+
 def compile_kernel_source(src, path):
     """The code object of a kernel source file, with its local nt.tensor annotations checked and
     the `and` of its mask= predicates joined as NKI joins them."""
+    key = (path, src)
+    code = _compiled.get(key)
+    if code is None:
+        code = _compile(src, path)
+        if len(_compiled) >= _MAX_COMPILED:
+            _compiled.clear()
+        _compiled[key] = code
+    return code
+
+
+def _compile(src, path):
     wants = [cls for cls, marker in ((_AnnotationChecks, "tensor["), (_MaskConjunctions, "mask")) if marker in src]
     if wants:
         try:
