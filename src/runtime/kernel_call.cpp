@@ -646,9 +646,13 @@ Result<Attachments> share_large_inputs(KernelCall& call, int64_t min_bytes) {
   std::vector<std::pair<size_t, int64_t>> placed;
   for (size_t i : to_copy) {
     const Tensor& t = call.inputs[i];
-    auto storage = std::make_shared<Storage>(*mem, at, t.nbytes());
-    Tensor dst(storage, t.dtype(), t.shape(), contiguous_strides(t.shape()), 0);
-    dst.assign(t);
+    if (t.is_contiguous()) {
+      if (auto ok = (*mem)->write(at, t.data(), t.nbytes()); !ok) return fail(ok.error());
+    } else {
+      auto storage = std::make_shared<Storage>(*mem, at, t.nbytes());
+      Tensor dst(storage, t.dtype(), t.shape(), contiguous_strides(t.shape()), 0);
+      dst.assign(t);
+    }
     placed.emplace_back(i, at);
     at += (t.nbytes() + 63) / 64 * 64;
   }

@@ -18,7 +18,8 @@ namespace {
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// Bodies are read in pieces of this size, so memory grows only as bytes really arrive.
+// Bodies are read in pieces of this size into room reserved once: only the pages of bytes that
+// really arrived are ever touched.
 constexpr size_t kBodyChunkBytes = 1 << 20;
 // A Diagnostic sent in a header is clamped to these sizes (a hostile child writes its own).
 constexpr size_t kMaxDiagTextBytes = size_t{8} * 1024;
@@ -246,12 +247,15 @@ Result<Frame> read_frame(int fd, Deadline deadline, bool take_fds) {
   Frame f;
   f.header = std::move(*h);
   f.fds = std::move(fds);
+  // The whole body's room at once, advised huge pages before anything is written: growing it as it
+  // comes would copy what came so far into fresh memory at each doubling (parse_frame_prefix
+  // bounded the size).
+  f.body.reserve(static_cast<size_t>(p->body_bytes));
+  advise_huge_pages(f.body.data(), f.body.capacity());
   while (f.body.size() < p->body_bytes) {
     const size_t old = f.body.size();
     const size_t chunk = static_cast<size_t>(std::min<uint64_t>(kBodyChunkBytes, p->body_bytes - old));
-    const size_t had = f.body.capacity();
     f.body.resize(old + chunk);
-    if (f.body.capacity() != had) advise_huge_pages(f.body.data(), f.body.capacity());
     if (auto r = read_exact(fd, f.body.data() + old, chunk, deadline, false); !r) return fail(r.error());
   }
   return f;

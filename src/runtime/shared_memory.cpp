@@ -69,6 +69,21 @@ SharedMemory::~SharedMemory() {
   if (data_) ::munmap(data_, static_cast<size_t>(mapped_));
 }
 
+Result<void> SharedMemory::write(int64_t offset, const void* data, int64_t n) {
+  if (sealed_ || !fd_.valid() || offset < 0 || n < 0 || offset > size_ || n > size_ - offset)
+    return fail(shm_error("a write outside writable shared memory"));
+  const auto* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd_.get(), p, static_cast<size_t>(n), offset);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return fail(shm_error(fmt::format("writing shared memory: {}", std::strerror(errno))));
+    p += w;
+    offset += w;
+    n -= w;
+  }
+  return {};
+}
+
 Result<void> SharedMemory::seal() {
   if (sealed_ || !fd_.valid()) return fail(shm_error("this shared memory is sealed already"));
   // The writable shared mapping is replaced in place by a private read-only one of the same pages

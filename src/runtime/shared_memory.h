@@ -39,6 +39,9 @@ class SharedMemory final : public ExternalMemory {
 
   uint8_t* bytes() override { return data_; }
   int64_t byte_size() const override { return size_; }
+  // Copies `n` bytes to `offset` through the descriptor (pwrite), not through the mapping: the
+  // system fills the pages without a page fault for each. Only before seal(), within the size.
+  Result<void> write(int64_t offset, const void* data, int64_t n);
   // Ends writing: the mapping turns read-only in place (the same address, the same pages) and the
   // memfd is sealed. Only on memory from create(), once.
   Result<void> seal();

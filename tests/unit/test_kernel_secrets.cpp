@@ -161,7 +161,8 @@ TEST_F(KernelSecrets, TheWorkerEnvironmentIsTheAllowListOnly) {
       run_files({{"kernel.py", std::string(kEnvHeader) + "    print(sorted(os.environ))\n    return x\n"}}, "entry");
   ASSERT_TRUE(r) << r.error().format();
   // Only allow-listed names (docs/sandbox.md); a sanitizer build adds its options.
-  for (const char* allowed : {"LANG", "LC_ALL", "PATH", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"})
+  for (const char* allowed :
+       {"LANG", "LC_ALL", "PATH", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "GLIBC_TUNABLES"})
     EXPECT_NE(r->printed.find(std::string("'") + allowed + "'"), std::string::npos) << r->printed;
   for (const char* host : {"'HOME'", "'USER'", "'PWD'", "'SHELL'"})
     EXPECT_EQ(r->printed.find(host), std::string::npos) << host << " reached the kernel: " << r->printed;

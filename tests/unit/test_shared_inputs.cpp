@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "runtime/kernel_call.h"
 #include "runtime/protocol.h"
@@ -30,6 +31,21 @@ std::shared_ptr<SharedMemory> filled(int64_t n, uint8_t first) {
 // A sealed buffer's descriptor as another process receives it (dup: the sender keeps its own).
 Result<std::shared_ptr<SharedMemory>> received(const SharedMemory& m) {
   return SharedMemory::adopt(OwnedFd(::fcntl(m.fd(), F_DUPFD_CLOEXEC, 0)));
+}
+
+TEST(SharedMemory, WritesThroughTheDescriptorLandInTheMapping) {
+  auto m = SharedMemory::create(10000);
+  ASSERT_TRUE(m) << m.error().format();
+  std::vector<uint8_t> src(5000);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7);
+  ASSERT_TRUE((*m)->write(4000, src.data(), static_cast<int64_t>(src.size())));
+  EXPECT_EQ(std::memcmp((*m)->bytes() + 4000, src.data(), src.size()), 0);
+  EXPECT_EQ((*m)->bytes()[3999], 0);
+  EXPECT_FALSE((*m)->write(6000, src.data(), static_cast<int64_t>(src.size()))) << "past the end";
+  EXPECT_FALSE((*m)->write(-1, src.data(), 1));
+  ASSERT_TRUE((*m)->seal());
+  EXPECT_FALSE((*m)->write(0, src.data(), 1)) << "sealed memory takes no writes";
+  EXPECT_EQ(std::memcmp((*m)->bytes() + 4000, src.data(), src.size()), 0);
 }
 
 TEST(SharedMemory, SealingFreezesTheBytesInPlace) {
