@@ -1,22 +1,35 @@
 #!/usr/bin/env python3
-"""Runs the upstream numeric tests of the aws-neuron-sdk's NKI unit-test files on nki-agent.
+"""Runs the upstream numeric tests of aws-neuron-sdk's and nki-samples' NKI unit tests on nki-agent.
 
-Each `nki/test/test_*.py` of the SDK at the sweep's pinned commit holds kernels and
-`unittest.TestCase` classes whose test methods build NumPy inputs, call the kernels and compare
-with a NumPy reference (np.allclose, assertEqual). This script lays the folder out in a scratch
-directory (nothing upstream is committed here), writes a small driver of its own beside each file
-that runs every test method of the file's TestCase classes, one after another, and runs that driver
-with `nki-agent run` in the sandbox, computing. A method passes when its own assertions hold on
-nki-agent's results.
+aws-neuron-sdk (`--repo sdk`): each `nki/test/test_*.py` of the SDK at the sweep's pinned commit
+holds kernels and `unittest.TestCase` classes whose test methods build NumPy inputs, call the
+kernels and compare with a NumPy reference (np.allclose, assertEqual). This script lays the folder
+out in a scratch directory (nothing upstream is committed here), writes a small driver of its own
+beside each file that runs every test method of the file's TestCase classes, one after another,
+and runs that driver with `nki-agent run` in the sandbox, computing. A method passes when its own
+assertions hold on nki-agent's results.
 
-    /usr/bin/python3 tests/conformance/sweep/numerics.py --mirror /work/.mirror [--json out.json]
-        [--file SUBSTR] [--bin build/nki-agent]
+nki-samples (`--repo samples`): each `test/unit/test_*.py` at the pinned commit is a pytest file
+whose parametrised tests build NumPy inputs, run a kernel of `nki_samples.reference` with
+`simulate_kernel(baremetal(kernel)[grid], ...)` and compare with a NumPy reference (np.allclose).
+The script lays out the test files, their conftest.py and the `nki_samples` package (its
+`reference` kernels from SAMPLES_KERNELS, the last commit that holds them), a pytest stand-in of
+its own as `pytest.py` (pytest_standin.py: marks, parametrize, fixtures; its entries list and run
+the tests) and a NumPy `scipy.special.softmax` for the tests' references, then lists each file's
+tests in one `nki-agent run` and runs each test and parametrization in its own, as upstream's CI
+runs them (`pytest test/unit/ --simulation-only`): the tests not marked `simulation` (they benchmark
+or profile on a NeuronDevice) are reported as skipped with the reason.
 
-Prints one line per test method (pass / FAIL / ERROR, with the first line of the failure) and the
-totals. Exit status 0 when no method ends in an internal error of nki-agent (a failed upstream
-assertion is a result to read, with the reason listed in docs/conformance.md, not a crash).
+    /usr/bin/python3 tests/conformance/sweep/numerics.py --mirror /work/.mirror [--repo sdk|samples|all]
+        [--json out.json] [--file SUBSTR] [--bin build/nki-agent] [--memory-mib N]
+
+Prints one line per test (pass / fail / skip / error, with the first line of the failure) and the
+totals of each repository. Exit status 0 when no test ends in an internal error of nki-agent (a
+failed upstream assertion is a result to read, with the reason listed in docs/conformance.md, not a
+crash).
 """
 import argparse
+import ast
 import json
 import os
 import shutil
@@ -84,11 +97,18 @@ def git_ls(mirror, repo, commit, folder):
     return [p for p in out.split() if p.endswith(".py")]
 
 
-def nki_agent(binary, driver, entry, out, timeout, args=()):
+MEMORY_MIB = None  # --memory-mib: the kernel process's address-space limit (None: nki-agent's default)
+
+
+def nki_agent(binary, driver, entry, out, timeout, args=(), lib=None):
     """`nki-agent --json run` of the driver's entry: (its JSON reply or None, its raw text)."""
     cmd = [binary, "--json", "run", driver, "--entry", entry, "--out", out, "--timeout", str(int(timeout))]
     for a in args:
         cmd += ["--arg", a]
+    if lib:
+        cmd += ["--lib", lib]
+    if MEMORY_MIB:
+        cmd += ["--memory-mib", str(MEMORY_MIB)]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 60)
     except subprocess.TimeoutExpired:
@@ -137,15 +157,185 @@ def run_file(binary, scratch, name, timeout):
     return rows
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mirror", default="/work/.mirror")
-    ap.add_argument("--bin", default=os.path.join(HERE, "..", "..", "..", "build", "nki-agent"))
-    ap.add_argument("--file", action="append", default=[], help="only test files whose name contains this")
-    ap.add_argument("--json", help="write the rows as JSON")
-    ap.add_argument("--timeout", type=float, default=300.0)
-    args = ap.parse_args()
-    binary = os.path.abspath(args.bin)
+# nki-samples' unit tests import their kernels from `nki_samples.reference`, which left the repository
+# at c4b806e ("Remove reference kernels"); the tests stayed. The kernels are read at its parent, the
+# last commit that holds them (the conformance suite's commit for case S22, cases.py).
+SAMPLES_KERNELS = "8370e11ba8d894be5e3c687c0772e7e1e889de4c"
+SAMPLES_TESTS, SAMPLES_PACKAGE = "test/unit", "src/nki_samples"
+SIMULATION_MARK = "simulation"
+
+# The tests' NumPy references call scipy.special.softmax; the sandbox has no SciPy.
+SCIPY_SPECIAL = '''"""scipy.special.softmax for the tests' NumPy references (nki-agent's sandbox has no SciPy)."""
+import numpy as np
+
+
+def softmax(x, axis=None):
+    x = np.asarray(x)
+    e = np.exp(x - np.amax(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+'''
+
+
+def git_ls_tree(mirror, repo, commit, folder):
+    git_dir = os.path.join(mirror, repo, "repo")
+    out = subprocess.run(["git", "--git-dir", git_dir, "ls-tree", "-r", "--name-only", commit, folder + "/"],
+                         check=True, capture_output=True, text=True).stdout
+    return out.split()
+
+
+def write(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb" if isinstance(data, bytes) else "w") as f:
+        f.write(data)
+
+
+def layout_samples(mirror, scratch):
+    """Writes nki-samples' unit tests, their conftest.py, the nki_samples package, the pytest
+    stand-in and scipy.special into `scratch`; returns the test files' names."""
+    repo, commit = manifest.SAMPLES, manifest.COMMITS[manifest.SAMPLES]
+    names = []
+    for path in git_ls_tree(mirror, repo, commit, SAMPLES_TESTS):
+        if path.endswith(".py"):
+            write(os.path.join(scratch, os.path.basename(path)), git_show(mirror, repo, commit, path))
+            names.append(os.path.basename(path))
+    package = set()
+    for c in (commit, SAMPLES_KERNELS):  # the pin's package, and the kernels the pin no longer holds
+        for path in git_ls_tree(mirror, repo, c, SAMPLES_PACKAGE):
+            rel = os.path.relpath(path, os.path.dirname(SAMPLES_PACKAGE))
+            if path.endswith(".py") and rel not in package:
+                package.add(rel)
+                write(os.path.join(scratch, rel), git_show(mirror, repo, c, path))
+    # nki-agent carries a library's packages (folders with an __init__.py): an empty one where the
+    # upstream folder is a namespace package.
+    for folder, _, files in os.walk(os.path.join(scratch, "nki_samples")):
+        if "__init__.py" not in files:
+            write(os.path.join(folder, "__init__.py"), "")
+    write(os.path.join(scratch, "scipy", "__init__.py"), "")
+    write(os.path.join(scratch, "scipy", "special.py"), SCIPY_SPECIAL)
+    shutil.copyfile(os.path.join(HERE, "pytest_standin.py"), os.path.join(scratch, "pytest.py"))
+    return sorted(n for n in names if n.startswith("test_"))
+
+
+def static_tests(source):
+    """When a test file does not load in the sandbox: its test functions read from its syntax tree,
+    as (id, marked simulation, why it would be deselected), without their parametrizations."""
+    tree = ast.parse(source)
+    mark_vars = {}  # `xfail = pytest.mark.arch_specific_xfail`
+    profiled = set()  # module functions decorated with nki's profile
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    mark_vars[t.id] = node.value.attr
+        if isinstance(node, ast.FunctionDef):
+            for d in node.decorator_list:
+                f = d.func if isinstance(d, ast.Call) else d
+                if getattr(f, "id", getattr(f, "attr", "")) == "profile":
+                    profiled.add(node.name)
+
+    def marks(fn):
+        out = set()
+        for d in fn.decorator_list:
+            f = d.func if isinstance(d, ast.Call) else d
+            if isinstance(f, ast.Attribute):
+                out.add(f.attr)
+            elif isinstance(f, ast.Name):
+                out.add(mark_vars.get(f.id, f.id))
+        return out
+
+    def why(fn):
+        names = {getattr(n, "id", getattr(n, "attr", None)) for n in ast.walk(fn)}
+        if "benchmark_result" in names:
+            return "a performance test: it measures the kernel's latency with nki.benchmark on a NeuronDevice"
+        if names & profiled:
+            return "it checks the files nki.profile writes on a NeuronDevice (NEFF, NTFF traces, JSON reports)"
+        return "upstream runs it on a NeuronDevice only"
+
+    out = []
+    for node in tree.body:
+        fns = []
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+            fns = [(node.name, node)]
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            fns = [(f"{node.name}::{f.name}", f) for f in node.body
+                   if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
+        for test, fn in fns:
+            ms = marks(fn)
+            if "fixture" not in ms:
+                out.append((test, SIMULATION_MARK in ms, why(fn)))
+    return out
+
+
+def location(diag, scratch):
+    loc = diag.get("location") or {}
+    if not loc.get("file"):
+        return ""
+    path = loc["file"]
+    return f"{os.path.relpath(path, scratch) if os.path.isabs(path) else path}:{loc.get('line', '')}"
+
+
+def run_pytest_file(binary, scratch, name, timeout):
+    """One row per test and parametrization of a pytest file; the file's tests are listed in one
+    nki-agent run and each runs in its own, so that a kernel fault does not hide the others."""
+    module = name[:-3]
+    driver = os.path.join(scratch, "pytest.py")
+    out = os.path.join(scratch, "out_" + module)
+    margs = [f"module={module!r}"]
+    reply, raw = nki_agent(binary, driver, "nkia_list", out, timeout, margs, lib=scratch)
+    if reply is None:
+        return [{"test": "(the file)", "result": "internal", "why": raw}]
+    if not reply.get("ok", False):  # the file does not load: its tests from its syntax tree
+        d = first_diagnostic(reply)
+        loaded, at = d.get("message", "")[:200], location(d, scratch)
+        with open(os.path.join(scratch, name)) as f:
+            tests = static_tests(f.read())
+        rows = []
+        for test, simulation, why in tests:
+            if simulation:
+                rows.append({"test": test, "result": "error", "code": d.get("code", ""),
+                             "why": f"the file does not load in the sandbox: {loaded}", "at": at})
+            else:
+                rows.append({"test": test, "result": "skip",
+                             "why": f"not marked `{SIMULATION_MARK}` ({why}); upstream's --simulation-only "
+                                    f"deselects it (and the file does not load in the sandbox: {loaded}, at {at})"})
+        return rows or [{"test": "(the file)", "result": "error", "code": d.get("code", ""), "why": loaded,
+                         "at": at}]
+    listed = [json.loads(ln[len("NKIA-TEST "):]) for ln in (reply.get("printed") or "").splitlines()
+              if ln.startswith("NKIA-TEST ")]
+    rows = []
+    for t in listed:
+        test = t["test"]
+        if t.get("skip"):
+            rows.append({"test": test, "result": "skip", "why": t["skip"]})
+            continue
+        reply, raw = nki_agent(binary, driver, "nkia_numerics", out, timeout, margs + [f"only={test!r}"],
+                               lib=scratch)
+        if reply is None:
+            rows.append({"test": test, "result": "internal", "why": raw})
+            continue
+        got = [json.loads(ln[len("NKIA-NUMERICS "):]) for ln in (reply.get("printed") or "").splitlines()
+               if ln.startswith("NKIA-NUMERICS ")]
+        if got:
+            rows.append(got[0])
+        else:  # the run itself ended: a kernel fault nki-agent reports as the run's diagnostic
+            d = first_diagnostic(reply)
+            code = d.get("code", "")
+            kind = "internal" if code.startswith("nkia_internal") else "error"
+            row = {"test": test, "result": kind, "code": code, "why": d.get("message", "")[:300]}
+            if location(d, scratch):
+                row["at"] = location(d, scratch)
+            rows.append(row)
+    return rows
+
+
+def totals_of(rows):
+    totals = {}
+    for r in rows:
+        totals[r["result"]] = totals.get(r["result"], 0) + 1
+    return totals
+
+
+def run_sdk(args, binary):
     repo, commit, folder = manifest.SDK, manifest.COMMITS[manifest.SDK], "nki/test"
     files = git_ls(args.mirror, repo, commit, folder)
     scratch = tempfile.mkdtemp(prefix="nkia-numerics-")
@@ -165,14 +355,59 @@ def main():
                                                                     if row.get("why") else ""), flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    totals = {}
-    for r in rows:
-        totals[r["result"]] = totals.get(r["result"], 0) + 1
+    totals = totals_of(rows)
     print("\n" + ", ".join(f"{k} {v}" for k, v in sorted(totals.items())) + f" of {len(rows)} test methods")
+    return {"commit": commit, "rows": rows, "totals": totals}
+
+
+def run_samples(args, binary):
+    commit = manifest.COMMITS[manifest.SAMPLES]
+    scratch = tempfile.mkdtemp(prefix="nkia-numerics-samples-")
+    rows = []
+    try:
+        for name in layout_samples(args.mirror, scratch):
+            if args.file and not any(s in name for s in args.file):
+                continue
+            for row in run_pytest_file(binary, scratch, name, args.timeout):
+                row["file"] = name
+                rows.append(row)
+                print(f"{row['result']:<9} {name}::{row['test']}"
+                      + (f"  — {row.get('code', '')} {row['why']}" if row.get("why") else "")
+                      + (f"  (at {row['at']})" if row.get("at") else ""), flush=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    totals = totals_of(rows)
+    print("\nnki-samples: " + ", ".join(f"{k} {v}" for k, v in sorted(totals.items())) + f" of {len(rows)} tests")
+    return {"commit": commit, "kernels_commit": SAMPLES_KERNELS, "rows": rows, "totals": totals}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mirror", default="/work/.mirror")
+    ap.add_argument("--bin", default=os.path.join(HERE, "..", "..", "..", "build", "nki-agent"))
+    ap.add_argument("--repo", choices=("sdk", "samples", "all"), default="all",
+                    help="the SDK's nki/test unittest files, nki-samples' test/unit pytest files, or both")
+    ap.add_argument("--file", action="append", default=[], help="only test files whose name contains this")
+    ap.add_argument("--json", help="write the rows as JSON (--repo sdk: {commit, rows, totals}; otherwise "
+                                   "one such object per repository, under 'sdk' and 'samples')")
+    ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--memory-mib", type=int,
+                    help="the address-space limit of each run (nki-agent run --memory-mib; default its own, 8192)")
+    args = ap.parse_args()
+    binary = os.path.abspath(args.bin)
+    global MEMORY_MIB
+    MEMORY_MIB = args.memory_mib
+    parts = {}
+    if args.repo in ("sdk", "all"):
+        parts["sdk"] = run_sdk(args, binary)
+    if args.repo in ("samples", "all"):
+        if parts:
+            print()
+        parts["samples"] = run_samples(args, binary)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"commit": commit, "rows": rows, "totals": totals}, f, indent=1)
-    return 1 if totals.get("internal") else 0
+            json.dump(parts["sdk"] if args.repo == "sdk" else parts, f, indent=1)
+    return 1 if any(p["totals"].get("internal") for p in parts.values()) else 0
 
 
 if __name__ == "__main__":
