@@ -174,8 +174,9 @@ std::string VerifyResult::format() const {
 namespace {
 
 // Cases share a kernel process (Verifier::run_cases) when each case's inputs and outputs stay under
-// kBatchCaseBytes; a process takes at most kBatchRuns cases and kBatchBytes in all.
-// Larger cases are dominated by their elements, not by a process's start: they run alone.
+// kBatchCaseBytes; a process takes at most kBatchRuns cases and kBatchBytes in all (its reply, the
+// outputs of all its runs, stays well under the sandbox's 256 MiB). Larger cases are dominated by
+// their elements, not by a process's start: they run alone.
 constexpr int64_t kBatchCaseBytes = int64_t{8} << 20;
 constexpr int64_t kBatchBytes = int64_t{64} << 20;
 constexpr int64_t kBatchRuns = 16;
@@ -461,15 +462,31 @@ class Verifier {
       else
         small.push_back(c);
     }
-    const size_t per_batch = (small.size() + static_cast<size_t>(parallel) - 1) / static_cast<size_t>(parallel);
+    // As few processes as the limits allow, a multiple of `parallel` of them (they take about the same
+    // time each), the cases dealt out evenly in case order.
     const int64_t max_shared = static_cast<int64_t>(kMaxAttachmentsPerCall) - 1;
+    auto shared_of = [&](const Case* c) {  // inputs that cross as shared memory: each may be its own buffer
+      int64_t shared = 0;
+      for (size_t i = 0; i < task_.args.size(); ++i)
+        shared += shape_numel(c->set->args[i]) * dtype_size(task_.args[i].dtype) >= kShareInputBytes;
+      return shared;
+    };
+    int64_t total_bytes = 0, total_shared = 0;
+    for (const Case* c : small) {
+      auto [in, out] = set_bytes(task_, *c->set);
+      total_bytes += in + out;
+      total_shared += shared_of(c);
+    }
+    const auto n = static_cast<int64_t>(small.size());
+    int64_t k = std::max<int64_t>({1, (n + kBatchRuns - 1) / kBatchRuns, (total_bytes + kBatchBytes - 1) / kBatchBytes,
+                                   (total_shared + max_shared - 1) / max_shared});
+    k = std::min<int64_t>(n, (k + parallel - 1) / parallel * parallel);
+    const size_t per_batch = static_cast<size_t>((n + std::max<int64_t>(k, 1) - 1) / std::max<int64_t>(k, 1));
     std::vector<const Case*> cur;
     int64_t cur_bytes = 0, cur_shared = 0;
     for (const Case* c : small) {
       auto [in, out] = set_bytes(task_, *c->set);
-      int64_t shared = 0;  // inputs that cross as shared memory: each may be its own buffer
-      for (size_t i = 0; i < task_.args.size(); ++i)
-        shared += shape_numel(c->set->args[i]) * dtype_size(task_.args[i].dtype) >= kShareInputBytes;
+      const int64_t shared = shared_of(c);
       if (!cur.empty() && (cur.size() >= per_batch || cur.size() >= static_cast<size_t>(kBatchRuns) ||
                            cur_bytes + in + out > kBatchBytes || cur_shared + shared > max_shared)) {
         batches.push_back(std::move(cur));
