@@ -8,8 +8,13 @@ namespace nki_agent {
 namespace {
 
 constexpr size_t kMaxRank = 16;
-// Parts written before they are applied to the per-element tags anyway.
+// Parts written before they are applied to the per-element tags anyway: kMaxWrites, or, while every
+// part is a box, one per kElementsPerBoxWrite elements of the tensor (at most kMaxBoxWrites). A box
+// is checked against the boxes written in a few comparisons each; applying them costs 8 bytes per
+// element of the tensor (a [24, 512, 1024] output stored tile by tile would need 100 MB of tags).
 constexpr size_t kMaxWrites = 64;
+constexpr size_t kMaxBoxWrites = 4096;
+constexpr int64_t kElementsPerBoxWrite = 4096;
 
 // Calls f(first, count, stride) for each run along the innermost axis of the elements of the view
 // (start, shape, strides), `first` being the offset of the run's first element.
@@ -91,13 +96,18 @@ void IterationTags::set(const Tensor& view, const Tensor& data, int64_t tag) {
     per_element_.clear();
     per_element_.shrink_to_fit();
     writes_.clear();
+    boxes_only_ = true;
     whole_ = tag;
     loops_.assign(1, loop);
     return;
   }
   writes_.push_back(Write{view.offset() - base, view.shape(), view.strides(), tag, view_box(view, data)});
+  boxes_only_ = boxes_only_ && writes_.back().box.has_value();
   if (!has_loop(loop)) loops_.insert(std::upper_bound(loops_.begin(), loops_.end(), loop), loop);
-  if (writes_.size() > kMaxWrites) apply_writes();
+  const size_t cap =
+      boxes_only_ ? std::clamp<size_t>(static_cast<size_t>(numel_ / kElementsPerBoxWrite), kMaxWrites, kMaxBoxWrites)
+                  : kMaxWrites;
+  if (writes_.size() > cap) apply_writes();
 }
 
 void IterationTags::apply_writes() {
@@ -113,6 +123,7 @@ void IterationTags::apply_writes() {
       }
     });
   writes_.clear();
+  boxes_only_ = true;
 }
 
 int64_t IterationTags::at(int64_t offset) {

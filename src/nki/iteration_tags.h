@@ -10,9 +10,10 @@
 // - a tensor written whole holds one tag for every element (no per-element vector);
 // - `loops` lists the loops whose tags may be present: a read in a loop not listed cannot meet
 //   another iteration of it, and nothing is walked;
-// - writes of parts are kept as a short list of (view, tag) and applied to the per-element tags only
-//   when a read needs them: a tile loaded slice by slice in one loop and read in another never does,
-//   and an output stored block by block is checked block against block while the blocks are boxes.
+// - writes of parts are kept as a list of (view, tag) — short, or, while every part is a box, up to
+//   one per 4096 elements of the tensor — and applied to the per-element tags only when a read needs
+//   them: a tile loaded slice by slice in one loop and read in another never does, and an output
+//   stored block by block is checked block against block while the blocks are boxes.
 // Walking elements goes by runs of the innermost axis, not element by element.
 #pragma once
 
@@ -58,6 +59,7 @@ class IterationTags {
   int64_t whole_ = 0;
   int64_t numel_ = 0;
   std::vector<Write> writes_;   // in order, over per_element_ / whole_
+  bool boxes_only_ = true;      // every part in writes_ has its box
   std::vector<int64_t> loops_;  // sorted: the loops (tag >> 32) whose tags may be present
 };
 

@@ -47,11 +47,11 @@ inline constexpr int64_t kDefaultMaxComputeBytes = int64_t{2} << 30;
 inline constexpr int64_t kDefaultMaxComputeOutputBytes = int64_t{192} << 20;
 
 struct VerifyOptions {
-  int seeds = 0;                        // 0: the task's [verify] seeds (default 5)
-  uint64_t seed_base = 0;               // seeds are seed_base, seed_base + 1, ...
-  std::vector<std::string> shape_sets;  // names to run ("prompt", variant names); empty: all
-  int parallel = 0;                     // cases in flight at once; 0: the service's workers
-  double kernel_seconds = kDefaultKernelSeconds;
+  int seeds = 0;                                  // 0: the task's [verify] seeds (default 5)
+  uint64_t seed_base = 0;                         // seeds are seed_base, seed_base + 1, ...
+  std::vector<std::string> shape_sets;            // names to run ("prompt", variant names); empty: all
+  int parallel = 0;                               // kernel processes in flight at once; 0: the service's workers
+  double kernel_seconds = kDefaultKernelSeconds;  // per case, also when cases share a process
   int64_t kernel_memory_mib = kDefaultKernelMemoryMiB;
   bool static_policy = true;
   bool fail_fast = true;  // stop starting cases after the first failure
@@ -77,7 +77,7 @@ struct CaseResult {
   std::optional<Diagnostic> kernel_error;  // the sandbox's Diagnostic when the kernel failed
   std::vector<OutputCheck> outputs;
   std::vector<std::string> notes;  // e.g. "output 0: reference below tolerance"
-  double kernel_seconds = 0;       // wall time of the sandboxed run (not a speed figure)
+  double kernel_seconds = 0;       // its run's wall time (a share when cases shared a process); not a speed figure
 
   nlohmann::json to_json() const;
 };
