@@ -304,6 +304,13 @@ void register_launch(py::module_& m) {
     if (!t) raise(t.error());
     return constant_tensor(std::move(*t));
   });
+  // nl.static_cast on the host: the values of a NumPy array rounded into an NKI dtype, as a NumPy
+  // array (a TypedArray for the types NumPy lacks); the same conversion a kernel argument gets.
+  m.def("host_cast", [](py::handle arr, const std::string& dtype) {
+    auto t = numpy_to_tensor(arr, dtype, "nl.static_cast");
+    if (!t) raise(t.error());
+    return tensor_to_numpy(*t);
+  });
 }
 
 // Called by python_host_init so that the linker keeps this file, and with it the registration of
@@ -318,4 +325,5 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
   register_tensor_classes(m);
   register_launch(m);
   register_isa(m);
+  register_numpy_dtypes(m);
 }

@@ -17,6 +17,7 @@ import builtins
 import numpy as np
 
 import _nkia_core as core
+import _nkia.numpy_dtypes  # noqa: F401 - registers the NumPy dtypes of bfloat16, tfloat32, float8
 from _nkia.buffers import (DirectBuffer, create, direct_kernel, hbm, new_tile, no_pe_transpose,  # noqa: F401
                            private_hbm, psum, require_explicit_bias, sbuf, shared_hbm)
 from _nkia.compiler import no_reorder  # noqa: F401 - nl.no_reorder, the current dialect's spelling
