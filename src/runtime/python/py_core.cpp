@@ -172,10 +172,14 @@ Access to_access(py::handle h, const char* role) {
     a = h.cast<Access>();
   } else if (py::isinstance<NkiTensor>(h)) {
     a = whole(h.cast<std::shared_ptr<NkiTensor>>());
-  } else if (py::hasattr(h, "_nkia_tile")) {
+  } else if (PyObject* tile = PyObject_GetAttrString(h.ptr(), "_nkia_tile")) {
     // A deferred result (a legacy matmul awaiting `psum += ...`) used as an operand: materialise it.
-    return to_access(h.attr("_nkia_tile"), role);
+    // Materialising may fail with the operand's own error (an access past the end: IndexedRef).
+    return to_access(py::reinterpret_steal<py::object>(tile), role);
+  } else if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+    throw py::error_already_set();
   } else {
+    PyErr_Clear();
     raise(nki_error("nkia_bad_operand",
                     fmt::format("operand '{}' is a {}, not an NKI tensor", role,
                                 py::str(py::type::handle_of(h).attr("__name__")).cast<std::string>()),
