@@ -758,6 +758,8 @@ def k(a):
     for b in nl.affine_range(2):
         blk[b, :, 0, 1] = nl.add(col, float(b + 1))
     assert tuple(blk[1, :, 0, 1].shape) == (128, 1)
+    sub = blk[1]
+    assert tuple(sub[:, 0, 1].shape) == (128, 1), sub[:, 0, 1].shape
     nl.store(out[:, 0:1], value=blk[0, :, 0, 1])
     nl.store(out[:, 1:2], value=blk[1, :, 0, 1])
     return out

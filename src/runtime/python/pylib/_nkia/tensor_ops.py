@@ -69,11 +69,22 @@ def getitem(self, key):
         # `t[:, j]`, `t[0:N, 0]`, `t[0, :]`: an on-chip tile keeps a partition and a free axis, the
         # integer index leaving an axis of one (docs/nki-semantics.md "Rank-1 views").
         # The partition axis of a legacy block tensor, (blocks..., par_dim(P), F...), follows its blocks.
-        par = getattr(self, "blocks", 0) if Ellipsis not in items else 0
+        par = _partition_axis(self) if Ellipsis not in items else 0
         n = view.shape[0]
         on_par = items[par] if par < len(items) else slice(None)
         return view.reshape((1, n) if isinstance(on_par, (int, np.integer)) else (n, 1))
     return view
+
+
+def _partition_axis(t):
+    """The partition axis of an on-chip tensor or view: after a legacy block tensor's blocks, also in
+    a view that indexed some of them away (`acc[h]` of (heads, tiles, par_dim(P), F)); else 0."""
+    base = getattr(t, "tensor", None)
+    if base is None:
+        return getattr(t, "blocks", 0)
+    blocks = base.blocks
+    par = blocks - (len(base.shape) - len(t.shape))
+    return par if blocks and 0 <= par < len(t.shape) and t.shape[par] == base.shape[blocks] else 0
 
 
 def _slices_past_end(t, items):
