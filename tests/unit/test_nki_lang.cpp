@@ -743,5 +743,128 @@ TEST_F(NkiLang, AffineRangeAccumulationIsNotACarriedDependency) {
   }
 }
 
+// A legacy block tensor, (blocks, par_dim(P), F1, F2), indexed t[b, :, i, j] is a [P, 1] column:
+// the `:` is on its partition axis (the one after the blocks), not on axis 0.
+TEST_F(NkiLang, BlockTensorRankOneViewIsAColumn) {
+  const char* src = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 2), dtype=a.dtype, buffer=nl.shared_hbm)
+    col = nl.load(a[:, 0:1])
+    blk = nl.zeros((2, nl.par_dim(128), 2, 2), dtype=a.dtype, buffer=nl.sbuf)
+    for b in nl.affine_range(2):
+        blk[b, :, 0, 1] = nl.add(col, float(b + 1))
+    assert tuple(blk[1, :, 0, 1].shape) == (128, 1)
+    sub = blk[1]
+    assert tuple(sub[:, 0, 1].shape) == (128, 1), sub[:, 0, 1].shape
+    nl.store(out[:, 0:1], value=blk[0, :, 0, 1])
+    nl.store(out[:, 1:2], value=blk[1, :, 0, 1])
+    return out
+)py";
+  Tensor a = iota({128, 4});
+  auto r = run(src, "k", {a});
+  ASSERT_TRUE(r) << r.error().format();
+  std::vector<float> av = a.to_f32_vector(), o = r->outputs[0].to_f32_vector();
+  for (size_t p = 0; p < 128; ++p) {
+    EXPECT_FLOAT_EQ(o[p * 2], av[p * 4] + 1.0f) << p;
+    EXPECT_FLOAT_EQ(o[p * 2 + 1], av[p * 4] + 2.0f) << p;
+  }
+}
+
+// nl.load of one element (every axis an integer) is a [1, 1] tile, which broadcasts as a number.
+TEST_F(NkiLang, LoadOfOneElementIsAOneByOneTile) {
+  const char* src = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(a, s):
+    out = nl.ndarray((128, 1), dtype=a.dtype, buffer=nl.shared_hbm)
+    for b in nl.affine_range(1):
+        sigma = nl.load(s[b + 1, 2], dtype=nl.float32)
+        assert tuple(sigma.shape) == (1, 1), sigma.shape
+        col = nl.add(nl.zeros((nl.par_dim(128), 1), dtype=nl.float32), sigma)
+        nl.store(out, value=nl.add(nl.load(a), col))
+    return out
+)py";
+  Tensor a = iota({128, 1}), s = iota({2, 4}, DType::kFloat32, 0.5f);
+  auto r = run(src, "k", {a, s});
+  ASSERT_TRUE(r) << r.error().format();
+  const float sigma = s.to_f32_vector()[6];
+  std::vector<float> av = a.to_f32_vector(), o = r->outputs[0].to_f32_vector();
+  for (size_t p = 0; p < 128; ++p) EXPECT_FLOAT_EQ(o[p], av[p] + sigma) << p;
+}
+
+// The legacy nisa.nc_matmul of a Tensor-engine nc_transpose result (a PSUM tile) copies it to SBUF
+// first, as the compiler legalises it (nki-samples' flash_attn_bwd does this); the copy is a Vector
+// engine instruction of its own.
+TEST_F(NkiLang, LegacyNcMatmulStagesAPsumOperand) {
+  const char* src = R"py(
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(a, b):
+    out = nl.ndarray((128, 256), dtype=a.dtype, buffer=nl.shared_hbm)
+    a_t = nisa.nc_transpose(nl.load(a))
+    assert a_t.buffer == "psum"
+    res = nl.zeros((128, 256), dtype=np.float32, buffer=nl.psum)
+    res[...] += nisa.nc_matmul(a_t, nl.load(b))
+    nl.store(out, value=nl.copy(res))
+    return out
+)py";
+  Tensor a = iota({128, 128}), b = iota({128, 256}, DType::kFloat32, 0.02f);
+  auto r = run(src, "k", {a, b});
+  ASSERT_TRUE(r) << r.error().format();
+  std::vector<float> av = a.to_f32_vector(), bv = b.to_f32_vector(), o = r->outputs[0].to_f32_vector();
+  for (size_t i = 0; i < 128; i += 17)
+    for (size_t j = 0; j < 256; j += 13) {
+      double want = 0;
+      for (size_t kk = 0; kk < 128; ++kk) want += static_cast<double>(av[i * 128 + kk]) * bv[kk * 256 + j];
+      EXPECT_NEAR(o[i * 256 + j], want, 1e-3 + 1e-4 * std::abs(want)) << i << "," << j;
+    }
+}
+
+// A slice running past the tensor's end is cut back by a mask that excludes the excess (the last,
+// partial tile of rows); without a mask, or with one that leaves part of the excess, it is refused.
+TEST_F(NkiLang, MaskedSlicePastTheEnd) {
+  auto src = [](const std::string& mask) {
+    std::string s = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(a):
+    R, F = a.shape
+    out = nl.ndarray((R, F), dtype=a.dtype, buffer=nl.shared_hbm)
+    for t in nl.affine_range((R + 127) // 128):
+        start = t * 128
+        i_p = nl.arange(128)[:, None] + start
+        sb = nl.zeros((nl.par_dim(128), F), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(src=a[start:start + 128, :], dst=sb[:, :]MASK)
+        nl.store(out[start:start + 128, :], value=sb, mask=(i_p < R))
+    return out
+)py";
+    return s.replace(s.find("MASK"), 4, mask);
+  };
+  Tensor a = iota({288, 64});
+  auto r = run(src(", mask=(i_p < R)"), "k", {a});
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_EQ(r->outputs[0].to_f32_vector(), a.to_f32_vector());
+  for (const char* mask : {"", ", mask=(i_p < R + 1)"}) {
+    r = run(src(mask), "k", {a});
+    ASSERT_FALSE(r) << mask;
+    EXPECT_EQ(r.error().code, "err_tensor_access_out_of_bound") << r.error().format();
+    EXPECT_EQ(r.error().loc.line, 14) << r.error().format();
+  }
+}
+
 }  // namespace
+
 }  // namespace nki_agent

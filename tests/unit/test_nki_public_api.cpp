@@ -839,5 +839,44 @@ def k(a):
   }
 }
 
+// ncc.psum.alloc / ncc.sbuf.alloc call the allocation function by keyword (idx=, pdim_size=,
+// fdim_size=), as the compiler does: a functools.partial binding its first parameter by keyword
+// works; a function with other parameter names is called positionally.
+TEST_F(NkiPublicApi, AllocationFunctionsAreCalledByKeyword) {
+  const char* src = R"py(
+import functools
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.compiler as ncc
+import neuronxcc.nki.language as nl
+from neuronxcc.nki.language import par_dim
+
+def psum_addr(bank_map, idx, pdim_size, fdim_size):
+    assert pdim_size == 128 and fdim_size == 512, (pdim_size, fdim_size)
+    return (bank_map[idx], 0, 0)
+
+def sbuf_addr(block, partitions, nbytes):
+    return (0, 1024 + block[0] * nbytes)
+
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.shared_hbm)
+    acc = nl.ndarray((2, par_dim(128), 128), dtype=np.float32,
+                     buffer=ncc.psum.alloc(functools.partial(psum_addr, bank_map={(0,): 1, (1,): 5})))
+    t = nl.ndarray((par_dim(128), 128), dtype=np.float32, buffer=ncc.sbuf.mod_alloc(base_addr=0))
+    t[...] = nl.load(a)
+    acc[1, :, :] = nl.add(t, 1.0)
+    o = nl.ndarray((2, par_dim(128), 128), dtype=np.float32, buffer=ncc.sbuf.alloc(sbuf_addr))
+    o[0, :, :] = nl.copy(acc[1, :, :])
+    nl.store(out, value=o[0, :, :])
+    return out
+)py";
+  Tensor a = ramp({128, 128});
+  auto r = run(src, "k", {a});
+  ASSERT_TRUE(r) << r.error().format();
+  std::vector<float> av = a.to_f32_vector(), o = r->outputs[0].to_f32_vector();
+  for (size_t i = 0; i < o.size(); ++i) ASSERT_EQ(o[i], av[i] + 1.0f) << i;
+}
+
 }  // namespace
 }  // namespace nki_agent

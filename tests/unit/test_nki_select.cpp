@@ -860,5 +860,74 @@ def k(x):
   }
 }
 
+// A runtime row index may follow integer indices of leading (batch) dimensions: t[b, idx, i_f]
+// gathers rows of t[b]. A runtime index on a free dimension is still refused.
+TEST_F(NkiSelect, IndirectRowsAfterABatchIndex) {
+  const char* src = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(data):
+    B, S, C = data.shape
+    out = nl.ndarray((B, 128, C), dtype=data.dtype, buffer=nl.shared_hbm)
+    for b in nl.affine_range(B):
+        i_p = nl.arange(128)[:, None]
+        i_f = nl.arange(C)[None, :]
+        idx = nisa.iota(i_p * 2, dtype=nl.int32)
+        nl.store(out[b, i_p, i_f], value=nl.load(data[b, idx, i_f]))
+    return out
+)py";
+  const int64_t B = 2, S = 256, C = 16;
+  Tensor data = values({B, S, C});
+  auto r = run(src, {data});
+  ASSERT_TRUE(r) << r.error().format();
+  std::vector<float> dv = data.to_f32_vector(), o = r->outputs[0].to_f32_vector();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t p = 0; p < 128; ++p)
+      for (int64_t c = 0; c < C; ++c)
+        ASSERT_EQ(o[static_cast<size_t>((b * 128 + p) * C + c)], dv[static_cast<size_t>((b * S + 2 * p) * C + c)])
+            << b << "," << p << "," << c;
+
+  std::string free_dim = src;
+  free_dim.replace(free_dim.find("data[b, idx, i_f]"), 17, "data[b, i_p, idx]");
+  r = run(free_dim, {data});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "err_indirect_indices_free_dim") << r.error().format();
+}
+
+// A masked indirect gather (or scatter) moves only the partitions the mask keeps: the row indices
+// of the others are never read, so one past the end is no error; a kept one past the end still is.
+TEST_F(NkiSelect, MaskedIndirectRowsCheckOnlyKeptRows) {
+  auto src = [](const char* bound) {
+    std::string s = R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(data):
+    R, C = data.shape
+    out = nl.ndarray((R, C), dtype=data.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(C)[None, :]
+    idx = nisa.iota(i_p, dtype=nl.int32)
+    tile = nl.load(data[idx, i_f], mask=(i_p < BOUND))
+    nl.store(out[idx, i_f], value=tile, mask=(i_p < R))
+    return out
+)py";
+    return s.replace(s.find("BOUND"), 5, bound);
+  };
+  Tensor data = values({100, 8});
+  auto r = run(src("R"), {data});
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_EQ(r->outputs[0].to_f32_vector(), data.to_f32_vector());
+  r = run(src("R + 1"), {data});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "nkia_indirect_index_out_of_bounds") << r.error().format();
+  EXPECT_EQ(r.error().loc.line, 13) << r.error().format();
+}
+
 }  // namespace
 }  // namespace nki_agent

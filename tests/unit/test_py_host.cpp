@@ -93,6 +93,66 @@ TEST_F(PyHost, NarrowTypesCrossAsTypedArrays) {
   EXPECT_EQ(r->outputs[0].to_f32_vector(), a.to_f32_vector());
 }
 
+// nl.static_cast (legacy dialect) casts a host array into an NKI dtype: bfloat16 values rounded to
+// nearest even, as a TypedArray a kernel takes as a bfloat16 tensor; back to np.float32 a plain array.
+TEST_F(PyHost, StaticCastRoundsHostArrays) {
+  auto r = run_src(
+      "import numpy as np\n"
+      "import neuronxcc.nki as nki\n"
+      "import neuronxcc.nki.language as nl\n"
+      "@nki.jit\n"
+      "def add_one(a):\n"
+      "    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)\n"
+      "    nl.store(out, value=nl.add(nl.load(a), 1.0))\n"
+      "    return out\n"
+      "def entry():\n"
+      "    x = np.array([[1.0, 1.00390625, 1.01171875, 3.0]])\n"
+      "    b = nl.static_cast(x, nl.bfloat16)\n"
+      "    assert b.nki_dtype == 'bfloat16' and b.shape == (1, 4), b\n"
+      "    assert list(b[0]) == [1.0, 1.0, 1.015625, 3.0], b\n"
+      "    out = nki.simulate_kernel(add_one, b)\n"
+      "    assert out.nki_dtype == 'bfloat16', out\n"
+      "    f = nl.static_cast(out, np.float32)\n"
+      "    assert type(f) is np.ndarray and f.dtype == np.float32, type(f)\n"
+      "    assert list(f[0]) == [2.0, 2.0, 2.015625, 4.0], f\n"
+      "    i = nl.static_cast(np.array([2.7, -1.5, 300.0]), nl.int8)\n"
+      "    assert i.dtype == np.int8 and list(i) == [2, -1, 127], i\n"
+      "    return f\n",
+      "entry");
+  ASSERT_TRUE(r) << r.error().format();
+}
+
+// nl.bfloat16 and the float8 / tfloat32 types are NumPy dtypes, as in the toolchain: their real
+// sizes, astype rounding to nearest even, NumPy's functions on them in float32, and a kernel
+// launched on such an array (or asking np.dtype inside) sees the type.
+TEST_F(PyHost, NarrowNlTypesAreNumPyDtypes) {
+  auto r = run_src(
+      "import numpy as np\n"
+      "import neuronxcc.nki as nki\n"
+      "import neuronxcc.nki.language as nl\n"
+      "@nki.jit\n"
+      "def twice(a):\n"
+      "    size = np.dtype(nl.bfloat16).itemsize\n"
+      "    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)\n"
+      "    nl.store(out, value=nl.multiply(nl.load(a), float(size)))\n"
+      "    return out\n"
+      "def entry():\n"
+      "    assert np.dtype(nl.bfloat16).itemsize == 2 and np.dtype(nl.float8_e4m3).itemsize == 1\n"
+      "    assert np.dtype(nl.tfloat32).itemsize == 4 and np.dtype(nl.bfloat16) == nl.bfloat16\n"
+      "    b = np.array([[1.0, 1.00390625, 1.01171875, 3.0]]).astype(nl.bfloat16)\n"
+      "    assert b.dtype == np.dtype(nl.bfloat16) and b.dtype.itemsize == 2, b.dtype\n"
+      "    f = b.astype(np.float32)\n"
+      "    assert list(f[0]) == [1.0, 1.0, 1.015625, 3.0], f\n"
+      "    assert float((b * 2).sum()) == 12.03125 and b[0, 2] == 1.015625 and (b == f).all()\n"
+      "    assert list(np.array([300.0]).astype(nl.float8_e4m3).astype(np.float32)) == [np.inf]\n"
+      "    out = nki.simulate_kernel(twice, b)\n"
+      "    assert out.nki_dtype == 'bfloat16', out\n"
+      "    assert list(np.asarray(out, dtype=np.float32)[0]) == [2.0, 2.0, 2.03125, 6.0], out\n"
+      "    return out\n",
+      "entry");
+  ASSERT_TRUE(r) << r.error().format();
+}
+
 TEST_F(PyHost, BothDialectsDecorateAndLaunch) {
   for (const char* pkg : {"import nki", "import neuronxcc.nki as nki"}) {
     std::string src = std::string(pkg) +

@@ -172,10 +172,14 @@ Access to_access(py::handle h, const char* role) {
     a = h.cast<Access>();
   } else if (py::isinstance<NkiTensor>(h)) {
     a = whole(h.cast<std::shared_ptr<NkiTensor>>());
-  } else if (py::hasattr(h, "_nkia_tile")) {
+  } else if (PyObject* tile = PyObject_GetAttrString(h.ptr(), "_nkia_tile")) {
     // A deferred result (a legacy matmul awaiting `psum += ...`) used as an operand: materialise it.
-    return to_access(h.attr("_nkia_tile"), role);
+    // Materialising may fail with the operand's own error (an access past the end: IndexedRef).
+    return to_access(py::reinterpret_steal<py::object>(tile), role);
+  } else if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+    throw py::error_already_set();
   } else {
+    PyErr_Clear();
     raise(nki_error("nkia_bad_operand",
                     fmt::format("operand '{}' is a {}, not an NKI tensor", role,
                                 py::str(py::type::handle_of(h).attr("__name__")).cast<std::string>()),
@@ -304,6 +308,13 @@ void register_launch(py::module_& m) {
     if (!t) raise(t.error());
     return constant_tensor(std::move(*t));
   });
+  // nl.static_cast on the host: the values of a NumPy array rounded into an NKI dtype, as a NumPy
+  // array (a TypedArray for the types NumPy lacks); the same conversion a kernel argument gets.
+  m.def("host_cast", [](py::handle arr, const std::string& dtype) {
+    auto t = numpy_to_tensor(arr, dtype, "nl.static_cast");
+    if (!t) raise(t.error());
+    return tensor_to_numpy(*t);
+  });
 }
 
 // Called by python_host_init so that the linker keeps this file, and with it the registration of
@@ -318,4 +329,5 @@ PYBIND11_EMBEDDED_MODULE(_nkia_core, m) {
   register_tensor_classes(m);
   register_launch(m);
   register_isa(m);
+  register_numpy_dtypes(m);
 }

@@ -60,5 +60,6 @@ DType parse_dtype(const std::string& name);
 void register_tensor_classes(pybind11::module_& m);  // py_tensor.cpp: Tensor, View
 void register_launch(pybind11::module_& m);          // py_core.cpp: launches, loops, tensors
 void register_isa(pybind11::module_& m);             // py_isa.cpp: the instructions
+void register_numpy_dtypes(pybind11::module_& m);    // py_numpy_dtypes.cpp: NumPy dtypes of nl types
 
 }  // namespace nki_agent

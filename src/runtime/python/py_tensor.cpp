@@ -221,6 +221,7 @@ void register_tensor_classes(py::module_& m) {
       .def_property_readonly("buffer", [](const NkiTensor& h) { return std::string(buffer_name(h.buffer)); })
       .def_property_readonly("base_tensor", [](const std::shared_ptr<NkiTensor>& t) { return base_of(t); })
       .def_readonly("kernel_argument", &NkiTensor::kernel_argument)
+      .def_readonly("blocks", &NkiTensor::blocks)
       .def_readwrite("written", &NkiTensor::written);
   def_view_methods<std::shared_ptr<NkiTensor>>(tensor, "Tensor.numpy()");
   tensor.def("__repr__", [](const NkiTensor& h) {

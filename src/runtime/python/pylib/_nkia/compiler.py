@@ -22,6 +22,7 @@ traced and computed in program order already. ``force_auto_alloc`` turns automat
 allocation on for the kernel: its direct allocations are ignored (every tensor is allocated as with
 nl.sbuf / nl.psum, and none of the placement rules apply).
 """
+import inspect
 import itertools
 
 from _nkia import buffers
@@ -79,16 +80,32 @@ def _psum_mod_alloc(base_bank, base_addr, base_partition, num_bank_tiles, num_pa
     return place
 
 
+def _takes_names(func, names):
+    """Whether func has parameters of all the names `names` (a functools.partial: those it leaves open)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    named = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return set(names) <= named
+
+
 def _callback(func, psum):
-    """ncc.sbuf.alloc(func) / ncc.psum.alloc(func): func(block index, partitions, tile bytes) gives
-    (start partition, byte address), or for PSUM (bank, start partition, byte address)."""
+    """ncc.sbuf.alloc(func) / ncc.psum.alloc(func): func(idx=block index, pdim_size=partitions,
+    fdim_size=tile bytes) gives (start partition, byte address), or for PSUM (bank, start partition,
+    byte address); a function without those parameter names is called with the three positionally."""
     want = 3 if psum else 2
     form = "(bank, start_partition, byte_addr)" if psum else "(start_partition, byte_addr)"
+
+    by_name = _takes_names(func, ("idx", "pdim_size", "fdim_size"))
 
     def place(block_shape, partitions, tile_bytes):
         out = []
         for idx in _blocks(block_shape):
-            r = func(tuple(idx), partitions, tile_bytes)
+            if by_name:  # as the compiler calls it: a functools.partial binding other names by keyword works
+                r = func(idx=tuple(idx), pdim_size=partitions, fdim_size=tile_bytes)
+            else:
+                r = func(tuple(idx), partitions, tile_bytes)
             if not isinstance(r, (tuple, list)) or len(r) != want:
                 raise NkiError("nkia_bad_operand",
                                f"the allocation function returned {r!r} for block {tuple(idx)}; it must return {form}",

@@ -44,6 +44,7 @@ _ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "tfloat32": 4, "float8_e
 _NUMPY_NAMES = {"float32": "float32", "float16": "float16", "int8": "int8", "int16": "int16", "int32": "int32",
                 "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "bool": "bool", "float64": "float32",
                 "int64": "int32", "uint64": "uint32"}
+_NUMPY_DTYPES = ("bfloat16", "tfloat32", "float8_e4m3", "float8_e4m3fn", "float8_e5m2")
 _ALIASES = {"bool_": "bool", "fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "tf32": "tfloat32",
             "float32r": "float32"}
 
@@ -63,6 +64,8 @@ def dtype_name(d):
             name = None
         if name in _NUMPY_NAMES:
             return _NUMPY_NAMES[name]
+        if name in _NUMPY_DTYPES:  # the NumPy dtypes of the nl types NumPy lacks (_nkia.numpy_dtypes)
+            return name
     raise NkiError("nkia_unknown_dtype", f"{d!r} is not an NKI dtype",
                    "use an nl dtype such as nl.float32, nl.bfloat16, nl.float16 or nl.int32")
 

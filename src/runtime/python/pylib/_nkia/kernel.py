@@ -14,6 +14,7 @@ import numpy as np
 
 import _nkia_core as core
 from _nkia import buffers
+from _nkia import numpy_dtypes
 from _nkia import typing as nki_typing
 from _nkia.errors import NkiError
 
@@ -47,7 +48,8 @@ def _to_hbm(value, name):
         core.name_argument(value, name)
         return value
     if isinstance(value, np.ndarray):
-        return core.Tensor.from_numpy(np.ascontiguousarray(value), getattr(value, "nki_dtype", None) or "", name)
+        values, nki_dtype = numpy_dtypes.host_values(value)
+        return core.Tensor.from_numpy(np.ascontiguousarray(values), nki_dtype or "", name)
     return value  # a compile-time constant: int, float, tuple, dtype, ...
 
 

@@ -17,6 +17,7 @@ import builtins
 import numpy as np
 
 import _nkia_core as core
+import _nkia.numpy_dtypes  # noqa: F401 - registers the NumPy dtypes of bfloat16, tfloat32, float8
 from _nkia.buffers import (DirectBuffer, create, direct_kernel, hbm, new_tile, no_pe_transpose,  # noqa: F401
                            private_hbm, psum, require_explicit_bias, sbuf, shared_hbm)
 from _nkia.compiler import no_reorder  # noqa: F401 - nl.no_reorder, the current dialect's spelling
@@ -132,15 +133,17 @@ def load(src, dtype=None, mask=None, **kwargs):
     _require_hbm(src, "nl.load", "source")
     if isinstance(src, IndirectRows):
         skip = skip_oob(kwargs.get("oob_mode"))
+        m = Mask(mask, src.shape)
 
         def issue(t):
-            core.dma_indirect(t, src.rows, src.index, True, skip)
-            return t
+            _indirect_dma(t, src, m, True, skip)
+            return m.mark(t)
     else:
-        if len(src.shape) == 1:
+        if len(src.shape) <= 1:
             # `A[p0:p1, i]`: the integer index drops the free axis of the view, but the tile keeps
-            # one: a column of the partitions, [n, 1] (docs/nki-semantics.md "Rank-1 loads").
-            src = src.reshape((src.shape[0], 1))
+            # one: a column of the partitions, [n, 1]; `A[i, j]`, one element, is a [1, 1] tile
+            # (docs/nki-semantics.md "Rank-1 loads").
+            src = src.reshape((src.shape[0] if src.shape else 1, 1))
         m = Mask(mask, src.shape)
 
         def issue(t):
@@ -148,6 +151,18 @@ def load(src, dtype=None, mask=None, **kwargs):
                 core.dma_copy(m(t), m(src))
             return m.mark(t)
     return _loaded(src.shape, dtype or src.dtype, src.dtype, issue)
+
+
+def _indirect_dma(tile, ref, m, gather, skip):
+    """The DMA of a gather (nl.load) or scatter (nl.store) through the runtime row indices of `ref`
+    (IndirectRows), on the mask's box only: the partitions a mask turns off move nothing, so their
+    row indices are never read nor bounds-checked (docs/nki-semantics.md "Runtime row indices")."""
+    if m.empty:
+        return
+    rows = ref.rows
+    if m.active and not m.full():
+        rows = rows.view((slice(None),) + tuple(slice(lo, hi) for lo, hi in m.box[1:]))
+    core.dma_indirect(m(tile), rows, m(ref.index), gather, skip)
 
 
 def _loaded(shape, dtype, src_dtype, issue):
@@ -167,7 +182,7 @@ def store(dst, value, mask=None, **kwargs):
     if isinstance(value, (builtins.int, builtins.float, np.number)) and not isinstance(value, builtins.bool):
         value = full(dst.shape, value, dst.dtype_str)
     if isinstance(dst, IndirectRows):
-        core.dma_indirect(value, dst.rows, dst.index, False, skip_oob(kwargs.get("oob_mode")))
+        _indirect_dma(value, dst, Mask(mask, dst.shape), False, skip_oob(kwargs.get("oob_mode")))
         return
     m = Mask(mask, dst.shape)
     if m.empty:

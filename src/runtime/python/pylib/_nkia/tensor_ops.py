@@ -35,16 +35,21 @@ def getitem(self, key):
     if any(isinstance(k, lang.LoopRange) for k in items):  # `a[ix, iy]` with ix = nl.affine_range(n): 0:n
         items = tuple(k.as_slice() if isinstance(k, lang.LoopRange) else k for k in items)
         key = items if isinstance(key, tuple) else items[0]
-    if any(isinstance(k, (core.Tensor, core.View)) for k in items[1:]):
+    runtime = [i for i, k in enumerate(items) if isinstance(k, (core.Tensor, core.View))]
+    # A runtime row index may follow integer indices on leading (batch / block) dimensions: `t[b, idx, i_f]`
+    # chooses rows of the [rows, ...] tensor t[b] (docs/nki-semantics.md "Runtime row indices").
+    lead = runtime[0] if runtime else 0
+    if len(runtime) > 1 or not builtins.all(isinstance(k, (int, np.integer)) for k in items[:lead]):
         raise NkiError("err_indirect_indices_free_dim", "a runtime index tile is used on a free dimension",
-                       "use runtime indices only on the first (row) dimension; gather within partitions "
-                       "with nl.gather_flattened")
-    if items and isinstance(items[0], (core.Tensor, core.View)):
+                       "use runtime indices only on the first (row) dimension, after integer indices of any "
+                       "leading dimensions; gather within partitions with nl.gather_flattened")
+    if runtime:
         if self.buffer not in ("shared_hbm", "private_hbm"):
             raise NkiError("err_copy_dynamic_indirect_indices_not_natively_supported",
                            f"a {self.buffer} tensor is indexed with a runtime index tile",
                            "index HBM tensors with runtime row indices (nl.load / nl.store)")
-        return IndirectRows(self, items[0], free_slices(items[1:]))
+        base = self.view(tuple(items[:lead])) if lead else self
+        return IndirectRows(base, items[lead], free_slices(items[lead + 1:]))
     if any(isinstance(k, IndexTile) for k in items):
         dims, shape = affine_key(key)
         try:
@@ -53,13 +58,64 @@ def getitem(self, key):
             if e.code != "err_tensor_access_out_of_bound":
                 raise
             return IndexedRef(self, dims, shape)  # a mask may cut it back; checked when used
-    view = self.view(key)
+    try:
+        view = self.view(key)
+    except NkiError as e:
+        ref = _slices_past_end(self, items) if e.code == "err_tensor_access_out_of_bound" else None
+        if ref is None:
+            raise
+        return ref
     if self.buffer in ("sbuf", "psum") and len(view.shape) == 1 and len(self.shape) >= 2:
         # `t[:, j]`, `t[0:N, 0]`, `t[0, :]`: an on-chip tile keeps a partition and a free axis, the
         # integer index leaving an axis of one (docs/nki-semantics.md "Rank-1 views").
+        # The partition axis of a legacy block tensor, (blocks..., par_dim(P), F...), follows its blocks.
+        par = _partition_axis(self) if Ellipsis not in items else 0
         n = view.shape[0]
-        return view.reshape((1, n) if isinstance(items[0], (int, np.integer)) else (n, 1))
+        on_par = items[par] if par < len(items) else slice(None)
+        return view.reshape((1, n) if isinstance(on_par, (int, np.integer)) else (n, 1))
     return view
+
+
+def _partition_axis(t):
+    """The partition axis of an on-chip tensor or view: after a legacy block tensor's blocks, also in
+    a view that indexed some of them away (`acc[h]` of (heads, tiles, par_dim(P), F)); else 0."""
+    base = getattr(t, "tensor", None)
+    if base is None:
+        return getattr(t, "blocks", 0)
+    blocks = base.blocks
+    par = blocks - (len(base.shape) - len(t.shape))
+    return par if blocks and 0 <= par < len(t.shape) and t.shape[par] == base.shape[blocks] else 0
+
+
+def _slices_past_end(t, items):
+    """`t[a:b, ...]` with a slice running past t's end, as the access pattern the compiler makes of
+    it: an IndexedRef that a mask may cut back within bounds (nothing is read or written outside the
+    mask), refused (err_tensor_access_out_of_bound) when used without one that does. None for a key
+    this does not cover (steps below 1, past-the-end integers, a rank-1 result)."""
+    if Ellipsis in items:
+        i = items.index(Ellipsis)
+        items = items[:i] + (slice(None),) * (len(t.shape) - len(items) + 1) + items[i + 1:]
+    if len(items) > len(t.shape):
+        return None
+    dims, space = [], []
+    for k, size in zip(items, t.shape):
+        if isinstance(k, (int, np.integer)):
+            if not 0 <= int(k) < size:
+                return None
+            dims.append((int(k), []))
+            continue
+        if not isinstance(k, slice) or k.step not in (None,) and int(k.step) < 1:
+            return None
+        start = 0 if k.start is None else int(k.start)
+        stop = size if k.stop is None else int(k.stop)
+        step = 1 if k.step is None else int(k.step)
+        if start < 0 or stop < 0 or stop <= start:
+            return None
+        dims.append((start, [(len(space), step)] if step else []))
+        space.append((stop - start + step - 1) // step)
+    if len(space) + len(t.shape) - len(items) < 2:
+        return None
+    return IndexedRef(t, dims, space)
 
 
 def setitem(self, key, value):

@@ -169,8 +169,11 @@ def memset(shape, value, dtype, mask=None, engine=None, **kwargs):
 
 def nc_matmul(stationary, moving, mask=None, perf_mode=None, **kwargs):
     """stationary[K, M].T @ moving[K, N] into PSUM (float32); `psum += nc_matmul(...)` accumulates.
-    perf_mode="double_row_gen3" (trn2, FP8): stationary [128, 2, M], moving [128, 2, N]."""
-    return operands.PendingMatmul(stationary, moving, isa_common.perf_mode_name(perf_mode, kwargs))
+    perf_mode="double_row_gen3" (trn2, FP8): stationary [128, 2, M], moving [128, 2, N]. An operand in
+    PSUM (a Tensor-engine nc_transpose's result) is copied to SBUF first, as the compiler legalises it
+    (docs/nki-semantics.md "PSUM operands")."""
+    return operands.PendingMatmul(lang.staged_to_sbuf(stationary), lang.staged_to_sbuf(moving),
+                                  isa_common.perf_mode_name(perf_mode, kwargs))
 
 
 @_returns_tile(current.nc_transpose, masked=False)
