@@ -124,6 +124,25 @@ def first_diagnostic(reply):
     return ds[0] if ds and isinstance(ds[0], dict) else {}
 
 
+def test_row(test, reply, raw, scratch=None):
+    """One test's row from its `nki-agent run` reply: the driver's own NKIA-NUMERICS line, or, when
+    the run itself ended (a kernel fault nki-agent reports as the run's diagnostic), that diagnostic;
+    with `scratch`, where in the laid-out files it points."""
+    if reply is None:
+        return {"test": test, "result": "internal", "why": raw}
+    got = [json.loads(ln[len("NKIA-NUMERICS "):]) for ln in (reply.get("printed") or "").splitlines()
+           if ln.startswith("NKIA-NUMERICS ")]
+    if got:
+        return got[0]
+    d = first_diagnostic(reply)
+    code = d.get("code", "")
+    kind = "internal" if code.startswith("nkia_internal") else "error"
+    row = {"test": test, "result": kind, "code": code, "why": d.get("message", "")[:300]}
+    if scratch and location(d, scratch):
+        row["at"] = location(d, scratch)
+    return row
+
+
 def run_file(binary, scratch, name, timeout):
     """One row per test method of the file; each method runs in its own nki-agent run, so that a
     kernel fault that ends one run (an out-of-bounds DMA) does not hide the others."""
@@ -142,18 +161,7 @@ def run_file(binary, scratch, name, timeout):
     rows = []
     for test in tests:
         reply, raw = nki_agent(binary, driver, "nkia_numerics", out, timeout, [f"only={test!r}"])
-        if reply is None:
-            rows.append({"test": test, "result": "internal", "why": raw})
-            continue
-        got = [json.loads(ln[len("NKIA-NUMERICS "):]) for ln in (reply.get("printed") or "").splitlines()
-               if ln.startswith("NKIA-NUMERICS ")]
-        if got:
-            rows.append(got[0])
-        else:  # the run itself ended: a kernel fault nki-agent reports as the run's diagnostic
-            d = first_diagnostic(reply)
-            code = d.get("code", "")
-            kind = "internal" if code.startswith("nkia_internal") else "error"
-            rows.append({"test": test, "result": kind, "code": code, "why": d.get("message", "")[:300]})
+        rows.append(test_row(test, reply, raw))
     return rows
 
 
@@ -310,21 +318,7 @@ def run_pytest_file(binary, scratch, name, timeout):
             continue
         reply, raw = nki_agent(binary, driver, "nkia_numerics", out, timeout, margs + [f"only={test!r}"],
                                lib=scratch)
-        if reply is None:
-            rows.append({"test": test, "result": "internal", "why": raw})
-            continue
-        got = [json.loads(ln[len("NKIA-NUMERICS "):]) for ln in (reply.get("printed") or "").splitlines()
-               if ln.startswith("NKIA-NUMERICS ")]
-        if got:
-            rows.append(got[0])
-        else:  # the run itself ended: a kernel fault nki-agent reports as the run's diagnostic
-            d = first_diagnostic(reply)
-            code = d.get("code", "")
-            kind = "internal" if code.startswith("nkia_internal") else "error"
-            row = {"test": test, "result": kind, "code": code, "why": d.get("message", "")[:300]}
-            if location(d, scratch):
-                row["at"] = location(d, scratch)
-            rows.append(row)
+        rows.append(test_row(test, reply, raw, scratch))
     return rows
 
 
