@@ -28,6 +28,15 @@ class SharedServiceTest : public ::testing::Test {
     service_ = nullptr;
   }
 
+  // One kernel run's limits in a test: `seconds` of wall-clock and CPU time, 4 GiB of address space.
+  static SandboxLimits limits(double seconds = 5) {
+    SandboxLimits l;
+    l.wall_seconds = seconds;
+    l.cpu_seconds = seconds;
+    l.address_space_bytes = int64_t{4} << 30;
+    return l;
+  }
+
   static inline KernelService* service_ = nullptr;
 };
 

@@ -13,14 +13,6 @@ namespace {
 
 class KernelRuns : public testing::SharedServiceTest {
  protected:
-  static SandboxLimits limits(double seconds = 5) {
-    SandboxLimits l;
-    l.wall_seconds = seconds;
-    l.cpu_seconds = seconds;
-    l.address_space_bytes = int64_t{4} << 30;
-    return l;
-  }
-
   static KernelCall call_of(const std::string& source, bool kernel_only = false) {
     KernelCall c;
     c.src.main_path = "kernel.py";

@@ -18,14 +18,6 @@ namespace {
 
 class KernelSandbox : public testing::SharedServiceTest {
  protected:
-  static SandboxLimits limits(double seconds = 5) {
-    SandboxLimits l;
-    l.wall_seconds = seconds;
-    l.cpu_seconds = seconds;
-    l.address_space_bytes = int64_t{4} << 30;
-    return l;
-  }
-
   static Result<KernelOutcome> run(const std::string& body, double seconds = 5) {
     KernelCall c;
     c.src.main_path = "kernel.py";
