@@ -30,6 +30,13 @@ void put_u64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
+// The 8-byte little-endian number put_u64 wrote at the start of `bytes` (which holds at least 8).
+uint64_t get_u64(std::string_view bytes) {
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i])) << (8 * i);
+  return n;
+}
+
 // The index in `shared` of the buffer a contiguous tensor's storage lives in, else -1.
 int attachment_index(const Tensor& t, const Attachments& shared) {
   if (!t.defined() || !t.is_contiguous() || !t.storage()->external()) return -1;
@@ -122,8 +129,7 @@ Result<Tensor> shared_array(const nlohmann::json& a, const Attachments& shared) 
 
 Result<Unpacked> unpack(std::string_view bytes, const char* key, const Attachments& shared = {}) {
   if (bytes.size() < 8) return fail(bad_wire("shorter than its length prefix"));
-  uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i])) << (8 * i);
+  const uint64_t n = get_u64(bytes);
   if (n > kMaxHeaderBytes || n > bytes.size() - 8) return fail(bad_wire("header length beyond the message"));
   Unpacked u;
   u.header = nlohmann::json::parse(bytes.substr(8, n), nullptr, false);
@@ -717,21 +723,10 @@ Result<KernelCall> decode_call(std::string_view bytes, const Attachments& shared
 KernelCall call_of_run(const KernelCall& call, int i) {
   NKIA_ASSERT(call.runs >= 1 && i >= 0 && i < call.runs && call.inputs.size() % static_cast<size_t>(call.runs) == 0);
   const size_t per = call.inputs.size() / static_cast<size_t>(call.runs);
-  KernelCall one;
-  one.src = call.src;
-  one.entry = call.entry;
+  KernelCall one = call;  // every option as the call has it; only the inputs are one run's
+  one.runs = 1;
   one.inputs.assign(call.inputs.begin() + static_cast<std::ptrdiff_t>(per * static_cast<size_t>(i)),
                     call.inputs.begin() + static_cast<std::ptrdiff_t>(per * static_cast<size_t>(i + 1)));
-  one.input_names = call.input_names;
-  one.kwargs = call.kwargs;
-  one.grid = call.grid;
-  one.target = call.target;
-  one.compute = call.compute;
-  one.collect_trace = call.collect_trace;
-  one.eager_state = call.eager_state;
-  one.zero_inputs = call.zero_inputs;
-  one.want_outputs = call.want_outputs;
-  one.kernel_only = call.kernel_only;
   return one;
 }
 
@@ -799,8 +794,7 @@ Result<std::vector<Result<KernelOutcome>>> decode_run_outcomes(std::string_view 
   std::vector<Result<KernelOutcome>> out;
   while (!bytes.empty()) {
     if (bytes.size() < 8) return fail(bad_wire("a run's outcome shorter than its length prefix"));
-    uint64_t n = 0;
-    for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i])) << (8 * i);
+    const uint64_t n = get_u64(bytes);
     if (n > bytes.size() - 8) return fail(bad_wire("a run's outcome beyond the message"));
     if (static_cast<int64_t>(out.size()) >= runs) return fail(bad_wire("more outcomes than runs"));
     if (!out.empty() && !out.back()) return fail(bad_wire("an outcome after a failed run"));
