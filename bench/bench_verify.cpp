@@ -5,6 +5,10 @@
 //                     and the kernel workers warm, as the agent's loop calls it. Arg: the task's
 //                     index in kTasks. Goal for a Level-1 task: <= 1 s.
 //   BM_StaticPolicy   check_static_policy() alone: one python3.11 process parsing the kernel.
+//   BM_GenerateInput  generate_input() of a [24, 512, 1024] float32 input (12.6 M elements), normal
+//                     and uniform profiles: the host's share of a large case before any kernel runs.
+//   BM_CompareOutput  compare_output() of a [24, 512, 1024] float32 output within tolerance against
+//                     its reference: the host's share after the kernel.
 // Run: ./build/bench/bench_verify   (tasks missing from this checkout are skipped)
 #include <benchmark/benchmark.h>
 
@@ -12,6 +16,8 @@
 
 #include "runtime/kernel_service.h"
 #include "tasks/baseline.h"
+#include "tasks/compare.h"
+#include "tasks/inputs.h"
 #include "tasks/static_policy.h"
 #include "tasks/task.h"
 #include "tasks/verify.h"
@@ -88,6 +94,47 @@ void BM_StaticPolicy(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_StaticPolicy)->Unit(benchmark::kMillisecond);
+
+const Shape kLargeCase = {24, 512, 1024};
+
+TaskArg normal_arg() {
+  TaskArg a;
+  a.name = "x";
+  a.dtype = DType::kFloat32;
+  a.shape = kLargeCase;
+  a.dist = Dist::kNormal;
+  return a;
+}
+
+void BM_GenerateInput(benchmark::State& state) {
+  const auto profile = state.range(0) == 0 ? InputProfile::kNormal : InputProfile::kUniform;
+  const TaskArg a = normal_arg();
+  for (auto _ : state) benchmark::DoNotOptimize(generate_input(a, kLargeCase, 3, profile, "larger", 100));
+  state.SetItemsProcessed(state.iterations() * shape_numel(kLargeCase));
+  state.SetLabel(std::string(profile_name(profile)));
+}
+BENCHMARK(BM_GenerateInput)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+void BM_CompareOutput(benchmark::State& state) {
+  const TaskArg a = normal_arg();
+  const Tensor expected = generate_input(a, kLargeCase, 3, InputProfile::kNormal, "larger", 100);
+  Tensor actual = expected.copy();
+  float* p = actual.data_as<float>();
+  for (int64_t i = 0; i < actual.numel(); i += 7) p[i] *= 1.00001f;  // within rtol 1e-4
+  Tolerance tol;
+  tol.atol = 1e-4;
+  tol.rtol = 1e-4;
+  tol.norm_rtol = 1e-3;
+  for (auto _ : state) {
+    auto r = compare_output(actual, expected, tol, {});
+    if (!r.passed()) {
+      state.SkipWithError(r.message.c_str());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * shape_numel(kLargeCase));
+}
+BENCHMARK(BM_CompareOutput)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace nki_agent

@@ -19,7 +19,7 @@ Tensor remap_flags(const Tensor& from, const Shape& from_shape, int64_t from_siz
   const int64_t n_in = in.numel();
   Tensor out = Tensor::zeros(shape, DType::kUInt8);
   auto* o = static_cast<uint8_t*>(out.data());
-  for (int64_t j = 0; j < out.numel(); ++j) {
+  for (int64_t j = 0, n = out.numel(); j < n; ++j) {
     uint8_t all = 1;
     const int64_t first = j * to_size / from_size, last = std::min(n_in - 1, ((j + 1) * to_size - 1) / from_size);
     for (int64_t b = first; b <= last; ++b) all &= f[b];
@@ -76,7 +76,7 @@ void sync_origin_from_alias(const Access& dst) {
   auto* owp = static_cast<uint8_t*>(ow.data());
   auto* osp = static_cast<uint8_t*>(ost.data());
   const int64_t n_alias = touched.numel();
-  for (int64_t i = 0; i < ow.numel(); ++i) {
+  for (int64_t i = 0, n = ow.numel(); i < n; ++i) {
     const int64_t first = i * os / as, last = std::min(n_alias - 1, ((i + 1) * os - 1) / as);
     bool reached = false;
     uint8_t all = 1;

@@ -213,7 +213,7 @@ void write_matmul_product(const Access& dst, const Tensor& product, Accumulate a
   float* r = res.data_as<float>();
   const float* p = prev.data_as<float>();
   const uint8_t* w = seen.data_as<uint8_t>();
-  for (int64_t i = 0; i < res.numel(); ++i)
+  for (int64_t i = 0, n = res.numel(); i < n; ++i)
     if (w[i]) r[i] += p[i];
   out.assign(res);
   mask.fill(1);

@@ -53,7 +53,7 @@ void warn_activation_range(ExecContext& ctx, UnaryOp op, const Tensor& x, const 
   const float* v = c.data_as<float>();
   int64_t bad = 0;
   float first = 0;
-  for (int64_t i = 0; i < c.numel(); ++i) {
+  for (int64_t i = 0, n = c.numel(); i < n; ++i) {
     const double a = v[i];
     if (a != a || (a == 0 && range->zero_ok)) continue;
     const double m = range->symmetric ? (a < 0 ? -a : a) : a;

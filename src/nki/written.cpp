@@ -179,7 +179,7 @@ Tensor and_flags(const Tensor& a, const Tensor& b) {
   const Tensor bc = b.contiguous();
   uint8_t* o = out.data_as<uint8_t>();
   const uint8_t* q = bc.data_as<uint8_t>();
-  for (int64_t i = 0; i < out.numel(); ++i) o[i] = static_cast<uint8_t>(o[i] & q[i]);
+  for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = static_cast<uint8_t>(o[i] & q[i]);
   return out;
 }
 
@@ -189,7 +189,7 @@ Tensor reduce_flags(const Tensor& flags, std::span<const int> axes, bool& mixed)
   const Tensor l = lo.contiguous(), h = hi.contiguous();
   const uint8_t* pl = l.data_as<uint8_t>();
   const uint8_t* ph = h.data_as<uint8_t>();
-  for (int64_t i = 0; i < l.numel(); ++i)
+  for (int64_t i = 0, n = l.numel(); i < n; ++i)
     if (pl[i] != ph[i]) {
       mixed = true;
       break;

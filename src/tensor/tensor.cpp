@@ -35,12 +35,6 @@ int normalize_axis(int axis, int ndim, const char* what) {
 
 // ---- shapes -------------------------------------------------------------------------------------
 
-int64_t shape_numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
 std::string shape_str(const Shape& s) {
   return fmt::format("[{}]", fmt::join(s, ", "));
 }
@@ -178,7 +172,7 @@ Tensor Tensor::from_i64(const Shape& shape, std::span<const int64_t> values, DTy
   if (static_cast<int64_t>(values.size()) != t.numel())
     bad_arg(fmt::format("{} values given for shape {}", values.size(), shape_str(shape)));
   auto* p = static_cast<uint8_t*>(t.data());
-  for (int64_t i = 0; i < t.numel(); ++i) store_i64(p + i * t.itemsize(), dtype, values[i]);
+  for (int64_t i = 0, n = t.numel(); i < n; ++i) store_i64(p + i * t.itemsize(), dtype, values[i]);
   return t;
 }
 

@@ -23,7 +23,11 @@ namespace nki_agent {
 using Shape = std::vector<int64_t>;
 using Strides = std::vector<int64_t>;  // in elements, not bytes
 
-int64_t shape_numel(const Shape& s);
+inline int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
 std::string shape_str(const Shape& s);  // "[128, 512]"
 Strides contiguous_strides(const Shape& s);
 // NumPy broadcasting of two shapes; throws std::invalid_argument when they are incompatible.

@@ -250,6 +250,33 @@ TEST(TaskFormat, LoadAndResolveFolders) {
   fs::remove_all(root);
 }
 
+// The inputs of a (task, seed, shape set, profile) are part of every cached reference's key, by
+// kInputGeneratorVersion: a change to any drawn bit must bump the version. The digest covers every
+// dist and profile, float32 and bfloat16, at a size that ends in a partial block.
+TEST(TaskInputs, DrawsTheSameBitsAsVersionTwo) {
+  ASSERT_EQ(kInputGeneratorVersion, 2) << "a new generator version: pin its digest here";
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the bytes of every input, in order
+  for (Dist dist : {Dist::kNormal, Dist::kPositive, Dist::kUniform})
+    for (int profile = 0; profile < 7; ++profile)
+      for (DType dtype : {DType::kFloat32, DType::kBFloat16}) {
+        TaskArg a;
+        a.name = "x";
+        a.dtype = dtype;
+        a.dist = dist;
+        if (dist == Dist::kUniform) {
+          a.low = -2.5;
+          a.high = 4.0;
+        }
+        const Tensor t = generate_input(a, {1000, 37}, 11 + profile, static_cast<InputProfile>(profile), "prompt", 100);
+        const auto* p = static_cast<const unsigned char*>(t.data());
+        for (int64_t i = 0; i < t.nbytes(); ++i) {
+          h ^= p[i];
+          h *= 1099511628211ull;
+        }
+      }
+  EXPECT_EQ(h, 0x03721fb6a9ae0775ull);
+}
+
 TEST(TaskInputs, SeededAndProfiled) {
   auto t = parse(kToml);
   ASSERT_TRUE(t);
