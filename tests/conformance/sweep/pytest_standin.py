@@ -21,7 +21,7 @@ The driver's two entries (run with `--entry`):
 
 - `nkia_list(module)`: collects the module's tests as pytest does (functions `test*`, methods
   `test*` of classes `Test*` without `__init__`) and prints one `NKIA-TEST {json}` line per test
-  and parametrization: its id, and `skip` with the reason when it is not run here;
+  and parametrization: its id, its marks' names, and `skip` with the reason when it is not run here;
 - `nkia_numerics(module, only)`: runs the one test `only`, with a fixed NumPy seed (and the file's
   `get_target_string()` answering INSTANCE_TYPE), and prints its result as one
   `NKIA-NUMERICS {json}` line: pass, fail (an upstream assertion failed; the failing `np.allclose`
@@ -501,7 +501,7 @@ def nkia_list(module):
     """One `NKIA-TEST {json}` line per test and parametrization of `module`."""
     mod = _load(module)
     for item in collect(mod):
-        row = {"test": item.nodeid}
+        row = {"test": item.nodeid, "marks": sorted({m.name for m in item.marks} - {"parametrize"})}
         reason = skip_reason(item)
         if reason:
             row["skip"] = reason
