@@ -32,6 +32,7 @@ import argparse
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -365,9 +366,19 @@ def layout_library(sources, scratch, test_path):
     """Writes, for the test file `test_path`, nki-library's package, the harness and the test's own
     folder (not upstream's conftest.py), then the stand-ins over them and the pytest stand-in."""
     folder = os.path.dirname(test_path) + "/"
+    # The test's folder, and the folders of other tests whose helpers its files import.
+    folders = {folder}
     for path, text in sources.items():
-        if path.startswith(LIBRARY_TESTS + "/") and not path.startswith(folder):
-            if not path.endswith("/__init__.py") or not folder.startswith(os.path.dirname(path) + "/"):
+        if path.startswith(folder):
+            for m in re.findall(r"test\.integration\.nkilib\.core\.([\w.]+)", text.decode("utf-8", "replace")):
+                parts = m.split(".")
+                for n in range(len(parts), 0, -1):
+                    if f"{LIBRARY_TESTS}/{'/'.join(parts[:n])}.py" in sources:
+                        folders.add(f"{LIBRARY_TESTS}/{'/'.join(parts[:n - 1])}/".replace("//", "/"))
+                        break
+    for path, text in sources.items():
+        if path.startswith(LIBRARY_TESTS + "/") and not path.startswith(tuple(folders)):
+            if not path.endswith("/__init__.py") or not any(f.startswith(os.path.dirname(path) + "/") for f in folders):
                 continue
         rel = os.path.relpath(path, "src") if path.startswith("src/") else path
         write(os.path.join(scratch, rel), text)
@@ -386,16 +397,13 @@ def layout_library(sources, scratch, test_path):
 
 
 def library_plan(listed):
-    """Which of a file's listed tests run: per test function, one row, either ("run", id) for a test
-    in upstream's fast set (marked `fast`), at its first parametrization upstream's simulation mode
-    runs, or ("skip", why)."""
-    by_function = {}
-    for t in listed:
-        by_function.setdefault(t["test"].split("[", 1)[0], []).append(t)
+    """Which of a file's test functions run (the listing of nkilib_standin/_nkia_library.py): per
+    function, one row, either (id, "run", None) for a test in upstream's fast set (marked `fast`), at
+    its first parametrization upstream's simulation mode runs, or (id, "skip", why)."""
     plan = []
-    for function, items in by_function.items():
-        marks = set(items[0].get("marks") or ())
-        n = f"{len(items)} parametrization{'s' if len(items) != 1 else ''}"
+    for fn in listed:
+        function, marks, items = fn["test"], set(fn["marks"]), fn["ids"]
+        n = f"{fn['count']} parametrization{'s' if fn['count'] != 1 else ''}"
         if "trace_only" in marks:
             plan.append((function, "skip", f"marked trace_only: upstream only traces it, nothing to compare ({n})"))
         elif "fast" not in marks:
@@ -409,10 +417,10 @@ def library_plan(listed):
             if fast:
                 plan.append((fast[0]["test"], "run", None))
             elif runnable:
-                plan.append((function, "skip", f"every parametrization ({n}) has a size upstream's simulation mode "
-                                               f"skips as slow ({', '.join(SLOW_SHAPES)})"))
+                plan.append((function, "skip", f"its first parametrizations ({len(runnable)} of {n}) have a size "
+                                               f"upstream's simulation mode skips as slow ({', '.join(SLOW_SHAPES)})"))
             else:
-                plan.append((function, "skip", items[0]["skip"]))
+                plan.append((function, "skip", items[0]["skip"] if items else "no parametrization"))
     return plan
 
 

@@ -21,7 +21,7 @@ The driver's two entries (run with `--entry`):
 
 - `nkia_list(module)`: collects the module's tests as pytest does (functions `test*`, methods
   `test*` of classes `Test*` without `__init__`) and prints one `NKIA-TEST {json}` line per test
-  and parametrization: its id, its marks' names, and `skip` with the reason when it is not run here;
+  and parametrization: its id, and `skip` with the reason when it is not run here;
 - `nkia_numerics(module, only)`: runs the one test `only`, with a fixed NumPy seed (and the file's
   `get_target_string()` answering INSTANCE_TYPE), and prints its result as one
   `NKIA-NUMERICS {json}` line: pass, fail (an upstream assertion failed; the failing `np.allclose`
@@ -121,6 +121,13 @@ class FixtureDef:
     def __init__(self, func, name=None, params=None, autouse=False, scope="function"):
         self.func, self.name = func, name or func.__name__
         self.params, self.autouse, self.scope = params, autouse, scope
+
+
+def _fixture_of(obj):
+    """The FixtureDef `obj` carries, or None (a module's stand-in, such as an imported torch's, answers
+    any attribute, so the attribute alone says nothing)."""
+    fd = getattr(obj, "_nkia_fixture", None)
+    return fd if isinstance(fd, FixtureDef) else None
 
 
 def fixture(func=None, *, scope="function", params=None, autouse=False, ids=None, name=None):
@@ -328,12 +335,22 @@ def _marks_of(func, cls, module):
     return marks
 
 
+class CallSpec:
+    def __init__(self, params, id):
+        self.params, self.id = dict(params), id
+
+
 class Item:
     def __init__(self, module, cls, name, func, params, marks):
         self.module, self.cls, self.name, self.function = module, cls, name, func
         self.params, self.marks = params, marks
         self._cache, self._teardowns, self.instance = {}, [], None
         self.nodeid = None
+
+    @property
+    def callspec(self):
+        """`request.node.callspec`: the parametrization's values (`params`) and id."""
+        return CallSpec(self.params, self.nodeid.partition("[")[2][:-1])
 
     def iter_markers(self, name=None):
         return (m for m in self.marks if name is None or m.name == name)
@@ -344,7 +361,7 @@ class Item:
             if owner is None:
                 continue
             for attr in list(vars(owner).values()):
-                fd = getattr(attr, "_nkia_fixture", None)
+                fd = _fixture_of(attr)
                 if fd is not None and fd.name == name:
                     return fd, owner
         return None, None
@@ -389,7 +406,7 @@ class Item:
             if fd_owner is None:
                 continue
             for attr in list(vars(fd_owner).values()):
-                fd = getattr(attr, "_nkia_fixture", None)
+                fd = _fixture_of(attr)
                 if fd is not None and fd.autouse:
                     self.resolve(fd.name)
         kwargs = {p: self.resolve(p) for p in _arg_names(func)}
@@ -424,7 +441,7 @@ def _test_functions(module):
 def collect(module):
     items = []
     for cls, name, func in _test_functions(module):
-        if getattr(func, "_nkia_fixture", None) is not None:
+        if _fixture_of(func) is not None:
             continue
         marks = _marks_of(func, cls, module)
         # Stacked parametrize marks: the one applied first (nearest the function) is outermost and
@@ -501,7 +518,7 @@ def nkia_list(module):
     """One `NKIA-TEST {json}` line per test and parametrization of `module`."""
     mod = _load(module)
     for item in collect(mod):
-        row = {"test": item.nodeid, "marks": sorted({m.name for m in item.marks} - {"parametrize"})}
+        row = {"test": item.nodeid}
         reason = skip_reason(item)
         if reason:
             row["skip"] = reason

@@ -50,6 +50,15 @@ def portable(value):
     return value
 
 
+def host_array(out):
+    """A kernel output as a NumPy array. A kernel launched from host code hands back its returned HBM
+    tensors as arrays, but a returned view of one (`out.reshape(shape)`) as nki-agent's View: its
+    values are read with View.numpy() here."""
+    if isinstance(out, np.ndarray) or not callable(getattr(out, "numpy", None)):
+        return np.asarray(out)
+    return np.asarray(out.numpy())
+
+
 def _as_list(result):
     if result is None:
         return []
@@ -93,10 +102,9 @@ class Orchestrator:
         for name, out in zip(names, outputs):
             want = descriptor[name]
             dtype = getattr(want, "dtype", None)
-            if isinstance(want, CustomValidatorWithOutputTensorData) or dtype is None:
-                actual[name] = np.asarray(out)
-            else:
-                actual[name] = np.asarray(out, dtype=dtype)
+            out = host_array(out)
+            actual[name] = out if isinstance(want, CustomValidatorWithOutputTensorData) or dtype is None else \
+                out.astype(dtype)
         rtol, atol = va.relative_accuracy, va.absolute_accuracy
         if isinstance(golden, DeferredOutputs):
             RECORDS.append({"call": portable(golden.call), "names": names, "rtol": rtol, "atol": atol,
