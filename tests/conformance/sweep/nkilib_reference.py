@@ -82,8 +82,8 @@ class _StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def find_spec(self, name, path=None, target=None):
         top = name.partition(".")[0]
-        if top.startswith("_") or (top != name and not isinstance(sys.modules.get(top), _InertModule)):
-            return None  # a private module probed for, or a submodule of a real package
+        if top in sys.stdlib_module_names or (top != name and not isinstance(sys.modules.get(top), _InertModule)):
+            return None  # a standard module probed for (_winapi), or a submodule of a real package
         return importlib.machinery.ModuleSpec(name, self, is_package=True)
 
     def create_module(self, spec):
