@@ -32,6 +32,7 @@ import argparse
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -322,6 +323,186 @@ def run_pytest_file(binary, scratch, name, timeout):
     return rows
 
 
+# ---- nki-library (--repo library) ------------------------------------------------------------------
+# nki-library's kernel tests (test/integration/nkilib/core/**/test_*.py) build NumPy inputs and run
+# the kernel through its harness, `UnitTestFramework(...).run_test(atol=, rtol=)` or the test manager
+# directly, against a golden from a PyTorch reference beside the kernel (`*_torch.py`) or from NumPy.
+LIBRARY_TESTS = "test/integration/nkilib/core"
+LIBRARY_PACKAGE = "src/nkilib_src"  # written as nkilib_src/ at the scratch root, as the tests import it
+LIBRARY_HELPERS = "test"  # the tests' helpers (test/utils, test/integration/nkilib/utils), at their paths
+# Modules of nki-library's harness that the stand-ins replace (nkilib_standin/, written over them),
+# and modules that helpers import which the repository lacks at the pin (the sweep's `absent`).
+STANDIN = os.path.join(HERE, "nkilib_standin")
+LIBRARY_ABSENT = ("test/utils/scripts/remote_lock_scripts.py", "test/utils/perf_analysis_private.py")
+ABSENT_STUB = ("# Written by numerics.py: imported by nki-library's test helpers, absent from the repository.\n"
+               "def __getattr__(name):\n    if name.startswith('__'):\n        raise AttributeError(name)\n"
+               "    return type(name, (), {})\n")
+# Upstream's simulation mode skips tests whose id holds one of these sizes (slow on a CPU simulator;
+# test/utils/simulation_setup.py): the run takes each fast test's first parametrization without them.
+SLOW_SHAPES = ("4096", "5120", "8192", "16384", "32768", "36864")
+REFERENCE = os.path.join(HERE, "nkilib_reference.py")
+HOST_PYTHON = "/usr/bin/python3"  # Debian's Python, with python3-torch, for the references
+
+
+# nki-agent loads at most 256 Python files under a kernel's root: each test file gets a scratch folder
+# of its own, with the package less its experimental kernels (which no core test or reference
+# imports), the harness (test/utils, test/integration/nkilib/utils) and the test's own folder.
+LIBRARY_LEFT_OUT = ("src/nkilib_src/nkilib/experimental/", "test/unit/", "test/integration/nkilib/experimental/")
+
+
+def library_sources(mirror):
+    """{repository path: text} of every .py file of nki-library's package and test folder at the pin."""
+    repo, commit = manifest.NKILIB, manifest.COMMITS[manifest.NKILIB]
+    paths = git_ls_tree(mirror, repo, commit, LIBRARY_PACKAGE) + git_ls_tree(mirror, repo, commit, LIBRARY_HELPERS)
+    return {p: git_show(mirror, repo, commit, p) for p in paths
+            if p.endswith(".py") and not p.startswith(LIBRARY_LEFT_OUT) and p != "test/conftest.py"}
+
+
+def library_test_files(sources):
+    return sorted(p for p in sources if p.startswith(LIBRARY_TESTS + "/") and os.path.basename(p).startswith("test_"))
+
+
+def layout_library(sources, scratch, test_path):
+    """Writes, for the test file `test_path`, nki-library's package, the harness and the test's own
+    folder (not upstream's conftest.py), then the stand-ins over them and the pytest stand-in."""
+    folder = os.path.dirname(test_path) + "/"
+    # The test's folder, and the folders of other tests whose helpers its files import.
+    folders = {folder}
+    for path, text in sources.items():
+        if path.startswith(folder):
+            for m in re.findall(r"test\.integration\.nkilib\.core\.([\w.]+)", text.decode("utf-8", "replace")):
+                parts = m.split(".")
+                for n in range(len(parts), 0, -1):
+                    if f"{LIBRARY_TESTS}/{'/'.join(parts[:n])}.py" in sources:
+                        folders.add(f"{LIBRARY_TESTS}/{'/'.join(parts[:n - 1])}/".replace("//", "/"))
+                        break
+    for path, text in sources.items():
+        if path.startswith(LIBRARY_TESTS + "/") and not path.startswith(tuple(folders)):
+            if not path.endswith("/__init__.py") or not any(f.startswith(os.path.dirname(path) + "/") for f in folders):
+                continue
+        rel = os.path.relpath(path, "src") if path.startswith("src/") else path
+        write(os.path.join(scratch, rel), text)
+    for path in LIBRARY_ABSENT:
+        write(os.path.join(scratch, path), ABSENT_STUB)
+    for top in ("nkilib_src", "test"):
+        for d, _, files in os.walk(os.path.join(scratch, top)):
+            if "__init__.py" not in files:
+                write(os.path.join(d, "__init__.py"), "")
+    for d, _, files in os.walk(STANDIN):
+        for f in files:
+            if f.endswith(".py"):
+                src = os.path.join(d, f)
+                shutil.copyfile(src, os.path.join(scratch, os.path.relpath(src, STANDIN)))
+    shutil.copyfile(os.path.join(HERE, "pytest_standin.py"), os.path.join(scratch, "pytest.py"))
+
+
+def library_plan(listed):
+    """Which of a file's test functions run (the listing of nkilib_standin/_nkia_library.py): per
+    function, one row, either (id, "run", None) for a test in upstream's fast set (marked `fast`), at
+    its first parametrization upstream's simulation mode runs, or (id, "skip", why)."""
+    plan = []
+    for fn in listed:
+        function, marks, items = fn["test"], set(fn["marks"]), fn["ids"]
+        n = f"{fn['count']} parametrization{'s' if fn['count'] != 1 else ''}"
+        if "trace_only" in marks:
+            plan.append((function, "skip", f"marked trace_only: upstream only traces it, nothing to compare ({n})"))
+        elif "fast" not in marks:
+            plan.append((function, "skip", f"not in upstream's fast set (no `fast` mark; {n})"))
+        elif "coverage_parametrize" in marks:
+            plan.append((function, "skip", "parametrized by upstream's coverage_parametrize plugin (conftest.py), "
+                                           "which the pytest stand-in does not implement"))
+        else:
+            runnable = [t for t in items if not t.get("skip")]
+            fast = [t for t in runnable if not any(p in t["test"].split("[", 1)[-1] for p in SLOW_SHAPES)]
+            if fast:
+                plan.append((fast[0]["test"], "run", None))
+            elif runnable:
+                plan.append((function, "skip", f"its first parametrizations ({len(runnable)} of {n}) have a size "
+                                               f"upstream's simulation mode skips as slow ({', '.join(SLOW_SHAPES)})"))
+            else:
+                plan.append((function, "skip", items[0]["skip"] if items else "no parametrization"))
+    return plan
+
+
+def reference_row(row, out, scratch, timeout):
+    """A test whose kernel ran in the sandbox: its torch references, computed outside it
+    (nkilib_reference.py), decide the row."""
+    records = os.path.join(out, "out0.npy")
+    if not os.path.exists(records):
+        return row
+    try:
+        p = subprocess.run([HOST_PYTHON, REFERENCE, scratch, records], capture_output=True, text=True,
+                           timeout=timeout)
+        got = json.loads(p.stdout.strip().splitlines()[-1])
+    except (subprocess.TimeoutExpired, ValueError, IndexError):
+        return {**row, "result": "error", "why": "the torch reference did not answer"}
+    if got["result"] == "none":
+        return row  # every golden was computed and compared in the sandbox
+    out_row = {**row, "result": got["result"]}
+    out_row.pop("why", None)
+    if got.get("why"):
+        out_row["why"] = got["why"]
+    return out_row
+
+
+def run_library_file(binary, scratch, path, timeout):
+    module = path[:-3].replace("/", ".")
+    driver = os.path.join(scratch, "_nkia_library.py")
+    out = os.path.join(scratch, "out_" + os.path.basename(path)[:-3])
+    margs = [f"module={module!r}"]
+    reply, raw = nki_agent(binary, driver, "nkia_list", out, timeout, margs, lib=scratch)
+    if reply is None:
+        return [{"test": "(the file)", "result": "internal", "why": raw}]
+    if not reply.get("ok", False):
+        d = first_diagnostic(reply)
+        return [{"test": "(the file)", "result": "error", "code": d.get("code", ""),
+                 "why": "the file does not load: " + d.get("message", "")[:300], "at": location(d, scratch)}]
+    listed = [json.loads(ln[len("NKIA-TEST "):]) for ln in (reply.get("printed") or "").splitlines()
+              if ln.startswith("NKIA-TEST ")]
+    rows = []
+    for test, what, why in library_plan(listed):
+        if what == "skip":
+            rows.append({"test": test, "result": "skip", "why": why})
+            continue
+        shutil.rmtree(out, ignore_errors=True)
+        reply, raw = nki_agent(binary, driver, "nkia_library", out, timeout, margs + [f"only={test!r}"],
+                               lib=scratch)
+        row = test_row(test, reply, raw, scratch)
+        if row["result"] == "pass":
+            row = reference_row(row, out, scratch, timeout)
+        elif row["result"] == "fail":
+            row["result"] = "mismatch"
+        rows.append(row)
+    return rows
+
+
+def run_library(args, binary):
+    commit = manifest.COMMITS[manifest.NKILIB]
+    sources = library_sources(args.mirror)
+    rows = []
+    for path in library_test_files(sources):
+        if args.file and not any(s in path for s in args.file):
+            continue
+        name = os.path.relpath(path, LIBRARY_TESTS)
+        scratch = tempfile.mkdtemp(prefix="nkia-numerics-library-")
+        try:
+            layout_library(sources, scratch, path)
+            for row in run_library_file(binary, scratch, path, args.timeout):
+                row["file"] = name
+                rows.append(row)
+                print(f"{row['result']:<9} {name}::{row['test']}"
+                      + (f"  — {row.get('code', '')} {row['why']}" if row.get("why") else "")
+                      + (f"  (at {row['at']})" if row.get("at") else ""), flush=True)
+        finally:
+            if args.keep:
+                print(f"scratch folder kept: {scratch}")
+            else:
+                shutil.rmtree(scratch, ignore_errors=True)
+    totals = totals_of(rows)
+    print("\nnki-library: " + ", ".join(f"{k} {v}" for k, v in sorted(totals.items())) + f" of {len(rows)} tests")
+    return {"commit": commit, "rows": rows, "totals": totals}
+
+
 def totals_of(rows):
     totals = {}
     for r in rows:
@@ -379,8 +560,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mirror", default="/work/.mirror")
     ap.add_argument("--bin", default=os.path.join(HERE, "..", "..", "..", "build", "nki-agent"))
-    ap.add_argument("--repo", choices=("sdk", "samples", "all"), default="all",
-                    help="the SDK's nki/test unittest files, nki-samples' test/unit pytest files, or both")
+    ap.add_argument("--repo", choices=("sdk", "samples", "library", "all"), default="all",
+                    help="the SDK's nki/test unittest files, nki-samples' test/unit pytest files, nki-library's "
+                         "test/integration/nkilib/core tests, or all three")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch folder (--repo library)")
     ap.add_argument("--file", action="append", default=[], help="only test files whose name contains this")
     ap.add_argument("--json", help="write the rows as JSON (--repo sdk: {commit, rows, totals}; otherwise "
                                    "one such object per repository, under 'sdk' and 'samples')")
@@ -398,6 +581,10 @@ def main():
         if parts:
             print()
         parts["samples"] = run_samples(args, binary)
+    if args.repo in ("library", "all"):
+        if parts:
+            print()
+        parts["library"] = run_library(args, binary)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(parts["sdk"] if args.repo == "sdk" else parts, f, indent=1)

@@ -123,6 +123,13 @@ class FixtureDef:
         self.params, self.autouse, self.scope = params, autouse, scope
 
 
+def _fixture_of(obj):
+    """The FixtureDef `obj` carries, or None (a module's stand-in, such as an imported torch's, answers
+    any attribute, so the attribute alone says nothing)."""
+    fd = getattr(obj, "_nkia_fixture", None)
+    return fd if isinstance(fd, FixtureDef) else None
+
+
 def fixture(func=None, *, scope="function", params=None, autouse=False, ids=None, name=None):
     def wrap(f):
         f._nkia_fixture = FixtureDef(f, name, params, autouse, scope)
@@ -328,12 +335,22 @@ def _marks_of(func, cls, module):
     return marks
 
 
+class CallSpec:
+    def __init__(self, params, id):
+        self.params, self.id = dict(params), id
+
+
 class Item:
     def __init__(self, module, cls, name, func, params, marks):
         self.module, self.cls, self.name, self.function = module, cls, name, func
         self.params, self.marks = params, marks
         self._cache, self._teardowns, self.instance = {}, [], None
         self.nodeid = None
+
+    @property
+    def callspec(self):
+        """`request.node.callspec`: the parametrization's values (`params`) and id."""
+        return CallSpec(self.params, self.nodeid.partition("[")[2][:-1])
 
     def iter_markers(self, name=None):
         return (m for m in self.marks if name is None or m.name == name)
@@ -344,7 +361,7 @@ class Item:
             if owner is None:
                 continue
             for attr in list(vars(owner).values()):
-                fd = getattr(attr, "_nkia_fixture", None)
+                fd = _fixture_of(attr)
                 if fd is not None and fd.name == name:
                     return fd, owner
         return None, None
@@ -389,7 +406,7 @@ class Item:
             if fd_owner is None:
                 continue
             for attr in list(vars(fd_owner).values()):
-                fd = getattr(attr, "_nkia_fixture", None)
+                fd = _fixture_of(attr)
                 if fd is not None and fd.autouse:
                     self.resolve(fd.name)
         kwargs = {p: self.resolve(p) for p in _arg_names(func)}
@@ -424,7 +441,7 @@ def _test_functions(module):
 def collect(module):
     items = []
     for cls, name, func in _test_functions(module):
-        if getattr(func, "_nkia_fixture", None) is not None:
+        if _fixture_of(func) is not None:
             continue
         marks = _marks_of(func, cls, module)
         # Stacked parametrize marks: the one applied first (nearest the function) is outermost and
