@@ -251,7 +251,11 @@ Result<Access> retyped_view(const Access& a, DType to) {
 }
 
 Result<int64_t> ap_offset_unit(const Access& a, int64_t indirect_dim) {
-  const Shape& shape = a.tensor->data.shape();
+  // A reshape of the whole tensor (`t.reshape((1, n)).ap(...)`, as nki-library's indexed_flatten
+  // does) is the tensor under that shape: its axes are the ones indirect_dim counts.
+  const Tensor& base = a.tensor->data;
+  const bool whole = a.view.numel() == base.numel() && a.view.is_contiguous() && a.view.offset() == base.offset();
+  const Shape& shape = whole ? a.view.shape() : base.shape();
   if (indirect_dim < 0 || indirect_dim >= static_cast<int64_t>(shape.size()))
     return fail(nki_error(
         "nkia_bad_index",

@@ -665,6 +665,15 @@ def pick_rows(x):
     return out
 
 @nki.jit
+def pick_in_reshape(x):
+    (N,) = x.shape
+    out = nl.ndarray((1, 4), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((1, 4), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x.reshape((1, N)).ap(pattern=[[N, 1], [1, 4]], offset=0, scalar_offset=3, indirect_dim=1))
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+@nki.jit
 def gather_rows(x):
     R, F = x.shape
     out = nl.ndarray((4, F), dtype=x.dtype, buffer=nl.shared_hbm)
@@ -686,6 +695,13 @@ TEST_F(NkiLang, ApScalarOffsetPicksRowsFromATileOrAnInt) {
       EXPECT_EQ(got[static_cast<size_t>(i * 32 + f)], in[static_cast<size_t>((5 + i) * 32 + f)]) << i << "," << f;
       EXPECT_EQ(got[static_cast<size_t>(128 + i * 32 + f)], in[static_cast<size_t>((11 + i) * 32 + f)]) << i;
     }
+  // On a reshape of the whole tensor, indirect_dim counts the reshape's axes: axis 1 of [1, 16]
+  // moves by single elements.
+  const Tensor v = iota({16});
+  auto flat = run(kApScalarOffset, "pick_in_reshape", {v});
+  ASSERT_TRUE(flat) << flat.error().format();
+  const auto vin = v.to_f32_vector();
+  EXPECT_EQ(flat->outputs.at(0).to_f32_vector(), (std::vector<float>{vin[3], vin[4], vin[5], vin[6]}));
   // vector_offset: every partition's index is 1, so each row of the result is x's row 1
   // (test_nki_select VectorOffsetGathersAndScattersRows covers distinct rows and scatters).
   auto g = run(kApScalarOffset, "gather_rows", {x});

@@ -180,6 +180,28 @@ TEST_F(PyHost, BothDialectsDecorateAndLaunch) {
   }
 }
 
+// A kernel that returns a view of its output (`out.reshape(...)`, as nki-library's cascaded_max
+// does) hands host code the array the view shows, not the view.
+TEST_F(PyHost, AReturnedViewReachesHostCodeAsAnArray) {
+  const std::string src =
+      "import numpy as np\n"
+      "import nki\n"
+      "import nki.language as nl\n"
+      "@nki.jit\n"
+      "def k(a):\n"
+      "    out = nl.ndarray((1, 4), dtype=a.dtype, buffer=nl.shared_hbm)\n"
+      "    nl.store(out, nl.multiply(nl.load(a), 3.0))\n"
+      "    return out.reshape((4,))\n"
+      "def host(a):\n"
+      "    r = k(a)\n"
+      "    assert isinstance(r, np.ndarray) and r.shape == (4,), type(r)\n"
+      "    return r + 1\n";
+  Tensor a = Tensor::from_f32({1, 4}, std::vector<float>{1, 2, 3, 4});
+  auto r = run_src(src, "host", {a});
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_EQ(r->outputs[0].to_f32_vector(), (std::vector<float>{4, 7, 10, 13}));
+}
+
 TEST_F(PyHost, SpmdGridRunsEveryInstance) {
   const std::string src =
       "import nki\n"

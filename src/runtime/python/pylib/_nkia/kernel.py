@@ -54,7 +54,8 @@ def _to_hbm(value, name):
 
 
 def to_host(value):
-    if isinstance(value, core.Tensor):
+    # A view (`out.reshape(...)`, `out[0]`) comes back as the array it shows, as a tensor does.
+    if isinstance(value, (core.Tensor, core.View)):
         arr = value.numpy()
         return TypedArray(arr, value.dtype_str) if value.dtype_str in core.NARROW_DTYPES else arr
     if isinstance(value, tuple):
