@@ -377,7 +377,9 @@ Result<std::vector<Tensor>> ReferenceRunner::outputs(uint64_t seed, const ShapeS
   auto load_all = [&](const std::string& dir) -> Result<std::vector<Tensor>> {
     std::vector<Tensor> outs;
     for (size_t k = 0; k < task_.outputs.size(); ++k) {
-      auto t = npy_map((fs::path(dir) / fmt::format("out{}.npy", k)).string());  // the page cache's pages
+      // Read into huge-page memory, not mapped: on a virtual machine every 4 KiB page of a mapping
+      // costs a fault when first read, and reading is half the cost (docs/perf.md).
+      auto t = npy_load((fs::path(dir) / fmt::format("out{}.npy", k)).string());
       if (!t) return fail(t.error());
       outs.push_back(std::move(*t));
     }

@@ -1,11 +1,7 @@
 // tensor/npy.cpp — the .npy reader (preamble, header literal parser, payload decode) and writer.
 #include "tensor/npy.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -773,49 +769,6 @@ Result<Tensor> npy_load(const std::string& path) {
     if (!r) return tl::unexpected(r.error());
   }
   return finish(std::move(t), *h);
-}
-
-namespace {
-
-// A file mapped privately, whole; unmapped when the last storage viewing it goes.
-class FileMapping final : public ExternalMemory {
- public:
-  FileMapping(uint8_t* data, int64_t size) : data_(data), size_(size) {}
-  ~FileMapping() override { ::munmap(data_, static_cast<size_t>(size_)); }
-  FileMapping(const FileMapping&) = delete;
-  FileMapping& operator=(const FileMapping&) = delete;
-  uint8_t* bytes() override { return data_; }
-  int64_t byte_size() const override { return size_; }
-
- private:
-  uint8_t* data_;
-  int64_t size_;
-};
-
-// Below this a read is as cheap as a mapping.
-constexpr int64_t kMapAtLeastBytes = 1 << 20;
-
-}  // namespace
-
-Result<Tensor> npy_map(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return npy_load(path);  // npy_load says why
-  struct stat st {};
-  const bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= kMapAtLeastBytes;
-  void* at =
-      ok ? ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-  ::close(fd);
-  if (at == MAP_FAILED) return npy_load(path);
-  auto mapping = std::make_shared<FileMapping>(static_cast<uint8_t*>(at), static_cast<int64_t>(st.st_size));
-  const auto total = static_cast<uint64_t>(st.st_size);
-  Result<Header> h = parse_header(std::span<const uint8_t>(mapping->bytes(), total), total, path);
-  if (!h) return tl::unexpected(h.error());
-  if (!payload_is_storage(*h) || h->fortran || h->data_offset % 64 != 0 /* Storage alignment */ ||
-      h->data_bytes != static_cast<uint64_t>(h->numel) * static_cast<uint64_t>(dtype_size(h->dtype)))
-    return npy_load(path);
-  auto storage =
-      std::make_shared<Storage>(mapping, static_cast<int64_t>(h->data_offset), static_cast<int64_t>(h->data_bytes));
-  return Tensor(std::move(storage), h->dtype, h->shape, contiguous_strides(h->shape), 0);
 }
 
 std::vector<uint8_t> npy_serialize(const Tensor& t, NpyOptions opts) {

@@ -54,13 +54,6 @@ struct NpyOptions {
 // npy_parse.
 Result<Tensor> npy_load(const std::string& path);
 
-// Maps a .npy file instead of reading it: the tensor views the page cache's pages of the file,
-// mapped privately (copy-on-write: a write to the tensor stays in this process and never reaches
-// the file), when the file's bytes are the storage's (no conversion, C order, the payload 64-byte
-// aligned, as numpy.save and npy_save write it) and it is larger than a few pages; npy_load
-// otherwise. The same Diagnostic codes as npy_load.
-Result<Tensor> npy_map(const std::string& path);
-
 // Parses the bytes of a whole .npy file; `name_for_messages` names it in Diagnostics. Codes:
 // nkia_npy_bad_magic, nkia_npy_unsupported_version, nkia_npy_truncated_header,
 // nkia_npy_bad_header, nkia_npy_bad_shape, nkia_npy_unsupported_dtype, nkia_npy_big_endian,

@@ -180,32 +180,6 @@ TEST(NpyRoundTrip, SaveAndLoadFiles) {
   }
 }
 
-TEST(NpyRoundTrip, MappedFilesReadAsLoadedAndWritesStayInTheProcess) {
-  ScratchDir dir;
-  for (DType d : {DType::kFloat32, DType::kBFloat16, DType::kInt32, DType::kFloat8E4M3}) {
-    const Tensor t = sample({300, 1024}, d, 5);  // over 1 MiB for the 4-byte types: mapped
-    const std::string path = dir.file(std::string(dtype_name(d)) + "_big.npy");
-    ASSERT_TRUE(npy_save(path, t).has_value());
-    Result<Tensor> mapped = npy_map(path);
-    ASSERT_TRUE(mapped.has_value()) << mapped.error().format();
-    expect_same_tensor(*mapped, t, std::string(dtype_name(d)) + " mapped");
-    EXPECT_EQ(mapped->storage()->external() != nullptr, t.nbytes() >= (1 << 20)) << dtype_name(d);
-    // A write through the mapping is this process's own: the file keeps its bytes.
-    mapped->fill(0);
-    Result<Tensor> again = npy_load(path);
-    ASSERT_TRUE(again.has_value());
-    expect_same_tensor(*again, t, std::string(dtype_name(d)) + " file after a write");
-  }
-  // A transposed view (saved in C order) maps as npy_load reads it; a missing file is npy_load's error.
-  const Tensor f = sample({600, 512}, DType::kFloat32, 6);
-  const std::string fpath = dir.file("transposed.npy");
-  ASSERT_TRUE(npy_save(fpath, f.transpose()).has_value());
-  Result<Tensor> back = npy_map(fpath);
-  ASSERT_TRUE(back.has_value());
-  expect_same_tensor(*back, f.transpose().copy(), "transposed");
-  expect_code(npy_map(dir.file("missing.npy")), "nkia_npy_not_found");
-}
-
 TEST(NpyRoundTrip, NarrowAsFloat32WritesValues) {
   for (DType d : kAllDTypes) {
     if (!is_narrow(d)) continue;
