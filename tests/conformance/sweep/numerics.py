@@ -488,11 +488,7 @@ def run_library(args, binary):
         try:
             layout_library(sources, scratch, path)
             for row in run_library_file(binary, scratch, path, args.timeout):
-                row["file"] = name
-                rows.append(row)
-                print(f"{row['result']:<9} {name}::{row['test']}"
-                      + (f"  — {row.get('code', '')} {row['why']}" if row.get("why") else "")
-                      + (f"  (at {row['at']})" if row.get("at") else ""), flush=True)
+                add_row(rows, row, name)
         finally:
             if args.keep:
                 print(f"scratch folder kept: {scratch}")
@@ -501,6 +497,15 @@ def run_library(args, binary):
     totals = totals_of(rows)
     print("\nnki-library: " + ", ".join(f"{k} {v}" for k, v in sorted(totals.items())) + f" of {len(rows)} tests")
     return {"commit": commit, "rows": rows, "totals": totals}
+
+
+def add_row(rows, row, name):
+    """Keeps a test's row under its file's name and prints it as it comes."""
+    row["file"] = name
+    rows.append(row)
+    print(f"{row['result']:<9} {name}::{row['test']}"
+          + (f"  — {row.get('code', '')} {row['why']}" if row.get("why") else "")
+          + (f"  (at {row['at']})" if row.get("at") else ""), flush=True)
 
 
 def totals_of(rows):
@@ -524,10 +529,7 @@ def run_sdk(args, binary):
             if not name.startswith("test_") or (args.file and not any(s in name for s in args.file)):
                 continue
             for row in run_file(binary, scratch, name, args.timeout):
-                row["file"] = name
-                rows.append(row)
-                print(f"{row['result']:<9} {name}::{row['test']}" + (f"  — {row.get('code', '')} {row['why']}"
-                                                                    if row.get("why") else ""), flush=True)
+                add_row(rows, row, name)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     totals = totals_of(rows)
@@ -544,11 +546,7 @@ def run_samples(args, binary):
             if args.file and not any(s in name for s in args.file):
                 continue
             for row in run_pytest_file(binary, scratch, name, args.timeout):
-                row["file"] = name
-                rows.append(row)
-                print(f"{row['result']:<9} {name}::{row['test']}"
-                      + (f"  — {row.get('code', '')} {row['why']}" if row.get("why") else "")
-                      + (f"  (at {row['at']})" if row.get("at") else ""), flush=True)
+                add_row(rows, row, name)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     totals = totals_of(rows)
