@@ -394,6 +394,31 @@ TEST(TaskCompare, NamesTheCheckAndGivesTheNumbers) {
   EXPECT_EQ(j["first_bad_index"], (Shape{0, 2}));
 }
 
+// Large outputs are compared block by block: clean blocks in a fast pass, a block with anything
+// amiss element by element. The figures must be the whole output's whichever way each block went:
+// the first bad index in a later block, the worst errors wherever they are, infinities matched.
+TEST(TaskCompare, FiguresSpanEveryBlockOfALargeOutput) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t n = 5 * 4096 + 7;  // five whole blocks and a ragged end
+  std::vector<float> e(static_cast<size_t>(n)), a(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) e[static_cast<size_t>(i)] = 1.0f + static_cast<float>(i % 101) * 0.5f;
+  a = e;
+  a[100] = e[100] * (1 + 5e-5f);  // within tolerance, the largest relative error of a clean block
+  e[4096 * 2 + 3] = inf;          // a matched infinity: its block goes the exact way, and passes
+  a[4096 * 2 + 3] = inf;
+  auto clean = compare_output(vec(a), vec(e), kTol, {});
+  EXPECT_TRUE(clean.passed()) << clean.message;
+  EXPECT_NEAR(clean.max_rel_error, 5e-5, 1e-5);
+  EXPECT_EQ(clean.expected_max_abs, 51.0);  // finite values only: 1 + 100 * 0.5
+  a[4096 * 3 + 10] += 1;                    // bad, in the fourth block
+  a[n - 1] += 2;                            // worse, in the ragged end
+  auto bad = compare_output(vec(a), vec(e), kTol, {});
+  EXPECT_EQ(bad.check, "mismatch");
+  EXPECT_EQ(bad.mismatches, 2);
+  EXPECT_EQ(bad.first_bad_index, (Shape{4096 * 3 + 10}));
+  EXPECT_NEAR(bad.max_abs_error, 2, 1e-5);
+}
+
 TEST(TaskCompare, RelativeNormCatchesSmallEverywhereErrors) {
   // Every element within atol + rtol|e| when atol is loose, but 5% off overall.
   Tolerance loose{0.1, 0, 1e-3};
