@@ -52,14 +52,11 @@ double tail_quantile(double p) {
 // the compiler vectorises; the same operations per element as a scalar loop, so the same bits),
 // then the few tail elements (about 5%) recomputed one by one.
 void normal_quantiles(double* v, int64_t n) {
-  // Kept before the central pass overwrites them: which elements are tails.
-  bool tail[kFillBlock];
-  for (int64_t i = 0; i < n; ++i) tail[i] = v[i] < kLowTail || v[i] > 1 - kLowTail;
-  double p[kFillBlock];
+  double p[kFillBlock];  // the uniforms, kept: the central pass overwrites v
   std::copy(v, v + n, p);
   for (int64_t i = 0; i < n; ++i) v[i] = central_quantile(p[i]);
   for (int64_t i = 0; i < n; ++i)
-    if (tail[i]) v[i] = tail_quantile(p[i]);
+    if (p[i] < kLowTail || p[i] > 1 - kLowTail) v[i] = tail_quantile(p[i]);
 }
 
 // A contiguous float32 tensor of uniforms u in (0, 1) — never 0 or 1: 32 random bits, centred in
