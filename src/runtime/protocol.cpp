@@ -2,11 +2,13 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstring>
 
@@ -195,19 +197,30 @@ bool valid_handler_name(std::string_view name) {
   });
 }
 
-std::string encode_frame(const json& header, std::initializer_list<std::string_view> sections) {
+FrameParts frame_parts(const json& header, std::initializer_list<std::string_view> sections) {
   const std::string h = dump(header);
   if (h.empty() || h.size() > kMaxFrameHeaderBytes) throw InternalError("worker frame header too large");
   uint64_t body = 0;
   for (auto s : sections) body += s.size();
   if (body > static_cast<uint64_t>(kMaxFrameBodyBytes)) throw InternalError("worker frame body too large");
+  FrameParts out;
+  out.head.reserve(kFramePrefixBytes + h.size());
+  put_le(out.head, kFrameMagic, 4);
+  put_le(out.head, h.size(), 4);
+  put_le(out.head, body, 8);
+  out.head += h;
+  out.sections.assign(sections.begin(), sections.end());
+  return out;
+}
+
+std::string encode_frame(const json& header, std::initializer_list<std::string_view> sections) {
+  const FrameParts parts = frame_parts(header, sections);
+  size_t n = parts.head.size();
+  for (auto s : parts.sections) n += s.size();
   std::string out;
-  out.reserve(kFramePrefixBytes + h.size() + body);
-  put_le(out, kFrameMagic, 4);
-  put_le(out, h.size(), 4);
-  put_le(out, body, 8);
-  out += h;
-  for (auto s : sections) out.append(s);
+  out.reserve(n);
+  out += parts.head;
+  for (auto s : parts.sections) out.append(s);
   return out;
 }
 
@@ -289,6 +302,40 @@ Result<void> write_frame(int fd, std::string_view bytes, Deadline deadline, cons
     }
     if (w > 0) {
       sent += static_cast<size_t>(w);
+      continue;
+    }
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      auto ready = wait_ready(fd, POLLOUT, deadline);
+      if (!ready) return fail(ready.error());
+      if (!*ready) return fail(timeout_diag());
+      continue;
+    }
+    return fail(std::string(kFrameIo), fmt::format("write to the worker socket: {}", std::strerror(errno)));
+  }
+  return {};
+}
+
+Result<void> write_frame(int fd, const FrameParts& frame, Deadline deadline) {
+  std::vector<iovec> iov;
+  iov.reserve(1 + frame.sections.size());
+  iov.push_back(iovec{const_cast<char*>(frame.head.data()), frame.head.size()});
+  for (auto s : frame.sections)
+    if (!s.empty()) iov.push_back(iovec{const_cast<char*>(s.data()), s.size()});
+  const int flags = MSG_NOSIGNAL | (deadline ? MSG_DONTWAIT : 0);
+  size_t first = 0;  // the parts before it are sent; iov[first] is advanced past what was
+  while (first < iov.size()) {
+    msghdr msg{};
+    msg.msg_iov = iov.data() + first;
+    msg.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
+    const ssize_t w = ::sendmsg(fd, &msg, flags);
+    if (w > 0) {
+      auto left = static_cast<size_t>(w);
+      while (left > 0 && left >= iov[first].iov_len) left -= iov[first++].iov_len;
+      if (left > 0) {
+        iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+        iov[first].iov_len -= left;
+      }
       continue;
     }
     if (w < 0 && errno == EINTR) continue;
@@ -396,6 +443,13 @@ Result<WorkerRequest> decode_request(Frame f, uint64_t* id) {
 }
 
 std::string encode_response(uint64_t id, const SandboxReport& rep) {
+  const FrameParts parts = response_parts(id, rep);
+  std::string out = parts.head;
+  for (auto s : parts.sections) out.append(s);
+  return out;
+}
+
+FrameParts response_parts(uint64_t id, const SandboxReport& rep) {
   const SandboxOutput& o = rep.output;
   json h{{"type", "response"},
          {"version", kProtocolVersion},
@@ -409,7 +463,7 @@ std::string encode_response(uint64_t id, const SandboxReport& rep) {
          {"stderr_bytes", o.stderr_capture.bytes.size()},
          {"stderr_total", std::max<int64_t>(0, o.stderr_capture.total_bytes)}};
   if (rep.error) h["diagnostic"] = clamped_diagnostic(*rep.error);
-  return encode_frame(h, {o.payload, o.stdout_capture.bytes, o.stderr_capture.bytes});
+  return frame_parts(h, {o.payload, o.stdout_capture.bytes, o.stderr_capture.bytes});
 }
 
 Result<SandboxReport> decode_response(Frame f, uint64_t expected_id) {

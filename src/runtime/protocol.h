@@ -84,8 +84,17 @@ struct WorkerRequest {
 
 bool valid_handler_name(std::string_view name);
 
-// The 16-byte prefix + header + sections. Throws InternalError if the header would exceed its cap
-// (the caller built it) — never for anything read from a peer.
+// A frame as the parts it is sent in: the 16-byte prefix and the header in `head`, then the
+// sections as views of the caller's bytes, which must outlive it. write_frame sends the parts
+// with one gathering write, so a large section (a kernel's outputs) is never copied into a frame.
+struct FrameParts {
+  std::string head;
+  std::vector<std::string_view> sections;
+};
+// Throws InternalError if the header would exceed its cap (the caller built it) — never for
+// anything read from a peer.
+FrameParts frame_parts(const nlohmann::json& header, std::initializer_list<std::string_view> sections);
+// The same frame in one buffer: the prefix, the header and the sections.
 std::string encode_frame(const nlohmann::json& header, std::initializer_list<std::string_view> sections);
 
 // Parses a prefix: kWorkerBadFrame for a wrong magic or a size beyond the caps.
@@ -105,6 +114,8 @@ Result<Frame> read_frame(int fd, Deadline deadline, bool take_fds = false);
 // Writes all bytes (send with MSG_NOSIGNAL: a dead peer is kFrameIo, never SIGPIPE), and `fds`
 // with the first of them (SCM_RIGHTS; at most kMaxAttachments).
 Result<void> write_frame(int fd, std::string_view bytes, Deadline deadline, const std::vector<int>& fds = {});
+// Writes a frame's parts, in order, as one stream of bytes (no descriptors).
+Result<void> write_frame(int fd, const FrameParts& frame, Deadline deadline);
 
 nlohmann::json limits_to_json(const SandboxLimits& limits);
 Result<SandboxLimits> limits_from_json(const nlohmann::json& j);  // strict, then validate_limits
@@ -119,6 +130,8 @@ std::vector<int> request_fds(const WorkerRequest& request);
 Result<WorkerRequest> decode_request(Frame frame, uint64_t* id);
 
 std::string encode_response(uint64_t id, const SandboxReport& report);
+// encode_response's frame as parts whose sections view `report`'s output (what the zygote sends).
+FrameParts response_parts(uint64_t id, const SandboxReport& report);
 // kWorkerBadFrame unless it is a well-formed response to request `expected_id`.
 Result<SandboxReport> decode_response(Frame frame, uint64_t expected_id);
 

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/huge_pages.h"
+
 namespace nki_agent {
 namespace {
 
@@ -52,6 +54,7 @@ Result<std::shared_ptr<SharedMemory>> SharedMemory::adopt(OwnedFd fd) {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0 || st.st_size <= 0)
     return fail(shm_error("a received shared memory buffer has no size"));
+  if (st.st_size <= kAdoptCopyMaxBytes) return adopt_copy(fd, st.st_size);
   const int64_t mapped = page_rounded(st.st_size);
   void* p = ::mmap(nullptr, static_cast<size_t>(mapped), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.get(), 0);
   if (p == MAP_FAILED)
@@ -63,6 +66,33 @@ Result<std::shared_ptr<SharedMemory>> SharedMemory::adopt(OwnedFd fd) {
   m->sealed_ = true;
   m->adopted_ = true;
   return m;  // `fd` closes here: the mapping stays
+}
+
+Result<std::shared_ptr<SharedMemory>> SharedMemory::adopt_copy(const OwnedFd& fd, int64_t size) {
+  // A whole number of huge pages: the kernel then places the mapping on a 2 MiB boundary, and
+  // every block of it can be a huge page (core/huge_pages.h).
+  const auto huge = static_cast<int64_t>(kHugePageBytes);
+  const int64_t mapped =
+      size >= static_cast<int64_t>(kHugeBufferMinBytes) ? (size + huge - 1) / huge * huge : page_rounded(size);
+  void* p = ::mmap(nullptr, static_cast<size_t>(mapped), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return fail(shm_error(fmt::format("room for {} received bytes: {}", size, std::strerror(errno))));
+  std::shared_ptr<SharedMemory> m(new SharedMemory());  // unmaps p if the copy fails
+  m->data_ = static_cast<uint8_t*>(p);
+  m->size_ = size;
+  m->mapped_ = mapped;
+  m->sealed_ = true;
+  m->adopted_ = true;
+  advise_huge_pages(p, static_cast<size_t>(mapped));
+  for (int64_t done = 0; done < size;) {
+    const ssize_t r = ::pread(fd.get(), m->data_ + done, static_cast<size_t>(size - done), done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0)
+      return fail(shm_error(fmt::format("reading {} received bytes: {}", size,
+                                        r == 0 ? "the buffer ended early" : std::strerror(errno))));
+    done += r;
+  }
+  return m;
 }
 
 SharedMemory::~SharedMemory() {

@@ -4,9 +4,14 @@
 // SCM_RIGHTS). Sealing makes the bytes immutable for everyone: the host's own mapping becomes
 // read-only at the same address, and the memfd refuses writes, shrinking and growing, so a buffer
 // the host keeps (cached inputs, reused by every verification of a task) cannot be changed by a
-// worker, a child or the host itself. The worker adopts the descriptor, maps it copy-on-write and
-// closes it before it forks: a sandboxed child sees the bytes through the page cache, may write
-// its private copy of a page, and holds no descriptor that reaches the shared pages.
+// worker, a child or the host itself. The worker adopts the descriptor and closes it before it
+// forks: a sandboxed child holds no descriptor that reaches the shared pages, and may write its
+// private copy of the bytes. Up to kAdoptCopyMaxBytes the worker reads the bytes into memory of
+// its own on transparent huge pages, which a forked child reads without a page fault; larger
+// buffers are mapped copy-on-write, so that a worker never holds a second copy of them. (A memfd's
+// pages are 4 KiB wherever shared memory gets no huge pages, Debian's default: reading 50 MB
+// through such a mapping took 36 ms on a virtual machine, reading it into huge pages 12 ms and the
+// reads that follow 2 ms; docs/perf.md.)
 //
 // This file must never map a received descriptor that is not a sealed memfd, nor leak a mapping
 // or a descriptor.
@@ -24,6 +29,8 @@
 namespace nki_agent {
 
 inline constexpr std::string_view kSharedMemoryError = "nkia_shared_memory";
+// The largest received buffer adopt() copies instead of mapping.
+inline constexpr int64_t kAdoptCopyMaxBytes = int64_t{256} << 20;
 
 class SharedMemory final : public ExternalMemory {
  public:
@@ -31,7 +38,8 @@ class SharedMemory final : public ExternalMemory {
   // system refuses (memfd_create, ftruncate or mmap failing: memory limits).
   static Result<std::shared_ptr<SharedMemory>> create(int64_t nbytes);
   // A received descriptor, owned from now on: it must be a memfd sealed against writes, shrinking
-  // and growing, else kSharedMemoryError. Mapped copy-on-write; the descriptor is closed at once.
+  // and growing, else kSharedMemoryError. Copied (up to kAdoptCopyMaxBytes) or mapped
+  // copy-on-write; the descriptor is closed at once.
   static Result<std::shared_ptr<SharedMemory>> adopt(OwnedFd fd);
   ~SharedMemory() override;
   SharedMemory(const SharedMemory&) = delete;
@@ -54,12 +62,13 @@ class SharedMemory final : public ExternalMemory {
 
  private:
   SharedMemory() = default;
+  static Result<std::shared_ptr<SharedMemory>> adopt_copy(const OwnedFd& fd, int64_t size);
   OwnedFd fd_;
   uint8_t* data_ = nullptr;
   int64_t size_ = 0;      // what the bytes hold
   int64_t mapped_ = 0;    // what is mapped (size_ rounded up to pages, at least one)
   bool sealed_ = false;   // sealed by seal(), or adopted (sealed by its sender)
-  bool adopted_ = false;  // from adopt(): mapped copy-on-write
+  bool adopted_ = false;  // from adopt(): a private copy, or mapped copy-on-write
 };
 
 // The shared memory that came with one request, in order.

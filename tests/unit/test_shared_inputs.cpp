@@ -98,6 +98,27 @@ TEST(SharedMemory, AdoptedMemoryIsACopyOnWriteView) {
   EXPECT_EQ((*again)->bytes()[0], 3);
 }
 
+// Up to kAdoptCopyMaxBytes a received buffer is read into the worker's own memory, beyond it mapped:
+// either way the bytes are the sender's and writes stay private.
+TEST(SharedMemory, AdoptedBuffersAboveTheCopyLimitAreMapped) {
+  for (const int64_t n : {int64_t{5} << 20, kAdoptCopyMaxBytes + 4096}) {
+    auto m = SharedMemory::create(n);  // sparse: only the pages written below take memory
+    ASSERT_TRUE(m) << m.error().format();
+    const uint8_t head = 17, tail = 42;
+    ASSERT_TRUE((*m)->write(0, &head, 1));
+    ASSERT_TRUE((*m)->write(n - 1, &tail, 1));
+    ASSERT_TRUE((*m)->seal());
+    auto r = received(**m);
+    ASSERT_TRUE(r) << r.error().format();
+    EXPECT_EQ((*r)->byte_size(), n);
+    EXPECT_EQ((*r)->bytes()[0], head);
+    EXPECT_EQ((*r)->bytes()[n / 2], 0);
+    EXPECT_EQ((*r)->bytes()[n - 1], tail);
+    (*r)->bytes()[n - 1] = 1;
+    EXPECT_EQ((*m)->bytes()[n - 1], tail) << n;
+  }
+}
+
 TEST(SharedMemory, AdoptRefusesWhatIsNotASealedMemfd) {
   auto unsealed = filled(100, 0);
   auto r = SharedMemory::adopt(OwnedFd(::fcntl(unsealed->fd(), F_DUPFD_CLOEXEC, 0)));

@@ -364,6 +364,47 @@ TEST(Protocol, RequestsAndResponsesRoundTrip) {
   EXPECT_EQ(decode_response(frame_of(encode_response(7, rep)), 8).error().code, kWorkerBadFrame);
 }
 
+// The zygote sends a response as parts (its payload is not copied into one frame): the bytes on the
+// wire are encode_response's, however the socket splits the gathering writes. The payload is larger
+// than a socket's buffer, so the writer blocks and resumes in the middle of a part.
+TEST(Protocol, AResponseSentInPartsIsTheEncodedFrame) {
+  SandboxReport rep;
+  rep.output.payload.resize(3 << 20);
+  for (size_t i = 0; i < rep.output.payload.size(); ++i) rep.output.payload[i] = static_cast<char>(i * 31 + (i >> 12));
+  rep.output.stdout_capture = {"out", 3, false};
+  rep.output.stderr_capture = {"", 0, false};  // an empty section between two others
+  rep.output.cpu_seconds = 0.5;
+  const std::string whole = encode_response(9, rep);
+  const FrameParts parts = response_parts(9, rep);
+  EXPECT_EQ(parts.sections.size(), 3u);
+  EXPECT_EQ(parts.sections[0].data(), rep.output.payload.data()) << "the payload is viewed, not copied";
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  std::string got;
+  std::thread reader([&] {
+    char buf[65536];
+    for (ssize_t n; (n = ::read(sv[1], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  });
+  EXPECT_TRUE(write_frame(sv[0], parts, std::nullopt));
+  ::close(sv[0]);
+  reader.join();
+  ::close(sv[1]);
+  ASSERT_EQ(got.size(), whole.size());
+  EXPECT_TRUE(got == whole);  // and encode_response's frames decode (RequestsAndResponsesRoundTrip)
+}
+
+TEST(Protocol, PartsToAClosedPeerAreAnIoError) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  ::close(sv[1]);
+  SandboxReport rep;
+  rep.output.payload = "x";
+  auto r = write_frame(sv[0], response_parts(1, rep), std::nullopt);
+  ::close(sv[0]);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, kFrameIo);
+}
+
 TEST(Protocol, MalformedPrefixesAndHeadersAreRejected) {
   std::string good = encode_request(1, req("echo", "x"));
   std::string bad_magic = good;
