@@ -140,9 +140,9 @@ Tensor argmin(const Tensor& a, int axis, bool keepdims = false);
 // axes broadcast. The default output type is promote_types(a, b).
 Tensor matmul(const Tensor& a, const Tensor& b, std::optional<DType> out_dtype = {});
 
-// out = a @ b (or out += a @ b with `accumulate`) in place, for float32 matrices BLAS can read
-// directly and an `out` with unit column stride. Returns false, touching nothing, when the
-// operands do not qualify; the caller then takes the general path.
+// out = a @ b (or out += a @ b with `accumulate`) in place, for float32 matrices (an operand BLAS
+// cannot read in place is copied first) and an `out` BLAS can write: unit column stride. Returns
+// false, touching nothing, when they do not qualify; the caller then takes the general path.
 bool gemm_into(const Tensor& a, const Tensor& b, Tensor& out, bool accumulate);
 
 // Convenience

@@ -129,9 +129,19 @@ bool gemm_into(const Tensor& a, const Tensor& b, Tensor& out, bool accumulate) {
   if (b.shape()[0] != K || out.shape()[0] != M || out.shape()[1] != N) return false;
   // out must be row-major with unit column stride (BLAS writes C in place).
   if (!(out.strides()[1] == 1 || N == 1) || out.strides()[0] < std::max<int64_t>(N, 1)) return false;
-  BlasOperand oa, ob;
-  if (!blas_view(a, &oa) || !blas_view(b, &ob)) return false;
   if (M == 0 || N == 0) return true;
+  // An operand BLAS cannot read in place (a strided view: every other column of a tile) is copied
+  // first, as matmul() does: a few KB against a product written in place.
+  Tensor ac = a, bc = b;
+  BlasOperand oa, ob;
+  if (!blas_view(ac, &oa)) {
+    ac = a.copy();
+    blas_view(ac, &oa);
+  }
+  if (!blas_view(bc, &ob)) {
+    bc = b.copy();
+    blas_view(bc, &ob);
+  }
   if (K == 0) {
     if (!accumulate) out.fill(0);
     return true;

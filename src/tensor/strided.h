@@ -90,6 +90,34 @@ void for_each_row(std::initializer_list<const Tensor*> ops, Fn&& fn) {
   }
 }
 
+// The axis order that walks `t` through memory: its axes sorted by stride, largest first (stable,
+// so equal strides keep their order). An elementwise operation whose elements do not depend on each
+// other (a fill, a copy between views that do not overlap) may visit them in this order: then
+// for_each_row's rows are the view's contiguous runs, not a column's scattered elements.
+// Whether t's axes are in that order already (no permutation needed; nothing allocated).
+inline bool in_memory_order(const Tensor& t) {
+  int64_t prev = -1;
+  for (int ax = 0; ax < t.ndim(); ++ax) {
+    if (t.shape()[static_cast<size_t>(ax)] == 1) continue;
+    const int64_t s = t.strides()[static_cast<size_t>(ax)], a = s < 0 ? -s : s;
+    if (prev >= 0 && a > prev) return false;
+    prev = a;
+  }
+  return true;
+}
+
+inline std::vector<int> memory_order(const Tensor& t) {
+  std::vector<int> perm(static_cast<size_t>(t.ndim()));
+  for (int i = 0; i < t.ndim(); ++i) perm[static_cast<size_t>(i)] = i;
+  auto size_of = [&](int ax) { return t.shape()[static_cast<size_t>(ax)]; };
+  auto stride_of = [&](int ax) {
+    const int64_t s = t.strides()[static_cast<size_t>(ax)];
+    return size_of(ax) == 1 ? int64_t{0} : (s < 0 ? -s : s);  // a size-1 axis goes anywhere
+  };
+  std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) { return stride_of(a) > stride_of(b); });
+  return perm;
+}
+
 // ---- row conversions shared by the elementwise and reduction kernels ----
 // Rows are given as a byte pointer to the first element, the dtype and the element stride.
 

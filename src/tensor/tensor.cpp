@@ -443,6 +443,18 @@ Tensor Tensor::astype(DType dtype, Fp8Overflow ovf) const {
   return out;
 }
 
+namespace {
+
+// n elements of type T from s (element stride ss) to d (stride ds).
+template <typename T>
+void copy_strided(uint8_t* d, int64_t ds, const uint8_t* s, int64_t ss, int64_t n) {
+  T* out = reinterpret_cast<T*>(d);
+  const T* in = reinterpret_cast<const T*>(s);
+  for (int64_t i = 0; i < n; ++i) out[i * ds] = in[i * ss];
+}
+
+}  // namespace
+
 void Tensor::assign(const Tensor& src_in, Fp8Overflow ovf) {
   if (!defined() || !src_in.defined()) bad_arg("assign on an undefined tensor");
   Tensor src = src_in.broadcast_to(shape_);
@@ -455,13 +467,32 @@ void Tensor::assign(const Tensor& src_in, Fp8Overflow ovf) {
   const int64_t ssz = src.itemsize(), dsz = itemsize();
   // Integers and bool travel as int64 so that large int32/uint32 values stay exact.
   const bool int_path = !dtype_is_float(sd) && !dtype_is_float(dd);
+  // The source no longer overlaps this view (or is it), so the elements may be visited in this
+  // view's memory order: a store through a transposed view writes runs, not a column at a time.
+  Tensor reordered;
+  const Tensor* dst = this;
+  if (!in_memory_order(*this)) {
+    const std::vector<int> order = memory_order(*this);
+    reordered = transpose(order);
+    dst = &reordered;
+    src = src.transpose(order);
+  }
   std::vector<float> buf;
-  for_each_row({this, &src}, [&](const RowPtrs& p, int64_t n, const int64_t* st) {
+  for_each_row({dst, &src}, [&](const RowPtrs& p, int64_t n, const int64_t* st) {
     auto* d = static_cast<uint8_t*>(p[0]);
     const auto* s = static_cast<const uint8_t*>(p[1]);
     const int64_t ds = st[0] * dsz, ss = st[1] * ssz;
     if (sd == dd && ds == dsz && ss == ssz) {
       std::memmove(d, s, static_cast<size_t>(n * dsz));
+    } else if (sd == dd) {  // the same type: the bytes, whatever the strides
+      switch (dsz) {
+        case 1: copy_strided<uint8_t>(d, st[0], s, st[1], n); break;
+        case 2: copy_strided<uint16_t>(d, st[0], s, st[1], n); break;
+        case 4: copy_strided<uint32_t>(d, st[0], s, st[1], n); break;
+        case 8: copy_strided<uint64_t>(d, st[0], s, st[1], n); break;
+        default:
+          for (int64_t i = 0; i < n; ++i) std::memcpy(d + i * ds, s + i * ss, static_cast<size_t>(dsz));
+      }
     } else if (int_path) {
       for (int64_t i = 0; i < n; ++i) store_i64(d + i * ds, dd, load_i64(s + i * ss, sd));
     } else if (ds == dsz && ss == ssz) {
@@ -485,9 +516,15 @@ void Tensor::fill(double value) {
     const auto [lo, hi] = int_dtype_range(dtype_);
     store_i64(one.data(), dtype_, static_cast<int64_t>(std::clamp(std::trunc(value), double(lo), double(hi))));
   }
-  // The element's bytes, repeated: no conversion per element.
+  // The element's bytes, repeated: no conversion per element, in memory order.
   const int64_t isz = itemsize();
-  for_each_row({this}, [&](const RowPtrs& p, int64_t n, const int64_t* st) {
+  Tensor reordered;
+  const Tensor* dst = this;
+  if (!in_memory_order(*this)) {
+    reordered = transpose(memory_order(*this));
+    dst = &reordered;
+  }
+  for_each_row({dst}, [&](const RowPtrs& p, int64_t n, const int64_t* st) {
     auto* d = static_cast<uint8_t*>(p[0]);
     const int64_t step = st[0];
     auto fill_as = [&](auto v) {

@@ -1657,6 +1657,25 @@ TEST(Matmul, IntegersAreExact) {
   check_matmul_cases(o, cases);
 }
 
+// gemm_into writes a product in place whatever its operands' layouts (a strided operand is copied
+// for BLAS first), overwriting or accumulating, and leaves an output BLAS cannot write alone.
+TEST(Matmul, GemmIntoTakesStridedOperandsInPlace) {
+  Rng rng(77);
+  const Tensor wide = make_values(rng, {3, 23}, DType::kFloat32, Profile::kFinite);
+  const Tensor a = make_values(rng, {3, 8}, DType::kFloat32, Profile::kFinite).transpose();  // [8, 3]
+  const Tensor b = wide.slice(1, 0, 23, 2);  // [3, 12], every other column: not a BLAS view
+  const Tensor want = matmul(a, b);
+  for (const bool accumulate : {false, true}) {
+    Tensor out = Tensor::full({8, 12}, DType::kFloat32, 0.5);
+    ASSERT_TRUE(gemm_into(a, b, out, accumulate));
+    const std::vector<float> got = out.to_f32_vector(), ref = want.to_f32_vector();
+    for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(got[i], ref[i] + (accumulate ? 0.5f : 0.0f), 1e-5) << i;
+  }
+  Tensor column_major = Tensor::zeros({12, 8}, DType::kFloat32).transpose();
+  EXPECT_FALSE(gemm_into(a, b, column_major, false));
+  EXPECT_EQ(column_major.to_f32_vector(), std::vector<float>(96, 0.0f));
+}
+
 TEST(Matmul, ShapeErrorsThrow) {
   auto z = [](Shape s) { return Tensor::zeros(s, DType::kFloat32); };
   EXPECT_THROW(matmul(z({3, 4}), z({5, 6})), std::invalid_argument);

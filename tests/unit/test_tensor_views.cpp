@@ -773,6 +773,41 @@ TEST(Assign, OverlappingSourceAndDestinationMatchNumPy) {
   for (const auto& c : cases) EXPECT_TRUE(same_values(c.base, o.answer(c.id), c.what));
 }
 
+// A copy between views of one type moves the bytes, whatever the layouts: NaN payloads, bfloat16
+// and fp8 bit patterns arrive unchanged, also through a transposed destination
+// (visited in its own memory order) and a strided, reversed source.
+TEST(Assign, SameTypeCopiesMoveTheBytesThroughAnyLayout) {
+  for (const DType bits : {DType::kUInt8, DType::kUInt16, DType::kUInt32}) {
+    const int64_t size = dtype_size(bits);
+    std::vector<int64_t> vals(6 * 9);
+    for (size_t i = 0; i < vals.size(); ++i)
+      vals[i] = static_cast<int64_t>((0x9e3779b97f4a7c15ull * (i + 1)) >> (64 - 8 * size));
+    const Tensor raw = Tensor::from_i64({6, 9}, vals, bits);
+    const DType as = size == 1 ? DType::kFloat8E4M3 : size == 2 ? DType::kBFloat16 : DType::kFloat32;
+    const Tensor src = raw.view_as(as).slice(1, 8, -10, -1);  // columns reversed
+    Tensor big = Tensor::zeros({9 * 2, 6 + 1}, bits);
+    Tensor dst = big.slice(0, 0, 18, 2).slice(1, 1, 7).transpose();  // [6, 9], column-major
+    Tensor typed(dst.storage(), as, dst.shape(), dst.strides(), dst.offset());
+    typed.assign(src);
+    EXPECT_EQ(dst.to_i64_vector(), raw.slice(1, 8, -10, -1).to_i64_vector()) << dtype_name(bits);
+    // Nothing outside the view changed.
+    EXPECT_EQ(big.slice(0, 1, 18, 2).to_i64_vector(), std::vector<int64_t>(9 * 7, 0)) << dtype_name(bits);
+    EXPECT_EQ(big.slice(1, 0, 1).to_i64_vector(), std::vector<int64_t>(18, 0)) << dtype_name(bits);
+  }
+}
+
+// A fill through a transposed, strided view writes exactly its elements.
+TEST(Fill, ThroughATransposedViewWritesExactlyItsElements) {
+  Tensor t = Tensor::zeros({4, 6, 5}, DType::kUInt8);
+  Tensor v = t.slice(1, 1, 6, 2).transpose(std::vector<int>{2, 0, 1});  // [5, 4, 3]
+  v.fill(7);
+  const std::vector<int64_t> got = t.to_i64_vector();
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 6; ++j)
+      for (int64_t k = 0; k < 5; ++k)
+        EXPECT_EQ(got[static_cast<size_t>((i * 6 + j) * 5 + k)], j % 2 == 1 ? 7 : 0) << i << j << k;
+}
+
 TEST(Fill, SaturatesIntegersAndRoundsFloats) {
   struct Row {
     DType dt;

@@ -11,6 +11,8 @@
 
 #include <frameobject.h>
 
+#include <unordered_map>
+
 #include "runtime/python/launch.h"
 #include "runtime/python/py_convert.h"
 
@@ -130,16 +132,44 @@ void end_run_with(const Diagnostic& d) {
   if (!run->fatal->loc.known()) run->fatal->at(caller_loc());
 }
 
+namespace {
+
+// What caller_loc needs of a code object, found once: its file, whether that is the pylib's
+// (skipped), and the line of each instruction offset asked about. CPython finds a line by walking
+// the code's line table from its start, and every instruction a kernel issues asks: 4% of a
+// convolution's time went there. The code objects are kept alive (the map holds a reference), so
+// their addresses are never reused; a kernel process holds a few hundred of them.
+struct CodeLines {
+  std::string file;
+  bool internal = false;
+  std::unordered_map<int, int> line_at;  // instruction offset -> line
+};
+
+std::unordered_map<PyCodeObject*, CodeLines>& code_lines() {
+  static auto* m = new std::unordered_map<PyCodeObject*, CodeLines>();  // lives as long as the interpreter
+  return *m;
+}
+
+}  // namespace
+
 SourceLoc caller_loc() {
   SourceLoc loc;
   PyFrameObject* f = PyEval_GetFrame();
   while (f) {
-    PyCodeObject* code = PyFrame_GetCode(f);
-    std::string file = py::str(code->co_filename);
-    Py_DECREF(code);
-    if (!file.starts_with("<nki-agent>")) {
-      loc.file = file;
-      loc.line = PyFrame_GetLineNumber(f);
+    PyCodeObject* code = PyFrame_GetCode(f);  // a new reference: the map keeps it, or it is dropped
+    auto [it, fresh] = code_lines().try_emplace(code);
+    if (fresh) {
+      it->second.file = py::str(code->co_filename);
+      it->second.internal = it->second.file.starts_with("<nki-agent>");
+    } else {
+      Py_DECREF(code);
+    }
+    CodeLines& c = it->second;
+    if (!c.internal) {
+      auto [line, first] = c.line_at.try_emplace(PyFrame_GetLasti(f), 0);
+      if (first) line->second = PyFrame_GetLineNumber(f);
+      loc.file = c.file;
+      loc.line = line->second;
       break;
     }
     f = PyFrame_GetBack(f);  // a new reference since 3.9; the frames stay alive on the stack
