@@ -119,6 +119,33 @@ TEST(SharedMemory, AdoptedBuffersAboveTheCopyLimitAreMapped) {
   }
 }
 
+// A copied buffer's memory is reused by the next received buffer of the same size, which holds its
+// own bytes: nothing of the earlier buffer shows through.
+TEST(SharedMemory, CopiedBuffersReuseTheirMemory) {
+  const int64_t n = (int64_t{6} << 20) + 123;
+  auto first = filled(n, 1);
+  ASSERT_TRUE(first->seal());
+  const uint8_t* at = nullptr;
+  {
+    auto r = received(*first);
+    ASSERT_TRUE(r) << r.error().format();
+    at = (*r)->bytes();
+    (*r)->bytes()[n - 1] = 200;  // a private write: it must not reach the next buffer
+  }
+  auto second = filled(n, 9);
+  ASSERT_TRUE(second->seal());
+  auto r = received(*second);
+  ASSERT_TRUE(r) << r.error().format();
+  EXPECT_EQ((*r)->bytes(), at) << "the same memory, taken from the pool";
+  EXPECT_EQ(std::memcmp((*r)->bytes(), second->bytes(), static_cast<size_t>(n)), 0);
+  auto other = filled(n - 4096 * 600, 5);  // another size: memory of its own
+  ASSERT_TRUE(other->seal());
+  auto o = received(*other);
+  ASSERT_TRUE(o) << o.error().format();
+  EXPECT_NE((*o)->bytes(), at);
+  EXPECT_EQ(std::memcmp((*o)->bytes(), other->bytes(), static_cast<size_t>(n - 4096 * 600)), 0);
+}
+
 TEST(SharedMemory, AdoptRefusesWhatIsNotASealedMemfd) {
   auto unsealed = filled(100, 0);
   auto r = SharedMemory::adopt(OwnedFd(::fcntl(unsealed->fd(), F_DUPFD_CLOEXEC, 0)));
