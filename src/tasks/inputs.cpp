@@ -71,15 +71,11 @@ Tensor fill_f32(const Shape& shape, uint64_t seed, uint64_t stream, F fn) {
   const int64_t n = t.numel();
   const PhiloxKey key = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
   double v[kFillBlock];
+  uint32_t bits[kFillBlock];
   for (int64_t b0 = 0; b0 < n; b0 += kFillBlock) {
     const int64_t m = std::min(kFillBlock, n - b0);  // b0 is a multiple of 4: blocks start on Philox blocks
-    for (int64_t i = 0; i < m; i += 4) {
-      const uint64_t block = static_cast<uint64_t>((b0 + i) / 4);
-      const PhiloxCounter bits = philox4x32_10({static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
-                                                static_cast<uint32_t>(stream), static_cast<uint32_t>(stream >> 32)},
-                                               key);
-      for (int64_t k = 0; k < 4 && i + k < m; ++k) v[i + k] = (static_cast<double>(bits[k]) + 0.5) * 0x1p-32;
-    }
+    philox4x32_10_blocks(static_cast<uint64_t>(b0 / 4), stream, key, (m + 3) / 4, bits);
+    for (int64_t i = 0; i < m; ++i) v[i] = (static_cast<double>(bits[i]) + 0.5) * 0x1p-32;
     fn(v, m);
     for (int64_t i = 0; i < m; ++i) out[b0 + i] = static_cast<float>(v[i]);
   }

@@ -1,6 +1,8 @@
 // tensor/rng.cpp — Philox4x32-10, the derived distributions, a portable log and the tensor fills.
 #include "tensor/rng.h"
 
+#include <algorithm>
+
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -66,6 +68,46 @@ PhiloxCounter philox4x32_10(PhiloxCounter ctr, PhiloxKey key) {
     ctr = {hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0};
   }
   return ctr;
+}
+
+void philox4x32_10_blocks(uint64_t first, uint64_t stream, PhiloxKey key, int64_t count, uint32_t* out) {
+  constexpr int64_t kLanes = 64;
+  alignas(64) uint32_t c0[kLanes], c1[kLanes], c2[kLanes], c3[kLanes];
+  for (int64_t b0 = 0; b0 < count; b0 += kLanes) {
+    const int64_t m = std::min(kLanes, count - b0);
+    for (int64_t i = 0; i < kLanes; ++i) {
+      const uint64_t block = first + static_cast<uint64_t>(b0 + i);
+      c0[i] = static_cast<uint32_t>(block);
+      c1[i] = static_cast<uint32_t>(block >> 32);
+      c2[i] = static_cast<uint32_t>(stream);
+      c3[i] = static_cast<uint32_t>(stream >> 32);
+    }
+    uint32_t k0 = key[0], k1 = key[1];
+    for (int r = 0; r < kPhiloxRounds; ++r) {
+      if (r > 0) {
+        k0 += kPhiloxW0;
+        k1 += kPhiloxW1;
+      }
+      for (int64_t i = 0; i < kLanes; ++i) {
+        const uint64_t p0 = static_cast<uint64_t>(kPhiloxM0) * c0[i];
+        const uint64_t p1 = static_cast<uint64_t>(kPhiloxM1) * c2[i];
+        const auto hi0 = static_cast<uint32_t>(p0 >> 32), lo0 = static_cast<uint32_t>(p0);
+        const auto hi1 = static_cast<uint32_t>(p1 >> 32), lo1 = static_cast<uint32_t>(p1);
+        const uint32_t n0 = hi1 ^ c1[i] ^ k0, n2 = hi0 ^ c3[i] ^ k1;
+        c0[i] = n0;
+        c1[i] = lo1;
+        c2[i] = n2;
+        c3[i] = lo0;
+      }
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      uint32_t* o = out + 4 * (b0 + i);
+      o[0] = c0[i];
+      o[1] = c1[i];
+      o[2] = c2[i];
+      o[3] = c3[i];
+    }
+  }
 }
 
 double det_log(double x) {
