@@ -60,10 +60,9 @@ TEST(Philox, BlocksMatchOneCallPerBlock) {
       philox4x32_10_blocks(first, stream, key, count, out.data());
       for (int64_t i = 0; i < count; ++i) {
         const uint64_t b = first + static_cast<uint64_t>(i);
-        const PhiloxCounter want =
-            philox4x32_10({static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32), static_cast<uint32_t>(stream),
-                           static_cast<uint32_t>(stream >> 32)},
-                          key);
+        const PhiloxCounter want = philox4x32_10({static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32),
+                                                  static_cast<uint32_t>(stream), static_cast<uint32_t>(stream >> 32)},
+                                                 key);
         for (int k = 0; k < 4; ++k)
           ASSERT_EQ(out[static_cast<size_t>(4 * i + k)], want[static_cast<size_t>(k)]) << first << " " << i;
       }
