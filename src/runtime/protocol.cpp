@@ -274,21 +274,23 @@ Result<Frame> read_frame(int fd, Deadline deadline, bool take_fds) {
   return f;
 }
 
-Result<void> write_frame(int fd, std::string_view bytes, Deadline deadline, const std::vector<int>& fds) {
+namespace {
+
+// Sends the parts in order as one stream of bytes, with `fds` on the first of them (SCM_RIGHTS; a
+// retry after EAGAIN sends them again: nothing was sent then).
+Result<void> send_parts(int fd, std::vector<iovec> iov, Deadline deadline, const std::vector<int>& fds) {
   if (fds.size() > kMaxAttachments) throw InternalError("too many descriptors for one worker frame");
-  if (!fds.empty() && bytes.empty()) throw InternalError("descriptors need a byte to ride on");
-  size_t sent = 0;
+  std::erase_if(iov, [](const iovec& v) { return v.iov_len == 0; });
+  if (!fds.empty() && iov.empty()) throw InternalError("descriptors need a byte to ride on");
   const int flags = MSG_NOSIGNAL | (deadline ? MSG_DONTWAIT : 0);
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxAttachments)];
-  while (sent < bytes.size()) {
-    ssize_t w = 0;
-    if (sent == 0 && !fds.empty()) {
-      // The descriptors go with the first bytes (a retry after EAGAIN sends them again: nothing
-      // was sent then).
-      iovec iov{const_cast<char*>(bytes.data()), bytes.size()};
-      msghdr msg{};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
+  bool fds_sent = fds.empty();
+  size_t first = 0;  // the parts before it are sent; iov[first] is advanced past what was
+  while (first < iov.size()) {
+    msghdr msg{};
+    msg.msg_iov = iov.data() + first;
+    msg.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
+    if (!fds_sent) {
       msg.msg_control = control;
       msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
       cmsghdr* c = CMSG_FIRSTHDR(&msg);
@@ -296,40 +298,10 @@ Result<void> write_frame(int fd, std::string_view bytes, Deadline deadline, cons
       c->cmsg_type = SCM_RIGHTS;
       c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
       std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
-      w = ::sendmsg(fd, &msg, flags);
-    } else {
-      w = ::send(fd, bytes.data() + sent, bytes.size() - sent, flags);
     }
-    if (w > 0) {
-      sent += static_cast<size_t>(w);
-      continue;
-    }
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      auto ready = wait_ready(fd, POLLOUT, deadline);
-      if (!ready) return fail(ready.error());
-      if (!*ready) return fail(timeout_diag());
-      continue;
-    }
-    return fail(std::string(kFrameIo), fmt::format("write to the worker socket: {}", std::strerror(errno)));
-  }
-  return {};
-}
-
-Result<void> write_frame(int fd, const FrameParts& frame, Deadline deadline) {
-  std::vector<iovec> iov;
-  iov.reserve(1 + frame.sections.size());
-  iov.push_back(iovec{const_cast<char*>(frame.head.data()), frame.head.size()});
-  for (auto s : frame.sections)
-    if (!s.empty()) iov.push_back(iovec{const_cast<char*>(s.data()), s.size()});
-  const int flags = MSG_NOSIGNAL | (deadline ? MSG_DONTWAIT : 0);
-  size_t first = 0;  // the parts before it are sent; iov[first] is advanced past what was
-  while (first < iov.size()) {
-    msghdr msg{};
-    msg.msg_iov = iov.data() + first;
-    msg.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
     const ssize_t w = ::sendmsg(fd, &msg, flags);
     if (w > 0) {
+      fds_sent = true;
       auto left = static_cast<size_t>(w);
       while (left > 0 && left >= iov[first].iov_len) left -= iov[first++].iov_len;
       if (left > 0) {
@@ -348,6 +320,22 @@ Result<void> write_frame(int fd, const FrameParts& frame, Deadline deadline) {
     return fail(std::string(kFrameIo), fmt::format("write to the worker socket: {}", std::strerror(errno)));
   }
   return {};
+}
+
+iovec part(std::string_view s) {
+  return iovec{const_cast<char*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+Result<void> write_frame(int fd, std::string_view bytes, Deadline deadline, const std::vector<int>& fds) {
+  return send_parts(fd, {part(bytes)}, deadline, fds);
+}
+
+Result<void> write_frame(int fd, const FrameParts& frame, Deadline deadline) {
+  std::vector<iovec> iov{part(frame.head)};
+  for (auto s : frame.sections) iov.push_back(part(s));
+  return send_parts(fd, std::move(iov), deadline, {});
 }
 
 json limits_to_json(const SandboxLimits& l) {

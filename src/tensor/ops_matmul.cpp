@@ -35,6 +35,16 @@ bool blas_view(const Tensor& m, BlasOperand* out) {
   return false;
 }
 
+// m as BLAS reads it: in place, or a contiguous copy kept in `holder` when m's layout does not allow.
+BlasOperand blas_operand(const Tensor& m, Tensor& holder) {
+  BlasOperand o;
+  if (!blas_view(m, &o)) {
+    holder = m.copy();
+    blas_view(holder, &o);
+  }
+  return o;
+}
+
 // out[M,N] = a[M,K] @ b[K,N] in float32; out is contiguous.
 void sgemm_2d(const Tensor& a, const Tensor& b, Tensor& out) {
   const int M = static_cast<int>(a.shape()[0]), K = static_cast<int>(a.shape()[1]);
@@ -44,16 +54,8 @@ void sgemm_2d(const Tensor& a, const Tensor& b, Tensor& out) {
     out.fill(0);
     return;
   }
-  Tensor ac = a, bc = b;
-  BlasOperand oa, ob;
-  if (!blas_view(ac, &oa)) {
-    ac = a.copy();
-    blas_view(ac, &oa);
-  }
-  if (!blas_view(bc, &ob)) {
-    bc = b.copy();
-    blas_view(bc, &ob);
-  }
+  Tensor ac, bc;
+  const BlasOperand oa = blas_operand(a, ac), ob = blas_operand(b, bc);
   cblas_sgemm(CblasRowMajor, oa.trans, ob.trans, M, N, K, 1.0f, static_cast<const float*>(oa.data), oa.ld,
               static_cast<const float*>(ob.data), ob.ld, 0.0f, static_cast<float*>(out.data()), N);
 }
@@ -132,16 +134,8 @@ bool gemm_into(const Tensor& a, const Tensor& b, Tensor& out, bool accumulate) {
   if (M == 0 || N == 0) return true;
   // An operand BLAS cannot read in place (a strided view: every other column of a tile) is copied
   // first, as matmul() does: a few KB against a product written in place.
-  Tensor ac = a, bc = b;
-  BlasOperand oa, ob;
-  if (!blas_view(ac, &oa)) {
-    ac = a.copy();
-    blas_view(ac, &oa);
-  }
-  if (!blas_view(bc, &ob)) {
-    bc = b.copy();
-    blas_view(bc, &ob);
-  }
+  Tensor ac, bc;
+  const BlasOperand oa = blas_operand(a, ac), ob = blas_operand(b, bc);
   if (K == 0) {
     if (!accumulate) out.fill(0);
     return true;
