@@ -47,8 +47,9 @@ class CopyPool {
       void* p = it->first;
       idle_.erase(std::next(it).base());
       idle_bytes_ -= mapped;
-      (void)::madvise(p, static_cast<size_t>(mapped), MADV_DOFORK);
-      return p;
+      if (::madvise(p, static_cast<size_t>(mapped), MADV_DOFORK) == 0) return p;
+      ::munmap(p, static_cast<size_t>(mapped));  // a child must inherit what it reads: take fresh memory
+      return nullptr;
     }
     return nullptr;
   }

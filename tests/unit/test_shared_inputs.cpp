@@ -138,6 +138,13 @@ TEST(SharedMemory, CopiedBuffersReuseTheirMemory) {
   ASSERT_TRUE(r) << r.error().format();
   EXPECT_EQ((*r)->bytes(), at) << "the same memory, taken from the pool";
   EXPECT_EQ(std::memcmp((*r)->bytes(), second->bytes(), static_cast<size_t>(n)), 0);
+  // Idle memory is not inherited by forked children; memory in use again is.
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) ::_exit(std::memcmp((*r)->bytes(), second->bytes(), static_cast<size_t>(n)) == 0 ? 0 : 1);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a child could not read a reused buffer";
   auto other = filled(n - 4096 * 600, 5);  // another size: memory of its own
   ASSERT_TRUE(other->seal());
   auto o = received(*other);
