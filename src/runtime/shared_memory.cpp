@@ -129,7 +129,11 @@ Result<std::shared_ptr<SharedMemory>> SharedMemory::adopt_copy(const OwnedFd& fd
   const int64_t mapped =
       size >= static_cast<int64_t>(kHugeBufferMinBytes) ? (size + huge - 1) / huge * huge : page_rounded(size);
   void* p = copy_pool().take(mapped);
-  if (p == nullptr) {
+  if (p != nullptr) {
+    // The bytes are overwritten below; what lies past them is zeroed, as fresh memory would be, so
+    // that nothing of an earlier request's buffer reaches this one's child.
+    std::memset(static_cast<uint8_t*>(p) + size, 0, static_cast<size_t>(mapped - size));
+  } else {
     p = ::mmap(nullptr, static_cast<size_t>(mapped), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
       return fail(shm_error(fmt::format("room for {} received bytes: {}", size, std::strerror(errno))));

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -123,7 +124,7 @@ TEST(SharedMemory, AdoptedBuffersAboveTheCopyLimitAreMapped) {
 // own bytes: nothing of the earlier buffer shows through.
 TEST(SharedMemory, CopiedBuffersReuseTheirMemory) {
   const int64_t n = (int64_t{6} << 20) + 123;
-  auto first = filled(n, 1);
+  auto first = filled(n + 500, 1);  // longer, on as many huge pages
   ASSERT_TRUE(first->seal());
   const uint8_t* at = nullptr;
   {
@@ -138,6 +139,8 @@ TEST(SharedMemory, CopiedBuffersReuseTheirMemory) {
   ASSERT_TRUE(r) << r.error().format();
   EXPECT_EQ((*r)->bytes(), at) << "the same memory, taken from the pool";
   EXPECT_EQ(std::memcmp((*r)->bytes(), second->bytes(), static_cast<size_t>(n)), 0);
+  // Past its bytes, nothing of the longer buffer before it (the mapping runs to the huge page's end).
+  EXPECT_EQ(std::count((*r)->bytes() + n, (*r)->bytes() + n + 500, 0), 500);
   // Idle memory is not inherited by forked children; memory in use again is.
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
