@@ -213,8 +213,7 @@ FrameParts frame_parts(const json& header, std::initializer_list<std::string_vie
   return out;
 }
 
-std::string encode_frame(const json& header, std::initializer_list<std::string_view> sections) {
-  const FrameParts parts = frame_parts(header, sections);
+std::string joined(const FrameParts& parts) {
   size_t n = parts.head.size();
   for (auto s : parts.sections) n += s.size();
   std::string out;
@@ -222,6 +221,10 @@ std::string encode_frame(const json& header, std::initializer_list<std::string_v
   out += parts.head;
   for (auto s : parts.sections) out.append(s);
   return out;
+}
+
+std::string encode_frame(const json& header, std::initializer_list<std::string_view> sections) {
+  return joined(frame_parts(header, sections));
 }
 
 Result<FramePrefix> parse_frame_prefix(std::string_view p) {
@@ -431,10 +434,7 @@ Result<WorkerRequest> decode_request(Frame f, uint64_t* id) {
 }
 
 std::string encode_response(uint64_t id, const SandboxReport& rep) {
-  const FrameParts parts = response_parts(id, rep);
-  std::string out = parts.head;
-  for (auto s : parts.sections) out.append(s);
-  return out;
+  return joined(response_parts(id, rep));
 }
 
 FrameParts response_parts(uint64_t id, const SandboxReport& rep) {

@@ -94,6 +94,8 @@ struct FrameParts {
 // Throws InternalError if the header would exceed its cap (the caller built it) — never for
 // anything read from a peer.
 FrameParts frame_parts(const nlohmann::json& header, std::initializer_list<std::string_view> sections);
+// A frame's parts in one buffer.
+std::string joined(const FrameParts& parts);
 // The same frame in one buffer: the prefix, the header and the sections.
 std::string encode_frame(const nlohmann::json& header, std::initializer_list<std::string_view> sections);
 

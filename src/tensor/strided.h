@@ -90,11 +90,8 @@ void for_each_row(std::initializer_list<const Tensor*> ops, Fn&& fn) {
   }
 }
 
-// The axis order that walks `t` through memory: its axes sorted by stride, largest first (stable,
-// so equal strides keep their order). An elementwise operation whose elements do not depend on each
-// other (a fill, a copy between views that do not overlap) may visit them in this order: then
-// for_each_row's rows are the view's contiguous runs, not a column's scattered elements.
-// Whether t's axes are in that order already (no permutation needed; nothing allocated).
+// Whether t's axes are in memory order already (see memory_order; no permutation needed, nothing
+// allocated).
 inline bool in_memory_order(const Tensor& t) {
   int64_t prev = -1;
   for (int ax = 0; ax < t.ndim(); ++ax) {
@@ -106,6 +103,10 @@ inline bool in_memory_order(const Tensor& t) {
   return true;
 }
 
+// The axis order that walks `t` through memory: its axes sorted by stride, largest first (stable,
+// so equal strides keep their order). An elementwise operation whose elements do not depend on each
+// other (a fill, a copy between views that do not overlap) may visit them in this order: then
+// for_each_row's rows are the view's contiguous runs, not a column's scattered elements.
 inline std::vector<int> memory_order(const Tensor& t) {
   std::vector<int> perm(static_cast<size_t>(t.ndim()));
   for (int i = 0; i < t.ndim(); ++i) perm[static_cast<size_t>(i)] = i;
