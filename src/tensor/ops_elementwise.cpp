@@ -12,6 +12,7 @@
 
 #include "tensor/ops.h"
 #include "tensor/strided.h"
+#include "tensor/vector_math.h"
 
 namespace nki_agent {
 
@@ -168,40 +169,12 @@ void binary_i64(BinaryOp op, const int64_t* a, const int64_t* b, int64_t* o, int
 }
 
 // Written to avoid cancellation for negative x: 1 + erf(x) loses every digit below x = -4, while
-// erfc(-x) keeps them; likewise 1 + tanh(u) = 2 / (1 + exp(-2u)).
-// The x * (something that reaches 0) forms below give -inf * 0 = NaN at x = -inf, where the
-// functions' limit is 0.
+// erfc(-x) keeps them. The x * (something that reaches 0) forms give -inf * 0 = NaN at x = -inf,
+// where the functions' limit is 0. (exp, log, tanh and the activations made of them:
+// tensor/vector_math.h.)
 float gelu_exact(float x) {
   if (std::isinf(x)) return x > 0 ? x : 0.0f;
   return 0.5f * x * std::erfc(-x * 0.70710678118654752f);
-}
-float gelu_tanh(float x) {
-  if (std::isinf(x)) return x > 0 ? x : 0.0f;
-  const float k = 0.79788456080286536f;  // sqrt(2/pi)
-  const float u = k * (x + 0.044715f * x * x * x);
-  return x / (1.0f + std::exp(-2.0f * u));
-}
-// x * sigmoid(x); for x < 0 through exp(x), which does not overflow where exp(-x) would.
-float silu(float x) {
-  if (std::isinf(x)) return x > 0 ? x : 0.0f;
-  if (x >= 0) return x / (1.0f + std::exp(-x));
-  const float e = std::exp(x);
-  return x * e / (1.0f + e);
-}
-// x * sigmoid(1.702 x), the same way round.
-float gelu_sigmoid(float x) {
-  if (std::isinf(x)) return x > 0 ? x : 0.0f;
-  const float u = 1.702f * x;
-  if (u >= 0) return x / (1.0f + std::exp(-u));
-  const float e = std::exp(u);
-  return x * e / (1.0f + e);
-}
-float softplus(float x) {
-  return x > 20.0f ? x : std::log1p(std::exp(x));
-}
-float mish(float x) {
-  if (std::isinf(x)) return x > 0 ? x : 0.0f;
-  return x * std::tanh(softplus(x));
 }
 float gelu_dx(float x) {
   if (std::isinf(x)) return x > 0 ? 1.0f : 0.0f;
@@ -228,22 +201,22 @@ void unary_f32(UnaryOp op, const float* a, float* o, int64_t n) {
     case UnaryOp::kReciprocal: NKIA_LOOP(1.0f / a[i]);
     case UnaryOp::kSqrt: NKIA_LOOP(std::sqrt(a[i]));
     case UnaryOp::kRsqrt: NKIA_LOOP(1.0f / std::sqrt(a[i]));
-    case UnaryOp::kExp: NKIA_LOOP(std::exp(a[i]));
-    case UnaryOp::kLog: NKIA_LOOP(std::log(a[i]));
+    case UnaryOp::kExp: return vexp_f32(a, o, n);
+    case UnaryOp::kLog: return vlog_f32(a, o, n);
     case UnaryOp::kSin: NKIA_LOOP(std::sin(a[i]));
     case UnaryOp::kCos: NKIA_LOOP(std::cos(a[i]));
     case UnaryOp::kTan: NKIA_LOOP(std::tan(a[i]));
-    case UnaryOp::kTanh: NKIA_LOOP(std::tanh(a[i]));
+    case UnaryOp::kTanh: return vtanh_f32(a, o, n);
     case UnaryOp::kArctan: NKIA_LOOP(std::atan(a[i]));
     case UnaryOp::kErf: NKIA_LOOP(std::erf(a[i]));
-    case UnaryOp::kSigmoid: NKIA_LOOP(1.0f / (1.0f + std::exp(-a[i])));
+    case UnaryOp::kSigmoid: return vsigmoid_f32(a, o, n);
     case UnaryOp::kRelu: NKIA_LOOP(a[i] > 0 ? a[i] : (a[i] != a[i] ? a[i] : 0.0f));
     case UnaryOp::kGelu: NKIA_LOOP(gelu_exact(a[i]));
-    case UnaryOp::kGeluTanh: NKIA_LOOP(gelu_tanh(a[i]));
-    case UnaryOp::kGeluSigmoid: NKIA_LOOP(gelu_sigmoid(a[i]));
-    case UnaryOp::kSilu: NKIA_LOOP(silu(a[i]));
-    case UnaryOp::kSoftplus: NKIA_LOOP(softplus(a[i]));
-    case UnaryOp::kMish: NKIA_LOOP(mish(a[i]));
+    case UnaryOp::kGeluTanh: return vgelu_tanh_f32(a, o, n);
+    case UnaryOp::kGeluSigmoid: return vgelu_sigmoid_f32(a, o, n);
+    case UnaryOp::kSilu: return vsilu_f32(a, o, n);
+    case UnaryOp::kSoftplus: return vsoftplus_f32(a, o, n);
+    case UnaryOp::kMish: return vmish_f32(a, o, n);
     case UnaryOp::kGeluDx: NKIA_LOOP(gelu_dx(a[i]));
     case UnaryOp::kSiluDx: NKIA_LOOP(silu_dx(a[i]));
     case UnaryOp::kErfDx: NKIA_LOOP(erf_dx(a[i]));
