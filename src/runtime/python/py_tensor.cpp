@@ -17,31 +17,27 @@ namespace {
 
 // A Python index key (ints, slices, Ellipsis, None, or a tuple of them) as the core's items.
 std::vector<IndexItem> index_key(py::handle key) {
-  std::vector<py::object> objects;
-  if (py::isinstance<py::tuple>(key)) {
-    for (py::handle h : key.cast<py::tuple>()) objects.push_back(py::reinterpret_borrow<py::object>(h));
-  } else {
-    objects.push_back(py::reinterpret_borrow<py::object>(key));
-  }
-  std::vector<IndexItem> items(objects.size());
-  for (size_t k = 0; k < objects.size(); ++k) {
-    const py::object& it = objects[k];
+  const bool many = py::isinstance<py::tuple>(key);
+  const size_t n = many ? static_cast<size_t>(PyTuple_GET_SIZE(key.ptr())) : 1;
+  std::vector<IndexItem> items(n);
+  for (size_t k = 0; k < n; ++k) {
+    py::handle it = many ? py::handle(PyTuple_GET_ITEM(key.ptr(), static_cast<Py_ssize_t>(k))) : key;
     IndexItem& item = items[k];
     if (it.is(py::ellipsis())) {
       item.kind = IndexItem::Kind::kEllipsis;
     } else if (it.is_none()) {
       item.kind = IndexItem::Kind::kNewAxis;
-    } else if (py::isinstance<py::slice>(it)) {
-      auto sl = it.cast<py::slice>();
-      auto get = [&](const char* attr) -> int64_t {
-        py::object o = sl.attr(attr);
-        return o.is_none() ? Slice::kNone : o.cast<int64_t>();
+    } else if (PySlice_Check(it.ptr())) {
+      // The slice's own fields (no attribute lookups: every instruction's operands are sliced).
+      const auto* sl = reinterpret_cast<const PySliceObject*>(it.ptr());
+      auto get = [](PyObject* o, int64_t none) -> int64_t {
+        return o == Py_None ? none : py::handle(o).cast<int64_t>();
       };
       item.kind = IndexItem::Kind::kSlice;
-      item.slice = Slice{get("start"), get("stop"), sl.attr("step").is_none() ? 1 : sl.attr("step").cast<int64_t>()};
+      item.slice = Slice{get(sl->start, Slice::kNone), get(sl->stop, Slice::kNone), get(sl->step, 1)};
     } else if (py::isinstance<py::int_>(it) || py::hasattr(it, "__index__")) {
       item.kind = IndexItem::Kind::kIndex;
-      item.index = py::int_(it).cast<int64_t>();
+      item.index = py::int_(py::reinterpret_borrow<py::object>(it)).cast<int64_t>();
     } else {
       item.kind = IndexItem::Kind::kOther;
       item.type_name = py::str(py::type::handle_of(it).attr("__name__")).cast<std::string>();
@@ -84,6 +80,9 @@ Access retyped(const Access& a, py::handle dtype) {
 // Whether a .view() key is an element type (t.view(nl.float8_e5m2), as NumPy's ndarray.view takes
 // one) rather than an index: a dtype name, a NumPy scalar type or a NumPy dtype.
 bool is_dtype_key(py::handle key) {
+  if (PyTuple_Check(key.ptr()) || PySlice_Check(key.ptr()) || PyLong_Check(key.ptr()) || key.is_none() ||
+      key.is(py::ellipsis()))
+    return false;  // an index (every instruction's operands are indexed: no NumPy lookups for them)
   if (py::isinstance<py::str>(key)) return true;
   if (PyType_Check(key.ptr())) return py::module_::import("numpy").attr("issubdtype")(key, "generic").cast<bool>();
   return py::isinstance(key, py::module_::import("numpy").attr("dtype"));

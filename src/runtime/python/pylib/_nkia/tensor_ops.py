@@ -32,6 +32,14 @@ def getitem(self, key):
     tensor's end is an IndexedRef that a mask may cut back), or HBM rows chosen at run time by an
     index tile in the first position (IndirectRows)."""
     items = key if isinstance(key, tuple) else (key,)
+    for k in items:  # integers and slices only (most keys): a view, nothing else to look for
+        if type(k) is not slice and type(k) is not int:
+            return _getitem_general(self, key, items)
+    return _plain_view(self, key, items)
+
+
+def _getitem_general(self, key, items):
+    """getitem of a key holding more than integers and slices."""
     if any(isinstance(k, lang.LoopRange) for k in items):  # `a[ix, iy]` with ix = nl.affine_range(n): 0:n
         items = tuple(k.as_slice() if isinstance(k, lang.LoopRange) else k for k in items)
         key = items if isinstance(key, tuple) else items[0]
@@ -58,6 +66,11 @@ def getitem(self, key):
             if e.code != "err_tensor_access_out_of_bound":
                 raise
             return IndexedRef(self, dims, shape)  # a mask may cut it back; checked when used
+    return _plain_view(self, key, items)
+
+
+def _plain_view(self, key, items):
+    """The view of a key of integers, slices, None and Ellipsis."""
     try:
         view = self.view(key)
     except NkiError as e:
@@ -65,7 +78,7 @@ def getitem(self, key):
         if ref is None:
             raise
         return ref
-    if self.buffer in ("sbuf", "psum") and len(view.shape) == 1 and len(self.shape) >= 2:
+    if view.ndim == 1 and self.ndim >= 2 and self.buffer in ("sbuf", "psum"):
         # `t[:, j]`, `t[0:N, 0]`, `t[0, :]`: an on-chip tile keeps a partition and a free axis, the
         # integer index leaving an axis of one (docs/nki-semantics.md "Rank-1 views").
         # The partition axis of a legacy block tensor, (blocks..., par_dim(P), F...), follows its blocks.
