@@ -9,12 +9,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <iterator>
-#include <mutex>
-#include <utility>
-#include <vector>
 
 #include "core/huge_pages.h"
+#include "core/mapping_pool.h"
 
 namespace nki_agent {
 namespace {
@@ -29,56 +26,6 @@ Diagnostic shm_error(const std::string& what) {
 int64_t page_rounded(int64_t n) {
   const int64_t page = ::sysconf(_SC_PAGESIZE);
   return (std::max<int64_t>(n, 1) + page - 1) / page * page;
-}
-
-// The memory of received buffers adopt() copied, kept for the next request's buffers of the same
-// size (a verification sends the same shapes seed after seed). Fresh memory is expensive where it
-// matters most: the kernel zeroes each new page, and on a virtual machine it may first have to
-// fetch the page from the hypervisor. Idle mappings are not inherited by forked children.
-class CopyPool {
- public:
-  static constexpr int64_t kMaxIdleBytes = int64_t{1} << 30;
-
-  // An idle mapping of exactly `mapped` bytes, or nullptr.
-  void* take(int64_t mapped) {
-    std::lock_guard lock(mu_);
-    for (auto it = idle_.rbegin(); it != idle_.rend(); ++it) {
-      if (it->second != mapped) continue;
-      void* p = it->first;
-      idle_.erase(std::next(it).base());
-      idle_bytes_ -= mapped;
-      if (::madvise(p, static_cast<size_t>(mapped), MADV_DOFORK) == 0) return p;
-      ::munmap(p, static_cast<size_t>(mapped));  // a child must inherit what it reads: take fresh memory
-      return nullptr;
-    }
-    return nullptr;
-  }
-
-  // Keeps a mapping no longer used (the oldest idle ones are unmapped beyond kMaxIdleBytes).
-  void give(void* p, int64_t mapped) {
-    std::lock_guard lock(mu_);
-    if (mapped > kMaxIdleBytes || ::madvise(p, static_cast<size_t>(mapped), MADV_DONTFORK) != 0) {
-      ::munmap(p, static_cast<size_t>(mapped));
-      return;
-    }
-    idle_.emplace_back(p, mapped);
-    idle_bytes_ += mapped;
-    while (idle_bytes_ > kMaxIdleBytes) {
-      ::munmap(idle_.front().first, static_cast<size_t>(idle_.front().second));
-      idle_bytes_ -= idle_.front().second;
-      idle_.erase(idle_.begin());
-    }
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::pair<void*, int64_t>> idle_;  // oldest first
-  int64_t idle_bytes_ = 0;
-};
-
-CopyPool& copy_pool() {
-  static auto* pool = new CopyPool();  // never destroyed: buffers may outlive static destruction
-  return *pool;
 }
 
 }  // namespace
@@ -128,17 +75,15 @@ Result<std::shared_ptr<SharedMemory>> SharedMemory::adopt_copy(const OwnedFd& fd
   const auto huge = static_cast<int64_t>(kHugePageBytes);
   const int64_t mapped =
       size >= static_cast<int64_t>(kHugeBufferMinBytes) ? (size + huge - 1) / huge * huge : page_rounded(size);
-  void* p = copy_pool().take(mapped);
-  if (p != nullptr) {
-    // The bytes are overwritten below; what lies past them is zeroed, as fresh memory would be, so
-    // that nothing of an earlier request's buffer reaches this one's child.
-    std::memset(static_cast<uint8_t*>(p) + size, 0, static_cast<size_t>(mapped - size));
-  } else {
-    p = ::mmap(nullptr, static_cast<size_t>(mapped), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-      return fail(shm_error(fmt::format("room for {} received bytes: {}", size, std::strerror(errno))));
-    advise_huge_pages(p, static_cast<size_t>(mapped));
-  }
+  // The memory of an earlier request's buffer of this size when there is one (core/mapping_pool.h):
+  // a verification sends the same shapes seed after seed.
+  const PooledMapping room = take_mapping(static_cast<size_t>(mapped));
+  if (room.data == nullptr)
+    return fail(shm_error(fmt::format("room for {} received bytes: {}", size, std::strerror(errno))));
+  void* p = room.data;
+  // The bytes are overwritten below; what lies past them is zeroed, as fresh memory would be, so
+  // that nothing of an earlier request's buffer reaches this one's child.
+  if (room.reused) std::memset(static_cast<uint8_t*>(p) + size, 0, static_cast<size_t>(mapped - size));
   std::shared_ptr<SharedMemory> m(new SharedMemory());  // returns p to the pool if the copy fails
   m->data_ = static_cast<uint8_t*>(p);
   m->size_ = size;
@@ -159,7 +104,7 @@ Result<std::shared_ptr<SharedMemory>> SharedMemory::adopt_copy(const OwnedFd& fd
 
 SharedMemory::~SharedMemory() {
   if (data_ && pooled_)
-    copy_pool().give(data_, mapped_);
+    give_mapping(data_, static_cast<size_t>(mapped_));
   else if (data_)
     ::munmap(data_, static_cast<size_t>(mapped_));
 }

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "core/huge_pages.h"
+#include "core/mapping_pool.h"
 #include "tensor/strided.h"
 
 namespace nki_agent {
@@ -86,17 +87,18 @@ constexpr bool kAddressSanitizer = false;
 Storage::Storage(int64_t nbytes, bool zero_fill) : nbytes_(nbytes) {
   if (nbytes < 0) bad_arg("negative storage size");
   size_t n = static_cast<size_t>(std::max<int64_t>(nbytes, 1));
-  // Large tensors are mappings of their own on transparent huge pages (core/huge_pages.h): fresh
-  // memory wherever the heap stands (a forked kernel process would copy the zygote's heap pages on
-  // write, 4 KiB at a time), faulting once per 2 MiB.
+  // Large tensors are mappings of their own on transparent huge pages (core/huge_pages.h), apart
+  // from the heap (a forked kernel process would copy the zygote's heap pages on write, 4 KiB at a
+  // time), and go back to the mapping pool when freed: the next tensor of the size, in the next case
+  // of a verification, reuses the memory instead of faulting in fresh pages (core/mapping_pool.h).
   if (n >= kHugeBufferMinBytes && !kAddressSanitizer) {
     n = (n + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
-    void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    advise_huge_pages(p, n);
-    data_ = static_cast<uint8_t*>(p);
+    const PooledMapping m = take_mapping(n);
+    if (m.data == nullptr) throw std::bad_alloc();
+    data_ = static_cast<uint8_t*>(m.data);
     mapped_ = n;
-    return;  // fresh anonymous memory reads as zeros
+    if (m.reused && zero_fill) std::memset(data_, 0, n);  // fresh memory reads as zeros already
+    return;
   }
   n = (n + kStorageAlign - 1) / kStorageAlign * kStorageAlign;
   data_ = static_cast<uint8_t*>(std::aligned_alloc(kStorageAlign, n));
@@ -116,7 +118,7 @@ Storage::Storage(std::shared_ptr<ExternalMemory> memory, int64_t offset, int64_t
 Storage::~Storage() {
   if (external_) return;
   if (mapped_ > 0)
-    ::munmap(data_, mapped_);
+    give_mapping(data_, mapped_);
   else
     std::free(data_);
 }
