@@ -1,13 +1,15 @@
 // The float32 transcendental functions of the engines' arithmetic over whole arrays, evaluated in
 // float64 and rounded once into float32: loops the compiler vectorises (no calls, no branches),
 // built for three instruction sets and chosen when the program starts (target_clones). Each
-// operation is IEEE-exact per element and nothing is contracted into fused multiply-adds
-// (-ffp-contract=off for this file), so every build gives the same bits on every machine.
+// operation is IEEE-exact per element and nothing is contracted into fused multiply-adds (the
+// build's -ffp-contract=off), so every build gives the same bits on every machine.
 //
 // Accuracy: the float64 results are within about 1e-12 relative of the true values, so the float32
-// results are correctly rounded but for values within that distance of a rounding boundary
-// (tests/unit/test_vector_math.cpp compares them with float64 libm over every float32 input of a
-// range, and at the special values).
+// results are correctly rounded but for values within that distance of a rounding boundary. Over
+// all 2^32 float32 inputs, against float64 libm rounded once: at most one ulp apart, and at most
+// three inputs per function not correctly rounded (measured once for all but gelu_tanh, whose naive
+// float64 form 0.5 x (1 + tanh u) cancels below x = -5; tests/unit/test_vector_math.cpp sweeps every
+// magnitude, [-40, 40] densely, and the special values, gelu_tanh as x sigmoid(2u)).
 #include "tensor/vector_math.h"
 
 #include <bit>

@@ -25,8 +25,9 @@
 //   - arithmetic (tensor_tensor, tensor_scalar, scans, tensor_scalar_cumulative, nl.add ...): float32 1 ulp + 1e-6
 //     relative; bfloat16 / float16 / float8 one ulp of the output type;
 //   - transcendental functions (activation, nl.exp ..., power): float32 4 ulp + 1e-6 relative +
-//     1e-6 absolute (the simulator evaluates them with float32 libm on float32 arguments, within
-//     2 ulp where measured; the absolute term covers the float32 cancellation of the gelu tail,
+//     1e-6 absolute (the simulator evaluates exp, log, tanh, sigmoid and the activations made of
+//     them in float64, rounded once (tensor/vector_math.h), the others with float32 libm on float32
+//     arguments, within 2 ulp where measured; the absolute term covers the float32 cancellation of the gelu tail,
 //     0.5 * x * (1 + erf(x / sqrt 2)), ~5e-7 at x = -5); narrow outputs one ulp of the output type
 //     + the same absolute term;
 //   - accumulations (tensor_reduce, tensor_partition_reduce, nl.sum/mean/prod, nc_matmul,
