@@ -26,8 +26,14 @@ namespace {
 
 constexpr uint64_t kMaxHeaderBytes = 64 << 20;  // sources and names; far above any real kernel
 
+// v as the 8 little-endian bytes at out[at, at + 8).
+void set_u64(std::string& out, size_t at, uint64_t v) {
+  for (size_t i = 0; i < 8; ++i) out[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
 void put_u64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+  out.append(8, '\0');
+  set_u64(out, out.size() - 8, v);
 }
 
 // The 8-byte little-endian number put_u64 wrote at the start of `bytes` (which holds at least 8).
@@ -49,8 +55,20 @@ int attachment_index(const Tensor& t, const Attachments& shared) {
 // header[extra_key]["offset"] and its size to ["size"].
 // `shared`: arrays that live in one of these buffers travel as references into it (index, where
 // their storage begins, its size, the element offset, dtype and shape); the others as .npy images.
-std::string pack(const nlohmann::json& header, const std::vector<Tensor>& arrays, const char* key,
-                 const char* extra_key = nullptr, std::string_view extra = {}, const Attachments& shared = {}) {
+// Room in `out` for `need` bytes in all. A larger buffer is advised huge pages before anything is
+// copied into it (a reply of several runs' outputs is hundreds of MB).
+void make_room(std::string& out, size_t need) {
+  if (out.capacity() >= need) return;
+  std::string bigger;
+  bigger.reserve(std::max(need, out.empty() ? need : 2 * out.capacity()));
+  advise_huge_pages(bigger.data(), bigger.capacity());
+  bigger.append(out);
+  out.swap(bigger);
+}
+
+// pack(), appended to `out`.
+void pack_into(std::string& out, const nlohmann::json& header, const std::vector<Tensor>& arrays, const char* key,
+               const char* extra_key = nullptr, std::string_view extra = {}, const Attachments& shared = {}) {
   // The header first (it says where each array lies), then every array serialized straight into
   // the message: one buffer, sized once, no copies in between (outputs are tens of MB).
   nlohmann::json h = header;
@@ -78,13 +96,17 @@ std::string pack(const nlohmann::json& header, const std::vector<Tensor>& arrays
     blob_bytes += extra.size();
   }
   const std::string text = h.dump();
-  std::string out;
-  out.reserve(8 + text.size() + blob_bytes);
-  advise_huge_pages(out.data(), out.capacity());
+  make_room(out, out.size() + 8 + text.size() + blob_bytes);
   put_u64(out, text.size());
   out += text;
   for (const Tensor* t : inline_arrays) npy_serialize_append(*t, out);
   if (extra_key) out.append(extra);
+}
+
+std::string pack(const nlohmann::json& header, const std::vector<Tensor>& arrays, const char* key,
+                 const char* extra_key = nullptr, std::string_view extra = {}, const Attachments& shared = {}) {
+  std::string out;
+  pack_into(out, header, arrays, key, extra_key, extra, shared);
   return out;
 }
 
@@ -730,8 +752,11 @@ KernelCall call_of_run(const KernelCall& call, int i) {
   return one;
 }
 
-std::string encode_outcome(const Result<KernelOutcome>& r) {
-  if (!r) return pack({{"diagnostic", r.error().to_json()}}, {}, "outputs");
+namespace {
+
+// encode_outcome, appended to `out`.
+void encode_outcome_into(std::string& out, const Result<KernelOutcome>& r) {
+  if (!r) return pack_into(out, {{"diagnostic", r.error().to_json()}}, {}, "outputs");
   auto [trace_header, trace_bytes] = encode_trace(r->trace);
   nlohmann::json warnings = nlohmann::json::array();
   for (size_t i = 0; i < r->warnings.size() && i < kMaxWarnings; ++i) warnings.push_back(r->warnings[i].to_json());
@@ -740,7 +765,15 @@ std::string encode_outcome(const Result<KernelOutcome>& r) {
                            {"output_specs", specs_to_json(r->output_specs)},
                            {"output_stores", stores_to_json(r->output_stores)},
                            {"warnings", std::move(warnings)}};
-  return pack(header, r->outputs, "outputs", "trace", trace_bytes);
+  pack_into(out, header, r->outputs, "outputs", "trace", trace_bytes);
+}
+
+}  // namespace
+
+std::string encode_outcome(const Result<KernelOutcome>& r) {
+  std::string out;
+  encode_outcome_into(out, r);
+  return out;
 }
 
 Result<KernelOutcome> decode_outcome(std::string_view bytes) {
@@ -784,10 +817,15 @@ Result<KernelOutcome> decode_outcome(std::string_view bytes) {
   return o;
 }
 
-void append_run_outcome(std::string& reply, const Result<KernelOutcome>& outcome) {
-  const std::string one = encode_outcome(outcome);
-  put_u64(reply, one.size());
-  reply += one;
+void append_run_outcome(std::string& reply, const Result<KernelOutcome>& outcome, int runs_after) {
+  // Encoded in place after its length (no copy of its own); the runs after it are expected to be
+  // about its size, and room for them is made now, so the reply is not regrown and copied run by run.
+  const size_t at = reply.size();
+  put_u64(reply, 0);
+  encode_outcome_into(reply, outcome);
+  const size_t n = reply.size() - at - 8;
+  set_u64(reply, at, n);
+  if (runs_after > 0 && outcome) make_room(reply, reply.size() + static_cast<size_t>(runs_after) * (n + 8 + 4096));
 }
 
 Result<std::vector<Result<KernelOutcome>>> decode_run_outcomes(std::string_view bytes, int runs) {

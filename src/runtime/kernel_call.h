@@ -161,7 +161,8 @@ std::string encode_outcome(const Result<KernelOutcome>& outcome);
 Result<KernelOutcome> decode_outcome(std::string_view bytes);
 // The reply of a call with several runs: each run's encode_outcome, appended as it ends, after an
 // 8-byte little-endian length. A kernel's failure ends the call: the runs after it have no outcome.
-void append_run_outcome(std::string& reply, const Result<KernelOutcome>& outcome);
+// `runs_after`: how many runs may follow, for which room of this run's size is made at once.
+void append_run_outcome(std::string& reply, const Result<KernelOutcome>& outcome, int runs_after = 0);
 // The outcomes of at most `runs` runs, in order; a malformed reply (lengths beyond the bytes, more
 // outcomes than runs, an outcome after a failure) is the call's error.
 Result<std::vector<Result<KernelOutcome>>> decode_run_outcomes(std::string_view bytes, int runs);

@@ -20,7 +20,7 @@ void register_kernel_handler(HandlerRegistry& registry) {
                               std::string reply;
                               for (int i = 0; i < call->runs; ++i) {
                                 auto outcome = python_run(call_of_run(*call, i));
-                                append_run_outcome(reply, outcome);
+                                append_run_outcome(reply, outcome, call->runs - 1 - i);
                                 if (!outcome) break;
                               }
                               return reply;
