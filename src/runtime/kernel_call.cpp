@@ -25,6 +25,9 @@ namespace nki_agent {
 namespace {
 
 constexpr uint64_t kMaxHeaderBytes = 64 << 20;  // sources and names; far above any real kernel
+// The most room a reply of several runs is given ahead of its runs (append_run_outcome); past it,
+// the reply grows as they come.
+constexpr size_t kMaxReplyRoomBytes = size_t{1} << 30;
 
 // v as the 8 little-endian bytes at out[at, at + 8).
 void set_u64(std::string& out, size_t at, uint64_t v) {
@@ -825,7 +828,8 @@ void append_run_outcome(std::string& reply, const Result<KernelOutcome>& outcome
   encode_outcome_into(reply, outcome);
   const size_t n = reply.size() - at - 8;
   set_u64(reply, at, n);
-  if (runs_after > 0 && outcome) make_room(reply, reply.size() + static_cast<size_t>(runs_after) * (n + 8 + 4096));
+  const size_t expected = reply.size() + static_cast<size_t>(std::max(runs_after, 0)) * (n + 8 + 4096);
+  if (runs_after > 0 && outcome && expected <= kMaxReplyRoomBytes) make_room(reply, expected);
 }
 
 Result<std::vector<Result<KernelOutcome>>> decode_run_outcomes(std::string_view bytes, int runs) {
