@@ -7,9 +7,8 @@
 // least kHugeBufferMinBytes are advised transparent huge pages (core/huge_pages.h).
 //
 // At most kMaxIdleMappingBytes stay idle (the oldest are unmapped first, and all of them when the
-// system refuses a new mapping). Idle mappings are not inherited
-// by a forked child (MADV_DONTFORK), which starts with an empty pool: a kernel process never sees
-// what an earlier request left in them.
+// system refuses a new mapping). Idle mappings are not inherited by a forked child (MADV_DONTFORK),
+// which starts with an empty pool: a kernel process never sees what an earlier request left in them.
 #pragma once
 
 #include <cstddef>
