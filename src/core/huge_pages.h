@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace nki_agent {
 
@@ -18,5 +19,9 @@ inline constexpr size_t kHugeBufferMinBytes = size_t{4} << 20;
 // Advises huge pages for the whole 2 MiB blocks within [p, p + n) when n is at least
 // kHugeBufferMinBytes; a no-op otherwise.
 void advise_huge_pages(void* p, size_t n);
+
+// Room in `s` for `need` bytes in all: new memory is advised huge pages before what `s` holds is
+// copied into it; a string that holds something grows at least twofold.
+void reserve_on_huge_pages(std::string& s, size_t need);
 
 }  // namespace nki_agent

@@ -58,17 +58,6 @@ int attachment_index(const Tensor& t, const Attachments& shared) {
 // header[extra_key]["offset"] and its size to ["size"].
 // `shared`: arrays that live in one of these buffers travel as references into it (index, where
 // their storage begins, its size, the element offset, dtype and shape); the others as .npy images.
-// Room in `out` for `need` bytes in all. A larger buffer is advised huge pages before anything is
-// copied into it (a reply of several runs' outputs is hundreds of MB).
-void make_room(std::string& out, size_t need) {
-  if (out.capacity() >= need) return;
-  std::string bigger;
-  bigger.reserve(std::max(need, out.empty() ? need : 2 * out.capacity()));
-  advise_huge_pages(bigger.data(), bigger.capacity());
-  bigger.append(out);
-  out.swap(bigger);
-}
-
 // pack(), appended to `out`.
 void pack_into(std::string& out, const nlohmann::json& header, const std::vector<Tensor>& arrays, const char* key,
                const char* extra_key = nullptr, std::string_view extra = {}, const Attachments& shared = {}) {
@@ -99,7 +88,7 @@ void pack_into(std::string& out, const nlohmann::json& header, const std::vector
     blob_bytes += extra.size();
   }
   const std::string text = h.dump();
-  make_room(out, out.size() + 8 + text.size() + blob_bytes);
+  reserve_on_huge_pages(out, out.size() + 8 + text.size() + blob_bytes);
   put_u64(out, text.size());
   out += text;
   for (const Tensor* t : inline_arrays) npy_serialize_append(*t, out);
@@ -829,7 +818,7 @@ void append_run_outcome(std::string& reply, const Result<KernelOutcome>& outcome
   const size_t n = reply.size() - at - 8;
   set_u64(reply, at, n);
   const size_t expected = reply.size() + static_cast<size_t>(std::max(runs_after, 0)) * (n + 8 + 4096);
-  if (runs_after > 0 && outcome && expected <= kMaxReplyRoomBytes) make_room(reply, expected);
+  if (runs_after > 0 && outcome && expected <= kMaxReplyRoomBytes) reserve_on_huge_pages(reply, expected);
 }
 
 Result<std::vector<Result<KernelOutcome>>> decode_run_outcomes(std::string_view bytes, int runs) {

@@ -266,8 +266,7 @@ Result<Frame> read_frame(int fd, Deadline deadline, bool take_fds) {
   // The whole body's room at once, advised huge pages before anything is written: growing it as it
   // comes would copy what came so far into fresh memory at each doubling (parse_frame_prefix
   // bounded the size).
-  f.body.reserve(static_cast<size_t>(p->body_bytes));
-  advise_huge_pages(f.body.data(), f.body.capacity());
+  reserve_on_huge_pages(f.body, static_cast<size_t>(p->body_bytes));
   while (f.body.size() < p->body_bytes) {
     const size_t old = f.body.size();
     const size_t chunk = static_cast<size_t>(std::min<uint64_t>(kBodyChunkBytes, p->body_bytes - old));

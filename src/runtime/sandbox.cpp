@@ -430,9 +430,8 @@ SandboxReport run_sandboxed_report(const SandboxLimits& lim, const SandboxFn& ch
     // The first record's header gives the payload size: make room once instead of growing.
     if (!reserved && res.data.size() >= sandbox_detail::kRecordHeaderBytes) {
       reserved = true;
-      res.data.reserve(
-          static_cast<size_t>(std::min<int64_t>(res.keep, read_u32(res.data, 1) + sandbox_detail::kRecordHeaderBytes)));
-      advise_huge_pages(res.data.data(), res.data.capacity());
+      reserve_on_huge_pages(res.data, static_cast<size_t>(std::min<int64_t>(
+                                          res.keep, read_u32(res.data, 1) + sandbox_detail::kRecordHeaderBytes)));
     }
     reason = over_caps();
     if (pidfd.get() >= 0) {

@@ -1,7 +1,5 @@
 #include "tensor/tensor.h"
 
-#include <sys/mman.h>
-
 #include <fmt/format.h>
 
 #include <algorithm>
