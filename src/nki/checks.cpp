@@ -426,6 +426,13 @@ InstructionRecord issue_instruction(ExecContext& ctx, Engine e, const InstrOp& o
       }
     }
   }
+  if (!ctx.trace.recording()) {  // nothing keeps the record: only what names the instruction
+    InstructionRecord bare;
+    bare.engine = e;
+    bare.op = op;
+    bare.loc = loc;
+    return bare;
+  }
   return instruction_record(e, op, loc, dst, srcs);
 }
 

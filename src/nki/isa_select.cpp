@@ -541,7 +541,8 @@ Result<void> isa_dma_indirect(ExecContext& ctx, const Access& tile, const Access
       rmw ? issue_instruction(ctx, Engine::kDma, code, loc, dst, {&index, &dst}, DataFlow::kCombined)
           : issue_instruction(ctx, Engine::kDma, code, loc, dst, {&index},
                               gather ? DataFlow::kElementwise : DataFlow::kCombined);
-  rec.operands.insert(rec.operands.begin() + 1, record_operand(src, false));
+  rec.operands.insert(rec.operands.begin() + std::min<ptrdiff_t>(1, std::ssize(rec.operands)),
+                      record_operand(src, false));
   if (!gather) warn_unwritten_read(ctx, opcode_name(Opcode::kDmaCopy), loc, src);
   rec.elements = tile.view.numel();
   ctx.trace.add(std::move(rec));
@@ -593,7 +594,8 @@ Result<void> isa_dma_transpose_gather(ExecContext& ctx, const Access& dst, const
                           "allocate the destination as [elements per row, rows gathered] in the source's dtype"));
   settle(*rows.tensor);
   InstructionRecord rec = issue_instruction(ctx, Engine::kDma, Opcode::kDmaTranspose, loc, dst, {&index});
-  rec.operands.insert(rec.operands.begin() + 1, record_operand(rows, false));
+  rec.operands.insert(rec.operands.begin() + std::min<ptrdiff_t>(1, std::ssize(rec.operands)),
+                      record_operand(rows, false));
   rec.elements = dst.view.numel();
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};

@@ -148,7 +148,9 @@ void Launch::switch_rank(int64_t rank) {
     parked_ranks_.erase(in);
   } else {  // the rank's first instance: nothing allocated, nothing traced, a random stream of its own
     shared_hbm_.clear();
+    const bool recording = exec.trace.recording();
     exec.trace = Trace{};
+    exec.trace.set_recording(recording);
     exec.rng = Rng{0, static_cast<uint64_t>(rank)};
   }
   rank_ = rank;

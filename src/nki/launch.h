@@ -172,7 +172,7 @@ class Launch {
   bool first_iterations() const;
   bool scope_open(int64_t scope) const;
   // The instruction number the next instruction gets: its position in the launch's trace.
-  int64_t instruction_clock() const { return static_cast<int64_t>(exec.trace.size()) + exec.trace.dropped(); }
+  int64_t instruction_clock() const { return exec.trace.issued(); }
 
   // Live spans tracked so far in the running instance (for tests and the capacity checks).
   const std::vector<std::shared_ptr<LiveRange>>& psum_ranges() const { return psum_ranges_; }

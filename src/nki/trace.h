@@ -54,6 +54,10 @@ class Trace {
   // Tensor identities are renumbered 1, 2, ... in order of first appearance, so that a trace does
   // not depend on what else the process ran.
   void add(InstructionRecord r) {
+    if (!recording_) {
+      ++unrecorded_;
+      return;
+    }
     if (records_.size() >= kMaxTraceRecords) {
       ++dropped_;
       return;
@@ -76,6 +80,12 @@ class Trace {
   size_t size() const { return records_.size(); }
   int64_t dropped() const { return dropped_; }
   bool truncated() const { return dropped_ > 0; }
+  // false: add() keeps nothing, and instructions build no operand records for it (a run whose trace
+  // nobody reads: verification). The checks an instruction makes do not depend on it.
+  bool recording() const { return recording_; }
+  // Instructions added, kept or not: the launch's instruction clock.
+  int64_t issued() const { return static_cast<int64_t>(records_.size()) + dropped_ + unrecorded_; }
+  void set_recording(bool on) { recording_ = on; }
   // One object per record: engine, opcode, operands (tensor, tensor_id, buffer, dtype, shape, strides, offset,
   // partitions, start_partition, bytes, is_write), elements, file, line.
   nlohmann::json to_json() const;
@@ -85,6 +95,8 @@ class Trace {
   int64_t dropped_ = 0;
   std::unordered_map<uint64_t, uint64_t> ids_;  // a tensor's identity -> its number in this trace
   uint64_t next_id_ = 1;
+  bool recording_ = true;
+  int64_t unrecorded_ = 0;  // added while not recording
 };
 
 // What a trace adds up to: instructions per engine, the bytes DMA queues wrote, and the elements

@@ -231,10 +231,11 @@ TEST(NkiLaunch, AnImmutableInputIsReadNeverWritten) {
 
 // ---- capacity ----------------------------------------------------------------------------------
 
-TEST(NkiLaunch, PsumTilesLiveAtOnceBeyondPsumsCapacityAreAnError) {
+void psum_capacity_verdicts(bool recording) {
   // Three [128, 2048] float32 tiles (8 KiB per partition each; trn1's PSUM holds 16 KiB) whose live
   // spans overlap: the third goes over, and the error is located where it was allocated.
   Launch l;
+  l.exec.trace.set_recording(recording);
   l.begin_instance(0);
   auto a = create(l, request({128, 2048}, Buffer::kPsum), 10);
   auto b = create(l, request({128, 2048}, Buffer::kPsum), 11);
@@ -253,6 +254,7 @@ TEST(NkiLaunch, PsumTilesLiveAtOnceBeyondPsumsCapacityAreAnError) {
   // Two at a time fit, however many there are in turn; tiles the kernel never accesses, and block
   // tensors, take no span.
   Launch fits;
+  fits.exec.trace.set_recording(recording);
   fits.begin_instance(0);
   for (int i = 0; i < 6; ++i) {
     auto t = create(fits, request({128, 2048}, Buffer::kPsum));
@@ -266,6 +268,16 @@ TEST(NkiLaunch, PsumTilesLiveAtOnceBeyondPsumsCapacityAreAnError) {
   // A new instance starts counting afresh.
   fits.begin_instance(0);
   EXPECT_TRUE(fits.psum_ranges().empty());
+  EXPECT_EQ(fits.exec.trace.size(), recording ? 6u : 0u);  // the six memsets
+}
+
+TEST(NkiLaunch, PsumTilesLiveAtOnceBeyondPsumsCapacityAreAnError) {
+  // The spans are counted in instructions, whether or not the launch keeps its trace (a
+  // verification keeps none): the verdicts are the same either way.
+  for (const bool recording : {true, false}) {
+    SCOPED_TRACE(recording ? "trace kept" : "trace not kept");
+    psum_capacity_verdicts(recording);
+  }
 }
 
 TEST(NkiLaunch, AMatmulResultIsAPsumTileLiveFromItsCreation) {

@@ -163,6 +163,7 @@ void begin_launch(Launch& launch) {
   launch.exec.target = t_run->target;
   launch.exec.compute = t_run->compute;
   launch.exec.eager_state = t_run->eager_state;
+  launch.exec.trace.set_recording(t_run->collect_trace);
 }
 
 void end_launch(Launch& launch) noexcept {
