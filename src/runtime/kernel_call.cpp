@@ -25,21 +25,12 @@ namespace nki_agent {
 namespace {
 
 constexpr uint64_t kMaxHeaderBytes = 64 << 20;  // sources and names; far above any real kernel
-// The most room a reply of several runs is given ahead of its runs (append_run_outcome); past it,
-// the reply grows as they come.
-constexpr size_t kMaxReplyRoomBytes = size_t{1} << 30;
-
 // v as the 8 little-endian bytes at out[at, at + 8).
 void set_u64(std::string& out, size_t at, uint64_t v) {
   for (size_t i = 0; i < 8; ++i) out[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
-void put_u64(std::string& out, uint64_t v) {
-  out.append(8, '\0');
-  set_u64(out, out.size() - 8, v);
-}
-
-// The 8-byte little-endian number put_u64 wrote at the start of `bytes` (which holds at least 8).
+// The 8-byte little-endian number set_u64 wrote at the start of `bytes` (which holds at least 8).
 uint64_t get_u64(std::string_view bytes) {
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i])) << (8 * i);
@@ -54,15 +45,43 @@ int attachment_index(const Tensor& t, const Attachments& shared) {
   return -1;
 }
 
+// How a message being built grows: a std::string copies everything into itself; a Reply
+// (runtime/reply.h) points to a contiguous array's elements where they lie instead.
+void put_bytes(std::string& out, std::string_view bytes) {
+  out.append(bytes);
+}
+void put_bytes(Reply& out, std::string_view bytes) {
+  out.append(bytes);
+}
+void put_npy(std::string& out, const Tensor& t) {
+  npy_serialize_append(t, out);
+}
+void put_npy(Reply& out, const Tensor& t) {
+  if (std::string head = npy_header_before_storage(t); !head.empty()) {
+    out.append(head);
+    out.append_span(t.data(), static_cast<size_t>(t.nbytes()), t.storage());
+    return;
+  }
+  std::string image;
+  npy_serialize_append(t, image);
+  out.append(image);
+}
+// Room for `n` more bytes, reserved once (only a string holds them all).
+void make_room(std::string& out, size_t n) {
+  reserve_on_huge_pages(out, out.size() + n);
+}
+void make_room(Reply&, size_t) {}
+
 // `extra`: one more binary section after the arrays (the trace); its offset goes to
 // header[extra_key]["offset"] and its size to ["size"].
 // `shared`: arrays that live in one of these buffers travel as references into it (index, where
 // their storage begins, its size, the element offset, dtype and shape); the others as .npy images.
 // pack(), appended to `out`.
-void pack_into(std::string& out, const nlohmann::json& header, const std::vector<Tensor>& arrays, const char* key,
+template <class Out>
+void pack_into(Out& out, const nlohmann::json& header, const std::vector<Tensor>& arrays, const char* key,
                const char* extra_key = nullptr, std::string_view extra = {}, const Attachments& shared = {}) {
   // The header first (it says where each array lies), then every array serialized straight into
-  // the message: one buffer, sized once, no copies in between (outputs are tens of MB).
+  // the message: sized once, no copies in between (outputs are tens of MB).
   nlohmann::json h = header;
   h[key] = nlohmann::json::array();
   std::vector<const Tensor*> inline_arrays;
@@ -88,11 +107,13 @@ void pack_into(std::string& out, const nlohmann::json& header, const std::vector
     blob_bytes += extra.size();
   }
   const std::string text = h.dump();
-  reserve_on_huge_pages(out, out.size() + 8 + text.size() + blob_bytes);
-  put_u64(out, text.size());
-  out += text;
-  for (const Tensor* t : inline_arrays) npy_serialize_append(*t, out);
-  if (extra_key) out.append(extra);
+  make_room(out, 8 + text.size() + blob_bytes);
+  std::string length(8, '\0');
+  set_u64(length, 0, text.size());
+  put_bytes(out, length);
+  put_bytes(out, text);
+  for (const Tensor* t : inline_arrays) put_npy(out, *t);
+  if (extra_key) put_bytes(out, extra);
 }
 
 std::string pack(const nlohmann::json& header, const std::vector<Tensor>& arrays, const char* key,
@@ -746,8 +767,9 @@ KernelCall call_of_run(const KernelCall& call, int i) {
 
 namespace {
 
-// encode_outcome, appended to `out`.
-void encode_outcome_into(std::string& out, const Result<KernelOutcome>& r) {
+// encode_outcome, appended to `out` (a std::string or a Reply).
+template <class Out>
+void encode_outcome_into(Out& out, const Result<KernelOutcome>& r) {
   if (!r) return pack_into(out, {{"diagnostic", r.error().to_json()}}, {}, "outputs");
   auto [trace_header, trace_bytes] = encode_trace(r->trace);
   nlohmann::json warnings = nlohmann::json::array();
@@ -764,6 +786,12 @@ void encode_outcome_into(std::string& out, const Result<KernelOutcome>& r) {
 
 std::string encode_outcome(const Result<KernelOutcome>& r) {
   std::string out;
+  encode_outcome_into(out, r);
+  return out;
+}
+
+Reply encode_outcome_reply(const Result<KernelOutcome>& r) {
+  Reply out;
   encode_outcome_into(out, r);
   return out;
 }
@@ -809,16 +837,13 @@ Result<KernelOutcome> decode_outcome(std::string_view bytes) {
   return o;
 }
 
-void append_run_outcome(std::string& reply, const Result<KernelOutcome>& outcome, int runs_after) {
-  // Encoded in place after its length (no copy of its own); the runs after it are expected to be
-  // about its size, and room for them is made now, so the reply is not regrown and copied run by run.
+void append_run_outcome(Reply& reply, const Result<KernelOutcome>& outcome) {
+  // Its length first, written once the outcome is encoded after it: its arrays are spans of the
+  // outputs' storage (runtime/reply.h), so nothing is copied or regrown run by run.
   const size_t at = reply.size();
-  put_u64(reply, 0);
+  reply.append(std::string(8, '\0'));
   encode_outcome_into(reply, outcome);
-  const size_t n = reply.size() - at - 8;
-  set_u64(reply, at, n);
-  const size_t expected = reply.size() + static_cast<size_t>(std::max(runs_after, 0)) * (n + 8 + 4096);
-  if (runs_after > 0 && outcome && expected <= kMaxReplyRoomBytes) reserve_on_huge_pages(reply, expected);
+  reply.set_u64(at, reply.size() - at - 8);
 }
 
 Result<std::vector<Result<KernelOutcome>>> decode_run_outcomes(std::string_view bytes, int runs) {

@@ -29,6 +29,7 @@
 
 #include "core/diagnostic.h"
 #include "nki/trace.h"
+#include "runtime/reply.h"
 #include "runtime/shared_memory.h"
 #include "tensor/tensor.h"
 #include "tensor/tensor_spec.h"
@@ -156,13 +157,14 @@ Result<Attachments> share_large_inputs(KernelCall& call, int64_t min_bytes = kSh
 // .npy images in the bytes. decode_call resolves the references against the buffers received.
 std::string encode_call(const KernelCall& call, const Attachments& shared = {});
 Result<KernelCall> decode_call(std::string_view bytes, const Attachments& shared = {});
-// A worker's reply: the outcome, or the Diagnostic that ended the run.
+// A worker's reply: the outcome, or the Diagnostic that ended the run. encode_outcome_reply gives
+// the same bytes as a Reply whose contiguous outputs are spans of their storage, not copies.
 std::string encode_outcome(const Result<KernelOutcome>& outcome);
+Reply encode_outcome_reply(const Result<KernelOutcome>& outcome);
 Result<KernelOutcome> decode_outcome(std::string_view bytes);
-// The reply of a call with several runs: each run's encode_outcome, appended as it ends, after an
-// 8-byte little-endian length. A kernel's failure ends the call: the runs after it have no outcome.
-// `runs_after`: how many runs may follow, for which room of this run's size is made at once.
-void append_run_outcome(std::string& reply, const Result<KernelOutcome>& outcome, int runs_after = 0);
+// The reply of a call with several runs: each run's encode_outcome_reply, appended as it ends, after
+// an 8-byte little-endian length. A kernel's failure ends the call: the runs after it have no outcome.
+void append_run_outcome(Reply& reply, const Result<KernelOutcome>& outcome);
 // The outcomes of at most `runs` runs, in order; a malformed reply (lengths beyond the bytes, more
 // outcomes than runs, an outcome after a failure) is the call's error.
 Result<std::vector<Result<KernelOutcome>>> decode_run_outcomes(std::string_view bytes, int runs);

@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "core/diagnostic.h"
+#include "runtime/reply.h"
 
 namespace nki_agent {
 
@@ -111,9 +112,10 @@ struct SandboxReport {
   bool ok() const { return !error.has_value(); }
 };
 
-// What runs in the child, after the confinement: the bytes to send back, or a Diagnostic of its own
-// (a kernel's Python exception with file:line). A function returning std::string converts to it.
-using SandboxFn = std::function<Result<std::string>()>;
+// What runs in the child, after the confinement: the bytes to send back (runtime/reply.h: some may be
+// spans of the child's memory, written without a copy), or a Diagnostic of its own (a kernel's
+// Python exception with file:line). A function returning std::string converts to it.
+using SandboxFn = std::function<Result<Reply>()>;
 
 // kSandboxBadLimits when a limit is out of its range (see sandbox.cpp); nothing is forked.
 Result<void> validate_limits(const SandboxLimits& limits);

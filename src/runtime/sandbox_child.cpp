@@ -62,7 +62,7 @@ void write_record(RecordKind kind, const void* body, uint32_t n) {
                                             static_cast<unsigned char>((n >> 16) & 0xff),
                                             static_cast<unsigned char>((n >> 24) & 0xff)};
   write_all_raw(kResultFd, head, sizeof head);
-  if (n > 0) write_all_raw(kResultFd, body, n);
+  if (n > 0 && body != nullptr) write_all_raw(kResultFd, body, n);  // no body: the caller writes its n bytes
 }
 
 // Sends `sig` to this thread; the filter allows tgkill on the child's own pid.
@@ -221,9 +221,10 @@ void confine(const ChildPlan& plan) {
   }
 }
 
-void write_result(const Result<std::string>& r) {
-  if (r) {
-    write_record(RecordKind::kResult, r->data(), static_cast<uint32_t>(r->size()));
+void write_result(const Result<Reply>& r) {
+  if (r) {  // one record whose body is the parts in order, each written from where it lies
+    write_record(RecordKind::kResult, nullptr, static_cast<uint32_t>(r->size()));
+    for (const Reply::Part& p : r->parts()) write_all_raw(kResultFd, p.bytes().data(), p.bytes().size());
     return;
   }
   std::string json = r.error().to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -232,7 +233,7 @@ void write_result(const Result<std::string>& r) {
 
 // Step 7: runs the request and writes its one record.
 void run_request(const SandboxFn& fn) {
-  Result<std::string> r;
+  Result<Reply> r;
   try {
     r = fn();
   } catch (const std::bad_alloc&) {

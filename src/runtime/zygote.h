@@ -21,13 +21,14 @@
 #include <vector>
 
 #include "core/diagnostic.h"
+#include "runtime/reply.h"
 #include "runtime/shared_memory.h"
 
 namespace nki_agent {
 
 // Runs in the sandboxed child: the request payload and the shared memory that came with it in,
 // the result bytes (or a Diagnostic) out.
-using Handler = std::function<Result<std::string>(const std::string& payload, const Attachments& attachments)>;
+using Handler = std::function<Result<Reply>(const std::string& payload, const Attachments& attachments)>;
 using PayloadHandler = std::function<Result<std::string>(const std::string& payload)>;
 // Runs once in the zygote before the first request.
 using WarmupFn = std::function<Result<void>()>;

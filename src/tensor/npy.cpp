@@ -791,6 +791,12 @@ void npy_serialize_append(const Tensor& t, std::string& out, NpyOptions opts) {
   write_payload(t, plan.as_f32, [&](const uint8_t* p, size_t n) { out.append(reinterpret_cast<const char*>(p), n); });
 }
 
+std::string npy_header_before_storage(const Tensor& t, NpyOptions opts) {
+  const WritePlan plan = plan_write(t, opts);
+  if (plan.as_f32 || !t.is_contiguous()) return {};
+  return std::string(plan.preamble_and_header.begin(), plan.preamble_and_header.end());
+}
+
 Result<void> npy_save(const std::string& path, const Tensor& t, NpyOptions opts) {
   const WritePlan plan = plan_write(t, opts);
   FilePtr f(std::fopen(path.c_str(), "wb"));

@@ -70,5 +70,9 @@ std::vector<uint8_t> npy_serialize(const Tensor& t, NpyOptions opts = {});
 // in one buffer, without a copy in between). Both throw std::invalid_argument as npy_serialize does.
 size_t npy_serialized_size(const Tensor& t, NpyOptions opts = {});
 void npy_serialize_append(const Tensor& t, std::string& out, NpyOptions opts = {});
+// The preamble and header npy_serialize_append writes before the elements, when the elements that
+// follow are t's own bytes as they lie in memory (a contiguous tensor written in its own dtype), so
+// that a writer can take them from t's storage; empty when they are not.
+std::string npy_header_before_storage(const Tensor& t, NpyOptions opts = {});
 
 }  // namespace nki_agent

@@ -458,6 +458,28 @@ void expect_rejected(const std::string& bytes, const std::string& why) {
   EXPECT_EQ(r.error().code, "nkia_worker_protocol") << why << ": " << r.error().format();
 }
 
+TEST(TraceWire, AReplyPointsToContiguousOutputsAndReadsAsTheSameBytes) {
+  // A contiguous output is a span of its storage, a strided one (a transposed view) is copied; the
+  // reply's parts in order are exactly encode_outcome's bytes, as the sandboxed child writes them.
+  KernelOutcome o = sample_outcome();
+  Tensor big = Tensor::from_f32({64, 32}, std::vector<float>(64 * 32, 2.5f));
+  o.outputs = {big, big.transpose()};
+  o.output_specs = {{"out0", DType::kFloat32, {64, 32}}, {"out1", DType::kFloat32, {32, 64}}};
+  const Reply reply = encode_outcome_reply(o);
+  EXPECT_EQ(reply.flatten(), encode_outcome(o));
+  int spans = 0;
+  for (const Reply::Part& p : reply.parts())
+    if (p.data != nullptr) {
+      ++spans;
+      EXPECT_EQ(static_cast<const void*>(p.data), big.data());  // not a copy
+      EXPECT_EQ(p.size, static_cast<size_t>(big.nbytes()));
+    }
+  EXPECT_EQ(spans, 1);
+  size_t total = 0;
+  for (const Reply::Part& p : reply.parts()) total += p.bytes().size();
+  EXPECT_EQ(total, reply.size());
+}
+
 TEST(TraceWire, RoundTripsATrace) {
   KernelOutcome o = sample_outcome();
   auto back = decode_outcome(encode_outcome(o));

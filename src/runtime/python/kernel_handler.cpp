@@ -9,18 +9,20 @@ namespace nki_agent {
 void register_kernel_handler(HandlerRegistry& registry) {
   registry.set_warmup([]() -> Result<void> { return python_host_init(); });
   registry.register_handler(kKernelHandler,
-                            [](const std::string& payload, const Attachments& attachments) -> Result<std::string> {
+                            [](const std::string& payload, const Attachments& attachments) -> Result<Reply> {
                               auto call = decode_call(payload, attachments);
                               if (!call) return fail(call.error());
                               // The kernel's own failures travel inside the outcome, so the host tells them from the
                               // sandbox's verdicts only by their codes.
-                              if (call->runs == 1) return encode_outcome(python_run(*call));
+                              // The outputs go out from their own storage (runtime/reply.h), not copied.
+                              if (call->runs == 1) return encode_outcome_reply(python_run(*call));
                               // Several sets of inputs: each its own run, the kernel's modules loaded afresh, in
-                              // this one process; each outcome encoded as it ends, so no run's outputs outlive it.
-                              std::string reply;
+                              // this one process; each outcome encoded as it ends (the reply keeps only its
+                              // outputs' storage).
+                              Reply reply;
                               for (int i = 0; i < call->runs; ++i) {
                                 auto outcome = python_run(call_of_run(*call, i));
-                                append_run_outcome(reply, outcome, call->runs - 1 - i);
+                                append_run_outcome(reply, outcome);
                                 if (!outcome) break;
                               }
                               return reply;
