@@ -96,9 +96,9 @@ enum class DataFlow : uint8_t {
 
 // An instruction whose checks passed, as it issues: follows unwritten data from srcs into dst (and
 // warns where it mixes into results) as `flow` says, and gives the trace record (without operands
-// when ctx.trace is not recording). Every instruction
-// goes through here, before it computes: it also settles the tensors the instruction reads (their
-// poison and pending copies, nki/nki_tensor.h) and prepares dst for the write (before_write).
+// when ctx.trace is not recording). Every instruction goes through here, before it computes: it
+// also settles the tensors the instruction reads (their poison and pending copies,
+// nki/nki_tensor.h) and prepares dst for the write (before_write).
 // `settle_reads` false leaves the reads to the instruction (read_view: a matmul reads pending
 // copies in place).
 InstructionRecord issue_instruction(ExecContext& ctx, Engine e, const InstrOp& op, const SourceLoc& loc,

@@ -46,7 +46,9 @@ int attachment_index(const Tensor& t, const Attachments& shared) {
 }
 
 // How a message being built grows: a std::string copies everything into itself; a Reply
-// (runtime/reply.h) points to a contiguous array's elements where they lie instead.
+// (runtime/reply.h) points to a contiguous array's elements where they lie instead, when there are
+// enough of them to be worth a write of their own.
+constexpr int64_t kReplySpanMinBytes = 64 << 10;
 void put_bytes(std::string& out, std::string_view bytes) {
   out.append(bytes);
 }
@@ -57,7 +59,8 @@ void put_npy(std::string& out, const Tensor& t) {
   npy_serialize_append(t, out);
 }
 void put_npy(Reply& out, const Tensor& t) {
-  if (std::string head = npy_header_before_storage(t); !head.empty()) {
+  if (std::string head = t.nbytes() >= kReplySpanMinBytes ? npy_header_before_storage(t) : std::string();
+      !head.empty()) {
     out.append(head);
     out.append_span(t.data(), static_cast<size_t>(t.nbytes()), t.storage());
     return;

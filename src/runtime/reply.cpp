@@ -22,11 +22,6 @@ void Reply::append(std::string_view bytes) {
   size_ += bytes.size();
 }
 
-void Reply::reserve(size_t n) {
-  std::string& tail = owned_tail();
-  reserve_on_huge_pages(tail, tail.size() + n);
-}
-
 void Reply::append_span(const void* data, size_t n, std::shared_ptr<const void> keep) {
   if (n == 0) return;
   Part p;

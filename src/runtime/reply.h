@@ -32,8 +32,6 @@ class Reply {
 
   // Bytes appended to the reply's last owned part (a new one after a span).
   void append(std::string_view bytes);
-  // Room for `n` more owned bytes in the last owned part, so that appends do not regrow it.
-  void reserve(size_t n);
   // A span of `n` bytes at `data`, kept valid by `keep`, appended without a copy.
   void append_span(const void* data, size_t n, std::shared_ptr<const void> keep);
   // Writes the 8 little-endian bytes of v over owned bytes at byte offset `at` of the reply (a

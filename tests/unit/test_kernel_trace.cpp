@@ -459,12 +459,14 @@ void expect_rejected(const std::string& bytes, const std::string& why) {
 }
 
 TEST(TraceWire, AReplyPointsToContiguousOutputsAndReadsAsTheSameBytes) {
-  // A contiguous output is a span of its storage, a strided one (a transposed view) is copied; the
-  // reply's parts in order are exactly encode_outcome's bytes, as the sandboxed child writes them.
+  // A large contiguous output is a span of its storage; a strided one (a transposed view) and a small
+  // one are copied; the reply's parts in order are exactly encode_outcome's bytes, as the sandboxed
+  // child writes them.
   KernelOutcome o = sample_outcome();
-  Tensor big = Tensor::from_f32({64, 32}, std::vector<float>(64 * 32, 2.5f));
-  o.outputs = {big, big.transpose()};
-  o.output_specs = {{"out0", DType::kFloat32, {64, 32}}, {"out1", DType::kFloat32, {32, 64}}};
+  Tensor big = Tensor::from_f32({256, 128}, std::vector<float>(256 * 128, 2.5f));
+  o.outputs = {big, big.transpose(), o.outputs[0]};
+  o.output_specs = {
+      {"out0", DType::kFloat32, {256, 128}}, {"out1", DType::kFloat32, {128, 256}}, {"out2", DType::kFloat32, {2, 3}}};
   const Reply reply = encode_outcome_reply(o);
   EXPECT_EQ(reply.flatten(), encode_outcome(o));
   int spans = 0;
