@@ -386,21 +386,28 @@ Result<void> isa_copy_predicated(ExecContext& ctx, const Access& dst, const std:
   InstructionRecord rec = issue_instruction(ctx, Engine::kVector, kCode, loc, dst, reads, DataFlow::kElementwise);
   ctx.trace.add(std::move(rec));
   if (!ctx.compute) return {};
+  // dst's rows gathered into one contiguous copy, the chosen elements' bytes replaced (from src in dst's
+  // element type, or the value), and written back whole: unchosen elements keep their exact bits.
   Tensor pr = rows_f32(predicate);
-  Tensor in = src ? src->view.contiguous() : Tensor();
   const int64_t p = dst.partitions(), n = per_partition(dst);
-  for (int64_t i = 0; i < p; ++i) {
-    Tensor drow = dst.view.select(0, i).reshape({n});
-    Tensor srow = src ? in.select(0, i).reshape({n}) : Tensor();
-    for (int64_t k = 0; k < n; ++k) {
-      if ((pr.data_as<float>()[i * n + k] != 0.0f) == reverse) continue;
-      Tensor d = drow.slice(0, k, k + 1);
-      if (src)
-        d.assign(srow.slice(0, k, k + 1));  // same dtype: bit-exact
-      else
-        d.fill(value);
-    }
+  Tensor merged = dst.view.copy().reshape({p, n});
+  Tensor in;
+  if (src) {
+    in = src->view.dtype() == dst.dtype() ? src->view.contiguous() : src->view.astype(dst.dtype());
+  } else {
+    in = Tensor::uninitialized({1}, dst.dtype());
+    in.fill(value);
   }
+  const auto size = static_cast<size_t>(merged.itemsize());
+  const auto* from = static_cast<const uint8_t*>(std::as_const(in).data());
+  auto* to = static_cast<uint8_t*>(merged.data());
+  const float* chosen = pr.data_as<float>();
+  for (int64_t e = 0; e < p * n; ++e) {
+    if ((chosen[e] != 0.0f) == reverse) continue;
+    std::memcpy(to + static_cast<size_t>(e) * size, from + (src ? static_cast<size_t>(e) * size : 0), size);
+  }
+  Tensor d = dst.view;
+  d.assign(merged.reshape(dst.shape()));
   return {};
 }
 
@@ -490,6 +497,10 @@ Result<void> isa_gather_flattened(ExecContext& ctx, const Access& dst, const Acc
   Tensor src = data.view.contiguous().reshape({p, n});
   const std::vector<int64_t> idx = indices.view.contiguous().to_i64_vector();
   Tensor out = Tensor::uninitialized({p, k}, data.dtype());
+  // Both sides are contiguous [p, n] and [p, k] of one element type: each pick is one element's bytes.
+  const auto size = static_cast<size_t>(src.itemsize());
+  const auto* from = static_cast<const uint8_t*>(std::as_const(src).data());
+  auto* to = static_cast<uint8_t*>(out.data());
   for (int64_t i = 0; i < p; ++i)
     for (int64_t j = 0; j < k; ++j) {
       const int64_t at = idx[static_cast<size_t>(i * k + j)];
@@ -497,8 +508,7 @@ Result<void> isa_gather_flattened(ExecContext& ctx, const Access& dst, const Acc
         return fail(nki_error("nkia_indirect_index_out_of_bounds",
                               fmt::format("'{}': partition {} index {} is outside its {} elements", kOp, i, at, n),
                               "keep every index within the data's elements per partition"));
-      Tensor d = out.select(0, i).slice(0, j, j + 1);
-      d.assign(src.select(0, i).slice(0, at, at + 1));
+      std::memcpy(to + static_cast<size_t>(i * k + j) * size, from + static_cast<size_t>(i * n + at) * size, size);
     }
   Tensor o = dst.view;
   o.assign(out.reshape(dst.shape()));
