@@ -78,7 +78,7 @@ Result<void> check_writable(const Access& a, std::string_view role) {
 }
 
 Poison fresh_poison(const ExecContext& ctx, Buffer b) {
-  if (!ctx.compute) return buffer_is_on_chip(b) ? Poison::kNone : Poison::kNow;
+  if (!ctx.compute) return buffer_is_on_chip(b) ? Poison::kNone : Poison::kZeros;
   return ctx.eager_state ? Poison::kNow : Poison::kLazy;
 }
 

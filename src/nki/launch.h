@@ -54,9 +54,10 @@ Result<void> check_writable(const Access& a, std::string_view role);
 // Whether an operand in `role` is written by its instruction.
 bool role_writes(std::string_view role);
 
-// When a tensor the kernel creates gets its poison (nki/nki_tensor.h). Timing-only runs leave fresh
-// on-chip tiles unfilled (nothing computes on them) and poison HBM tensors, which may be returned,
-// at once (nothing will be written into them); eager-state runs poison at once; others lazily.
+// When a tensor the kernel creates gets its poison (nki/nki_tensor.h). Timing-only runs compute
+// nothing and return no values: fresh on-chip tiles stay unfilled and HBM tensors read as zeros
+// (fresh memory, never written: an 800 MB output costs no page until something touches it);
+// eager-state runs poison at once; others lazily.
 Poison fresh_poison(const ExecContext& ctx, Buffer b);
 
 // The warning for a returned output with elements that hold no data (nki/written.h):

@@ -169,8 +169,8 @@ std::shared_ptr<NkiTensor> new_tensor() {
 std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buffer buffer, std::string name,
                                            Poison poison) {
   auto t = new_tensor();
-  t->data = Tensor::uninitialized(shape, dtype);
-  t->lazy.poison_pending = poison != Poison::kNone;
+  t->data = poison == Poison::kZeros ? Tensor::empty(shape, dtype) : Tensor::uninitialized(shape, dtype);
+  t->lazy.poison_pending = poison == Poison::kLazy || poison == Poison::kNow;
   t->writes.all_written = false;
   t->writes.all_stored = !buffer_is_hbm(buffer);
   t->buffer = buffer;

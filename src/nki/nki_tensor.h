@@ -110,8 +110,9 @@ struct NkiTensor {
 };
 
 // When a fresh tensor gets its poison: at its first read (kLazy, see above), at once (kNow), or never
-// (kNone: left as allocated, for timing-only runs, which compute nothing, so nothing reads it).
-enum class Poison : uint8_t { kLazy, kNow, kNone };
+// (kNone: left as allocated; kZeros: zeros, which fresh memory holds without a write). Timing-only
+// runs compute nothing and return no values, so nothing reads what their fresh tensors hold.
+enum class Poison : uint8_t { kLazy, kNow, kNone, kZeros };
 
 // A new tensor in `buffer`, poisoned as `poison` says. Checks are the caller's (nki/checks.h).
 std::shared_ptr<NkiTensor> make_nki_tensor(const Shape& shape, DType dtype, Buffer buffer, std::string name,

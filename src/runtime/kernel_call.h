@@ -92,7 +92,9 @@ struct KernelCall {
   // Inputs the worker makes as zeros of these types and shapes, after `inputs` (input_names, when
   // given, name both, in that order): a timing-only check reads no values, so no data travels.
   std::vector<TensorSpec> zero_inputs;
-  bool want_outputs = true;  // false: the outcome's outputs stay empty; output_specs still describe them
+  // false: the outcome's outputs stay empty; output_specs still describe them. A timing-only run's
+  // outputs hold poison (NaN, or kPoisonInt for integers): it computed no values.
+  bool want_outputs = true;
   // true: the entry runs as a kernel launch even when it is a plain function — a candidate under
   // verification has no host side. Whenever the entry is a kernel, no NumPy array of the inputs
   // exists in the run and Python can read no values (nkia_trace_time_value_read).

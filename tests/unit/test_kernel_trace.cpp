@@ -246,6 +246,8 @@ TEST_F(KernelTrace, ZeroInputsAndOutputSpecs) {
   ASSERT_TRUE(with_data) << with_data.error().format();
   ASSERT_EQ(with_data->outputs.size(), 5u);
   EXPECT_EQ(with_data->outputs[4].shape(), (Shape{64, 64}));
+  for (const Tensor& o : with_data->outputs)  // nothing was computed: every value is poison
+    for (float v : o.to_f32_vector()) ASSERT_TRUE(std::isnan(v));
 
   // Bound by name: a bf16 b meets the float32 a in the matmul, which the checks refuse.
   c.zero_inputs[0].dtype = DType::kBFloat16;

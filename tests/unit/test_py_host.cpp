@@ -5,7 +5,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
+#include "runtime/kernel_call.h"
 #include "runtime/python/py_host.h"
 #include "runtime/python/warm_up.h"
 #include "support/python_oracle.h"
@@ -434,6 +436,57 @@ TEST_F(PyHost, RunsAreIndependent) {
   ASSERT_TRUE(first && second);
   EXPECT_EQ(first->outputs[0].item(), 1);
   EXPECT_EQ(second->outputs[0].item(), 1);
+}
+
+// This process's peak resident memory since the last reset_peak_rss(), in bytes; -1 where the
+// system does not offer it.
+int64_t peak_rss() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmHWM:") {
+      int64_t kib = -1;
+      status >> kib;
+      return kib * 1024;
+    }
+    status.ignore(1 << 16, '\n');
+  }
+  return -1;
+}
+bool reset_peak_rss() {
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";  // resets VmHWM to the current resident size (Linux 4.0 and later)
+  clear.flush();
+  return clear.good();
+}
+
+// A timing-only run computes nothing and returns no values: its zero inputs are not copied, its
+// kernel's HBM tensors not filled, so a kernel over 1 GiB in and 1 GiB out stays far below that in
+// resident memory (before, the input was copied and the output filled: over 2 GiB); its outputs'
+// specs come back.
+TEST_F(PyHost, ATimingOnlyRunTouchesNoMemoryOfItsLargeTensors) {
+  const std::string src =
+      "import neuronxcc.nki as nki\n"
+      "import neuronxcc.nki.language as nl\n"
+      "@nki.jit\n"
+      "def kernel(x):\n"
+      "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
+      "    t = nl.load(x[0:128, 0:512])\n"
+      "    nl.store(out[0:128, 0:512], value=nl.exp(t))\n"
+      "    return out\n";
+  KernelCall c;
+  c.src = kernel_files_from_source(src);
+  c.entry = "kernel";
+  make_timing_only(c, {TensorSpec{"x", DType::kFloat32, {8192, 32768}}});  // 1 GiB
+  if (!reset_peak_rss() || peak_rss() < 0) GTEST_SKIP() << "no resettable peak RSS here";
+  const int64_t before = peak_rss();
+  auto r = python_run(c);
+  const int64_t grew = peak_rss() - before;
+  ASSERT_TRUE(r) << r.error().format();
+  ASSERT_EQ(r->output_specs.size(), 1u);
+  EXPECT_EQ(r->output_specs[0].shape, (Shape{8192, 32768}));
+  EXPECT_TRUE(r->outputs.empty());
+  EXPECT_LT(grew, int64_t{256} << 20) << "peak resident memory grew by " << (grew >> 20) << " MiB";
 }
 
 }  // namespace

@@ -196,9 +196,11 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
     // turns them into arrays only for a host function.
     py::list args;
     for (size_t i = 0; i < call.inputs.size(); ++i) args.append(argument_object(call.inputs[i], input_name(call, i)));
+    // Zero inputs are the kernel's own from the start (no copy): fresh memory, which costs no page
+    // until something writes it.
     for (size_t i = 0; i < call.zero_inputs.size(); ++i)
-      args.append(argument_object(Tensor::zeros(call.zero_inputs[i].shape, call.zero_inputs[i].dtype),
-                                  input_name(call, call.inputs.size() + i)));
+      args.append(py::cast(argument_tensor(Tensor::zeros(call.zero_inputs[i].shape, call.zero_inputs[i].dtype),
+                                           input_name(call, call.inputs.size() + i))));
     py::dict kwargs;
     for (const auto& [k, v] : call.kwargs) kwargs[py::str(k)] = py::str(v);
     py::object run = py::module_::import("_nkia.runner").attr("run");
@@ -245,7 +247,13 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
       if (!t) return fail(t.error());
       out.output_stores.push_back(std::move(stores));
       out.output_specs.push_back({fmt::format("out{}", idx++), t->dtype(), t->shape()});
-      if (call.want_outputs) out.outputs.push_back(std::move(*t));
+      if (call.want_outputs && call.compute) {
+        out.outputs.push_back(std::move(*t));
+      } else if (call.want_outputs) {  // a timing-only run computed no values: its outputs read as poison
+        Tensor none = Tensor::uninitialized(t->shape(), t->dtype());
+        poison(none);
+        out.outputs.push_back(std::move(none));
+      }
     }
     // Records name the kernel's files as the interpreter knows them (relative to the root): give
     // them the paths Diagnostics carry.
