@@ -393,7 +393,8 @@ Result<void> isa_copy_predicated(ExecContext& ctx, const Access& dst, const std:
   Tensor merged = dst.view.copy().reshape({p, n});
   Tensor in;
   if (src) {
-    in = src->view.dtype() == dst.dtype() ? src->view.contiguous() : src->view.astype(dst.dtype());
+    in = Tensor::uninitialized(src->view.shape(), dst.dtype());
+    in.assign(src->view);  // converted as an assign into dst converts
   } else {
     in = Tensor::uninitialized({1}, dst.dtype());
     in.fill(value);

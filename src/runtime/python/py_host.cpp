@@ -247,12 +247,12 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
       if (!t) return fail(t.error());
       out.output_stores.push_back(std::move(stores));
       out.output_specs.push_back({fmt::format("out{}", idx++), t->dtype(), t->shape()});
-      if (call.want_outputs && call.compute) {
-        out.outputs.push_back(std::move(*t));
-      } else if (call.want_outputs) {  // a timing-only run computed no values: its outputs read as poison
+      if (call.want_outputs && !call.compute) {  // a timing-only run computed no values: they read as poison
         Tensor none = Tensor::uninitialized(t->shape(), t->dtype());
         poison(none);
         out.outputs.push_back(std::move(none));
+      } else if (call.want_outputs) {
+        out.outputs.push_back(std::move(*t));
       }
     }
     // Records name the kernel's files as the interpreter knows them (relative to the root): give
