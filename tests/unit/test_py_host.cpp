@@ -465,6 +465,9 @@ bool reset_peak_rss() {
 // resident memory (before, the input was copied and the output filled: over 2 GiB); its outputs'
 // specs come back.
 TEST_F(PyHost, ATimingOnlyRunTouchesNoMemoryOfItsLargeTensors) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "under AddressSanitizer every storage is a heap allocation, zeros written out";
+#endif
   const std::string src =
       "import neuronxcc.nki as nki\n"
       "import neuronxcc.nki.language as nl\n"
