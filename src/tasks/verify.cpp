@@ -273,7 +273,8 @@ class Verifier {
         sets.push_back(p->in.kernel_args);
         prepared.push_back(std::move(*p));
       }
-      NKIA_LOG_DEBUG("verify {}: cases {}..{} in one process", task_.label(), batch[next]->index, batch.back()->index);
+      NKIA_LOG_DEBUG("verify {}: {} case(s) in one process, from case {} ({} shapes)", task_.label(),
+                     batch.size() - next, batch[next]->index, batch[next]->set->name);
       auto t0 = std::chrono::steady_clock::now();
       auto outcomes = service_.run_each(candidate_call(prepared.front()), sets, limits());
       const double seconds = seconds_since(t0);
@@ -450,9 +451,10 @@ class Verifier {
   }
 
   // The cases after the first, as the kernel processes that run them: cases whose inputs and
-  // outputs are small run several to a process (run_cases), in case order, split over at least
-  // `parallel` processes; large and timing-only cases run one to a process. Batches come in order
-  // of their first case.
+  // outputs are small run several to a process (run_cases), a shape set's cases together (in case
+  // order within it: a process replays its first run of a shape set on the others, without the
+  // kernel's Python, runtime/python/replay.h), split over at least `parallel` processes; large and
+  // timing-only cases run one to a process. Batches come in order of their first case.
   std::vector<std::vector<const Case*>> plan_batches(const std::vector<const Case*>& rest, int parallel) const {
     std::vector<std::vector<const Case*>> batches;
     std::vector<const Case*> small;
@@ -463,6 +465,8 @@ class Verifier {
       else
         small.push_back(c);
     }
+    std::stable_sort(small.begin(), small.end(),
+                     [](const Case* a, const Case* b) { return std::less<const ShapeSet*>()(a->set, b->set); });
     // As few processes as the limits allow, a multiple of `parallel` of them (they take about the same
     // time each), the cases dealt out evenly in case order.
     const int64_t max_shared = static_cast<int64_t>(kMaxAttachmentsPerCall) - 1;

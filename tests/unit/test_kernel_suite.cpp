@@ -27,6 +27,7 @@
 #include "nki/error_catalogue.h"
 #include "runtime/kernel_call.h"
 #include "runtime/python/py_host.h"
+#include "runtime/python/replay.h"
 #include "support/python_oracle.h"
 #include "tensor/npy.h"
 #include "tensor/rng.h"
@@ -431,6 +432,53 @@ TEST_P(KernelSuite, Runs) {
         << k.path << " output " << o << " differs between lazy and eager state";
   }
   EXPECT_EQ(eager->warnings.size(), r->warnings.size()) << k.path;
+}
+
+// A call of three runs (three seeds' inputs) replays its first run's recording on the other two
+// (runtime/python/replay.h), and every run's outcome is the one a run in Python gives: the same
+// output bytes, stored elements and warnings.
+TEST_P(KernelSuite, ReplaysGiveTheRunsOfPython) {
+  const KernelSpec& k = GetParam();
+  if (k.must_fail || !k.known_failure.empty() || !k.header_error.empty()) GTEST_SKIP() << "not a passing kernel";
+  auto files = load_kernel_files(k.path);
+  ASSERT_TRUE(files) << files.error().format();
+  KernelCall call;
+  call.src = std::move(*files);
+  call.entry = k.entry;
+  call.kwargs = k.args;
+  call.target = k.target;
+  call.kernel_only = true;
+  call.collect_trace = false;
+  call.runs = 3;
+  for (uint64_t seed = k.seed; seed < k.seed + 3; ++seed)
+    for (const auto& in : k.inputs) {
+      Rng rng(seed, Rng::stream_id(in.name));
+      call.inputs.push_back(in.dist == "uniform" ? random_uniform(in.shape, in.dtype, rng, in.p0, in.p1)
+                                                 : random_normal(in.shape, in.dtype, rng, in.p0, in.p1));
+    }
+  for (const auto& in : k.inputs) call.input_names.push_back(in.name);
+  RunSeries series(call);
+  for (int i = 0; i < call.runs; ++i) {
+    SCOPED_TRACE("run " + std::to_string(i));
+    auto replayed = series.run(i);
+    auto ran = python_run(call_of_run(call, i));
+    ASSERT_TRUE(ran) << ran.error().format();
+    ASSERT_TRUE(replayed) << replayed.error().format();
+    ASSERT_EQ(replayed->outputs.size(), ran->outputs.size());
+    for (size_t o = 0; o < ran->outputs.size(); ++o) {
+      const Tensor a = replayed->outputs[o].contiguous(), b = ran->outputs[o].contiguous();
+      ASSERT_EQ(a.dtype(), b.dtype());
+      ASSERT_EQ(a.shape(), b.shape());
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), static_cast<size_t>(a.nbytes())), 0) << "output " << o;
+    }
+    ASSERT_EQ(replayed->output_stores.size(), ran->output_stores.size());
+    for (size_t o = 0; o < ran->output_stores.size(); ++o)
+      EXPECT_EQ(replayed->output_stores[o].unstored, ran->output_stores[o].unstored) << "output " << o;
+    ASSERT_EQ(replayed->warnings.size(), ran->warnings.size());
+    for (size_t w = 0; w < ran->warnings.size(); ++w)
+      EXPECT_EQ(replayed->warnings[w].format(), ran->warnings[w].format());
+  }
+  EXPECT_EQ(series.replayed(), 2) << k.path << " was not replayed: " << series.why_not();
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, KernelSuite, ::testing::ValuesIn(all_kernels()),

@@ -3,6 +3,7 @@
 #include "runtime/kernel_call.h"
 #include "runtime/kernel_service.h"
 #include "runtime/python/py_host.h"
+#include "runtime/python/replay.h"
 
 namespace nki_agent {
 
@@ -16,12 +17,13 @@ void register_kernel_handler(HandlerRegistry& registry) {
                               // sandbox's verdicts only by their codes.
                               // The outputs go out from their own storage (runtime/reply.h), not copied.
                               if (call->runs == 1) return encode_outcome_reply(python_run(*call));
-                              // Several sets of inputs: each its own run, the kernel's modules loaded afresh, in
-                              // this one process; each outcome encoded as it ends (the reply keeps only its
-                              // outputs' storage).
+                              // Several sets of inputs: each its own run in this one process, in Python or
+                              // replayed from an earlier run of the same shapes (runtime/python/replay.h); each
+                              // outcome encoded as it ends (the reply keeps only its outputs' storage).
                               Reply reply;
+                              RunSeries series(*call);
                               for (int i = 0; i < call->runs; ++i) {
-                                auto outcome = python_run(call_of_run(*call, i));
+                                auto outcome = series.run(i);
                                 append_run_outcome(reply, outcome);
                                 if (!outcome) break;
                               }

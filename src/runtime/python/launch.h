@@ -10,6 +10,8 @@
 
 namespace nki_agent {
 
+class Recording;  // runtime/python/replay.h
+
 // The launch being executed on this thread, or null outside a kernel.
 Launch* current_launch();
 
@@ -29,6 +31,8 @@ struct RunScope {
   std::optional<Diagnostic> fatal;
   Trace trace;
   WarningList warnings;  // every launch's warnings, handed over when it ends
+  // Where the run is recorded for replays (runtime/python/replay.h), or null.
+  Recording* recording = nullptr;
 };
 
 // The run on this thread (python_run sets it), or null: launches then keep ExecContext's defaults.

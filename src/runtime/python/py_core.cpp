@@ -15,6 +15,7 @@
 
 #include "runtime/python/launch.h"
 #include "runtime/python/py_convert.h"
+#include "runtime/python/replay.h"
 
 namespace py = pybind11;
 
@@ -65,7 +66,10 @@ std::shared_ptr<NkiTensor> new_tensor(const std::vector<int64_t>& shape, const s
   r.auto_allocated = auto_allocated;
   r.origin = parse_origin(origin);
   r.placement = parse_placement(placement);
-  return check(launch.new_tensor(r, caller_loc()));
+  auto t = check(launch.new_tensor(r, caller_loc()));
+  // A placement changes no value (nki/placement.h): its rules were checked by the recorded run.
+  if (Recording* rec = current_recording()) rec->add_created(t);
+  return t;
 }
 
 // Runs `func` once per SPMD instance and returns the first instance's result: outputs are shared_hbm
@@ -76,6 +80,7 @@ py::object launch(py::function func, py::list args, py::dict kwargs, std::vector
                   const std::string& platform_target) {
   if (t_launch) throw py::value_error("a kernel launch is already running on this thread");
   Launch ctx(grid);
+  if (Recording* rec = current_recording()) rec->begin_launch();
   begin_launch(ctx);
   // @nki.jit(platform_target="trn2") compiles the kernel for that target, whatever the run's default.
   if (!platform_target.empty()) ctx.exec.target = check(target_by_name(platform_target));
@@ -181,6 +186,12 @@ SourceLoc caller_loc() {
 Launch& launch_or_raise(const char* api) {
   if (!t_launch) raise(outside_kernel_error(api));
   return *t_launch;
+}
+
+ExecContext& exec_or_raise(const char* api) {
+  ExecContext& ctx = launch_or_raise(api).exec;
+  if (Recording* r = current_recording()) r->taint(fmt::format("{} is not recorded for replays", api));
+  return ctx;
 }
 
 void refuse_value_read_in_kernel(const char* what) {

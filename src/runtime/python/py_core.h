@@ -39,9 +39,14 @@ SourceLoc caller_loc();
 
 // The launch running on this thread, or err_nki_api_outside_of_nki_kernel naming `api`.
 Launch& launch_or_raise(const char* api);
-inline ExecContext& exec_or_raise(const char* api) {
+// The running launch's context for an instruction recorded for replays (runtime/python/replay.h:
+// issued through issue(), its operands admitted by to_access).
+inline ExecContext& instruction_exec(const char* api) {
   return launch_or_raise(api).exec;
 }
+// The running launch's context for anything else; a run that reaches the core this way is not
+// replayed (taint_recording).
+ExecContext& exec_or_raise(const char* api);
 
 // A kernel never sees its tensors' values (docs/sandbox.md, "Values at trace time"): inside a
 // launch, or anywhere in a run whose entry is the kernel itself, reading them from Python is

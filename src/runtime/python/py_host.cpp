@@ -16,6 +16,7 @@
 #include "runtime/python/py_convert.h"
 #include "runtime/python/py_errors.h"
 #include "runtime/python/pylib.h"
+#include "runtime/python/replay.h"
 #include "runtime/python/warm_up.h"
 #include "runtime/shared_memory.h"
 
@@ -79,20 +80,17 @@ Diagnostic python_error(const char* what, const py::error_already_set& e) {
                            "this is a bug in nki-agent's kernel host; please report it");
 }
 
-// A kernel argument as the core holds it: an HBM tensor with a contiguous copy of the input (a
-// kernel may write its inputs; the caller's stay as they were). An input in shared memory this
-// process received is its own copy already (copy-on-write pages) and is used in place.
-py::object argument_object(const Tensor& t, std::string name) {
-  const auto* shared = dynamic_cast<const SharedMemory*>(t.storage() ? t.storage()->external().get() : nullptr);
-  const bool own_copy = shared != nullptr && shared->writable() && shared->fd() < 0 && t.is_contiguous();
-  return py::cast(argument_tensor(own_copy ? t : t.copy(), std::move(name)));
-}
-
 std::string input_name(const KernelCall& call, size_t i) {
   return i < call.input_names.size() ? call.input_names[i] : std::string();
 }
 
 }  // namespace
+
+std::shared_ptr<NkiTensor> run_argument(const Tensor& t, std::string name) {
+  const auto* shared = dynamic_cast<const SharedMemory*>(t.storage() ? t.storage()->external().get() : nullptr);
+  const bool own_copy = shared != nullptr && shared->writable() && shared->fd() < 0 && t.is_contiguous();
+  return argument_tensor(own_copy ? t : t.copy(), std::move(name));
+}
 
 // The warm-up (runtime/python/warm_up.h): whatever CPython, NumPy and the pylib initialise lazily is
 // initialised here, once, and not again in every forked child.
@@ -172,7 +170,7 @@ void end_launch(Launch& launch) noexcept {
   t_run->warnings.merge(std::move(launch.exec.warnings));
 }
 
-Result<KernelOutcome> python_run(const KernelCall& call) {
+Result<KernelOutcome> python_run(const KernelCall& call, Recording* record) {
   if (!python_host_ready()) return fail("nkia_internal_python", "python_run before python_host_init");
   RunScope scope;
   if (!call.target.empty()) {
@@ -183,6 +181,7 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
   scope.compute = call.compute;
   scope.collect_trace = call.collect_trace;
   scope.eager_state = call.eager_state;
+  scope.recording = record;
   if (t_run) return fail("nkia_internal_python", "python_run inside another python_run");
   t_run = &scope;
   struct Reset {
@@ -195,12 +194,19 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
     // as they are (no array holding their values exists for kernel code to find), and the runner
     // turns them into arrays only for a host function.
     py::list args;
-    for (size_t i = 0; i < call.inputs.size(); ++i) args.append(argument_object(call.inputs[i], input_name(call, i)));
+    for (size_t i = 0; i < call.inputs.size(); ++i) {
+      auto t = run_argument(call.inputs[i], input_name(call, i));
+      if (record) record->add_input(t);
+      args.append(py::cast(std::move(t)));
+    }
     // Zero inputs are the kernel's own from the start (no copy): fresh memory, which costs no page
     // until something writes it.
-    for (size_t i = 0; i < call.zero_inputs.size(); ++i)
-      args.append(py::cast(argument_tensor(Tensor::zeros(call.zero_inputs[i].shape, call.zero_inputs[i].dtype),
-                                           input_name(call, call.inputs.size() + i))));
+    for (size_t i = 0; i < call.zero_inputs.size(); ++i) {
+      auto t = argument_tensor(Tensor::zeros(call.zero_inputs[i].shape, call.zero_inputs[i].dtype),
+                               input_name(call, call.inputs.size() + i));
+      if (record) record->add_input(t);
+      args.append(py::cast(std::move(t)));
+    }
     py::dict kwargs;
     for (const auto& [k, v] : call.kwargs) kwargs[py::str(k)] = py::str(v);
     py::object run = py::module_::import("_nkia.runner").attr("run");
@@ -234,8 +240,10 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
       return fail(std::move(diag));
     }
     int idx = 0;
+    std::vector<std::shared_ptr<NkiTensor>> returned;  // for the recording: null for what is no tensor
     for (py::handle o : r[1].cast<py::list>()) {
       OutputStores stores;
+      returned.push_back(py::isinstance<NkiTensor>(o) ? o.cast<std::shared_ptr<NkiTensor>>() : nullptr);
       if (py::isinstance<NkiTensor>(o)) {  // which elements the kernel stored to, before the copy
         const NkiTensor& h = o.cast<const NkiTensor&>();
         stores.known = true;
@@ -270,6 +278,7 @@ Result<KernelOutcome> python_run(const KernelCall& call) {
     out.warnings = scope.warnings.take();
     for (Diagnostic& w : out.warnings)
       if (!w.loc.file.empty()) w.loc.file = call.src.real_path(w.loc.file);
+    if (record) record->finish(returned, out);
     return out;
   } catch (const py::error_already_set& e) {
     return fail(python_error("running the kernel failed inside the host", e));

@@ -14,6 +14,7 @@
 // Untrusted kernels must only reach it inside a sandboxed child (runtime/sandbox.h).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "core/diagnostic.h"
@@ -22,14 +23,23 @@
 
 namespace nki_agent {
 
+class Recording;   // runtime/python/replay.h
+struct NkiTensor;  // nki/nki_tensor.h
+
 // Starts the interpreter once; later calls return the first call's result.
 Result<void> python_host_init();
 bool python_host_ready();
 
+// A kernel argument as a run holds it: an HBM tensor of the core with a contiguous copy of `t` (a
+// kernel may write its inputs; the caller's stay as they were), or `t` itself when it lies in shared
+// memory this process received (its own copy-on-write pages already).
+std::shared_ptr<NkiTensor> run_argument(const Tensor& t, std::string name);
+
 // Runs one call in this process, on the call's target and in its compute mode (timing-only when
 // call.compute is false), with its inputs and then its zero_inputs; the outcome carries the trace
 // of every launch, with the kernel files' paths as Diagnostics give them, and every output's spec
-// (its data only when call.want_outputs). Requires python_host_init().
-Result<KernelOutcome> python_run(const KernelCall& call);
+// (its data only when call.want_outputs). Requires python_host_init(). With `record`, the run is
+// recorded into it for replays on other inputs (runtime/python/replay.h).
+Result<KernelOutcome> python_run(const KernelCall& call, Recording* record = nullptr);
 
 }  // namespace nki_agent

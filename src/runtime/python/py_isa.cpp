@@ -13,6 +13,7 @@
 #include "nki/isa_select.h"
 #include "nki/isa_vector.h"
 #include "runtime/python/py_core.h"
+#include "runtime/python/replay.h"
 
 namespace py = pybind11;
 
@@ -92,6 +93,17 @@ std::optional<Access> opt_access(py::handle h, const char* role) {
   return to_access(h, role);
 }
 
+// An instruction's optional operand or scalar operand among its recorded operands (issue): pushed
+// when present, taken back in the same order on the way in.
+bool push_operand(std::vector<Access>& ops, std::optional<Access> a) {
+  if (!a) return false;
+  ops.push_back(std::move(*a));
+  return true;
+}
+std::optional<Access> take_operand(bool present, std::span<const Access> o, size_t& k) {
+  return present ? std::optional<Access>(o[k++]) : std::nullopt;
+}
+
 // Affine expressions cross as (constant, [(axis, coef), ...]).
 AffineExpr affine(int64_t constant, const std::vector<std::pair<int, int64_t>>& terms) {
   AffineExpr e;
@@ -106,9 +118,12 @@ void register_isa(py::module_& m) {
   m.def(
       "dma_copy",
       [](py::handle dst, py::handle src, const std::string& rmw) {
-        ExecContext& ctx = exec_or_raise("dma_copy");
-        check(isa_dma_copy(ctx, to_access(dst, "dst"), to_access(src, "src"), caller_loc(),
-                           rmw.empty() ? std::nullopt : std::optional<BinaryOp>(parse_binary(rmw))));
+        ExecContext& ctx = instruction_exec("dma_copy");
+        const std::optional<BinaryOp> op = rmw.empty() ? std::nullopt : std::optional<BinaryOp>(parse_binary(rmw));
+        check(issue<2>(ctx, {to_access(dst, "dst"), to_access(src, "src")},
+                       [op, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                         return isa_dma_copy(c, o[0], o[1], loc, op);
+                       }));
       },
       py::arg("dst"), py::arg("src"), py::arg("rmw") = "");
   // nki.collectives' data movement (nki/isa_collective.h; _nkia.collectives runs the operations).
@@ -129,57 +144,91 @@ void register_isa(py::module_& m) {
       py::arg("dst"), py::arg("part"), py::arg("own") = py::none(), py::arg("op") = "");
   m.def("rank_argument", [](const std::shared_ptr<NkiTensor>& t) { return rank_argument_copy(*t); });
   m.def("dma_transpose", [](py::handle dst, py::handle src, const std::vector<int>& axes) {
-    ExecContext& ctx = exec_or_raise("dma_transpose");
-    check(isa_dma_transpose(ctx, to_access(dst, "dst"), to_access(src, "src"), axes, caller_loc()));
+    ExecContext& ctx = instruction_exec("dma_transpose");
+    check(issue<2>(ctx, {to_access(dst, "dst"), to_access(src, "src")},
+                   [axes, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                     return isa_dma_transpose(c, o[0], o[1], axes, loc);
+                   }));
   });
   m.def("dma_transpose_axes", [](int rank) {
     const std::span<const int> axes = dma_transpose_axes(rank);
     return std::vector<int>(axes.begin(), axes.end());
   });
   m.def("tensor_tensor", [](py::handle dst, py::handle a, py::handle b, const std::string& op) {
-    ExecContext& ctx = exec_or_raise("tensor_tensor");
-    check(isa_tensor_tensor(ctx, to_access(dst, "dst"), to_access(a, "data1"), to_access(b, "data2"), parse_binary(op),
-                            caller_loc()));
+    ExecContext& ctx = instruction_exec("tensor_tensor");
+    check(issue<3>(ctx, {to_access(dst, "dst"), to_access(a, "data1"), to_access(b, "data2")},
+                   [bop = parse_binary(op), loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                     return isa_tensor_tensor(c, o[0], o[1], o[2], bop, loc);
+                   }));
   });
   m.def("tensor_scalar", [](py::handle dst, py::handle src, const std::string& op, double scalar, bool reverse) {
-    ExecContext& ctx = exec_or_raise("tensor_scalar");
-    check(isa_tensor_scalar(ctx, to_access(dst, "dst"), to_access(src, "data"), parse_binary(op), scalar, reverse,
-                            caller_loc()));
+    ExecContext& ctx = instruction_exec("tensor_scalar");
+    check(issue<2>(
+        ctx, {to_access(dst, "dst"), to_access(src, "data")},
+        [bop = parse_binary(op), scalar, reverse, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+          return isa_tensor_scalar(c, o[0], o[1], bop, scalar, reverse, loc);
+        }));
   });
   m.def("tensor_scalar_tile",
         [](py::handle dst, py::handle src, const std::string& op, py::handle operand, bool reverse) {
-          ExecContext& ctx = exec_or_raise("tensor_scalar");
-          check(isa_tensor_scalar_tile(ctx, to_access(dst, "dst"), to_access(src, "data"), parse_binary(op),
-                                       to_access(operand, "operand"), reverse, caller_loc()));
+          ExecContext& ctx = instruction_exec("tensor_scalar");
+          const BinaryOp bop = parse_binary(op);
+          check(issue<3>(ctx, {to_access(dst, "dst"), to_access(src, "data"), to_access(operand, "operand")},
+                         [bop, reverse, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                           return isa_tensor_scalar_tile(c, o[0], o[1], bop, o[2], reverse, loc);
+                         }));
         });
   m.def("iota", [](py::handle dst, int64_t constant, std::vector<std::pair<int, int64_t>> terms) {
-    ExecContext& ctx = exec_or_raise("iota");
-    check(isa_iota(ctx, to_access(dst, "dst"), affine(constant, terms), caller_loc()));
+    ExecContext& ctx = instruction_exec("iota");
+    check(issue<1>(ctx, {to_access(dst, "dst")},
+                   [expr = affine(constant, terms), loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                     return isa_iota(c, o[0], expr, loc);
+                   }));
   });
   m.def("affine_select", [](py::handle dst, int64_t constant, std::vector<std::pair<int, int64_t>> terms,
                             const std::string& cmp, py::handle on_true, double on_false) {
-    ExecContext& ctx = exec_or_raise("affine_select");
-    check(isa_affine_select(ctx, to_access(dst, "dst"), affine(constant, terms), parse_binary(cmp),
-                            to_access(on_true, "on_true_tile"), on_false, caller_loc()));
+    ExecContext& ctx = instruction_exec("affine_select");
+    Access d = to_access(dst, "dst");
+    const BinaryOp op = parse_binary(cmp);
+    check(issue<2>(
+        ctx, {std::move(d), to_access(on_true, "on_true_tile")},
+        [expr = affine(constant, terms), op, on_false, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+          return isa_affine_select(c, o[0], expr, op, o[1], on_false, loc);
+        }));
   });
   // scale: a number, or a [P, 1] tile.
   m.def(
       "activation",
       [](py::handle dst, const std::string& op, py::handle src, py::handle bias, py::handle scale,
          py::handle reduce_res, const std::string& reduce_op) {
-        ExecContext& ctx = exec_or_raise("activation");
-        std::optional<Access> b;
-        if (!bias.is_none()) b = to_access(bias, "bias");
-        const ScalarOperand s = scalar_or_tile(scale, "scale", 1.0);
+        ExecContext& ctx = instruction_exec("activation");
+        // Operands: bias, the scale tile and reduce_res where given, then dst and data.
+        std::vector<Access> ops;
+        if (!bias.is_none()) ops.push_back(to_access(bias, "bias"));
+        const bool has_bias = !ops.empty();
+        ScalarOperand s = scalar_or_tile(scale, "scale", 1.0);
+        const bool has_scale = s.tile.has_value();
+        if (has_scale) ops.push_back(std::move(*s.tile));
         std::optional<UnaryOp> fn;
         if (op != "copy" && op != "identity") fn = parse_unary(op);
-        std::optional<ActivationReduce> reduce_to;
+        std::optional<ReduceOp> rop;
         if (!reduce_res.is_none()) {
-          const ReduceOp rop = parse_activation_reduce(reduce_op);
-          reduce_to = ActivationReduce{to_access(reduce_res, "reduce_res"), rop};
+          rop = parse_activation_reduce(reduce_op);
+          ops.push_back(to_access(reduce_res, "reduce_res"));
         }
-        check(isa_activation(ctx, to_access(dst, "dst"), fn, to_access(src, "data"), b, s.value, caller_loc(), s.tile,
-                             reduce_to));
+        ops.push_back(to_access(dst, "dst"));
+        ops.push_back(to_access(src, "data"));
+        check(issue(ctx, std::move(ops),
+                    [has_bias, has_scale, rop, fn, value = s.value, loc = caller_loc()](ExecContext& c,
+                                                                                        std::span<const Access> o) {
+                      size_t k = 0;
+                      std::optional<Access> b, scale_tile;
+                      std::optional<ActivationReduce> reduce_to;
+                      if (has_bias) b = o[k++];
+                      if (has_scale) scale_tile = o[k++];
+                      if (rop) reduce_to = ActivationReduce{o[k++], *rop};
+                      return isa_activation(c, o[k], fn, o[k + 1], b, value, loc, scale_tile, reduce_to);
+                    }));
       },
       py::arg("dst"), py::arg("op"), py::arg("src"), py::arg("bias"), py::arg("scale"),
       py::arg("reduce_res") = py::none(), py::arg("reduce_op") = "add");
@@ -188,16 +237,17 @@ void register_isa(py::module_& m) {
       "nc_matmul",
       [](py::handle dst, py::handle stationary, py::handle moving, const std::string& mode,
          const std::string& perf_mode) {
-        ExecContext& ctx = exec_or_raise("nc_matmul");
+        ExecContext& ctx = instruction_exec("nc_matmul");
         Accumulate acc = mode == "accumulate"  ? Accumulate::kAccumulate
                          : mode == "overwrite" ? Accumulate::kOverwrite
                                                : Accumulate::kAuto;
         const MatmulPerfMode pm = parse_perf_mode(perf_mode);
-        Access d = to_access(dst, "dst"), s = to_access(stationary, "stationary"), mv = to_access(moving, "moving");
-        if (pm == MatmulPerfMode::kDoubleRow)
-          check(isa_nc_matmul_double_row(ctx, d, s, mv, acc, caller_loc()));
-        else
-          check(isa_nc_matmul(ctx, d, s, mv, acc, caller_loc()));
+        check(issue<3>(ctx, {to_access(dst, "dst"), to_access(stationary, "stationary"), to_access(moving, "moving")},
+                       [pm, acc, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                         return pm == MatmulPerfMode::kDoubleRow
+                                    ? isa_nc_matmul_double_row(c, o[0], o[1], o[2], acc, loc)
+                                    : isa_nc_matmul(c, o[0], o[1], o[2], acc, loc);
+                       }));
       },
       py::arg("dst"), py::arg("stationary"), py::arg("moving"), py::arg("mode"), py::arg("perf_mode") = "");
   // tiling: none, or (row, column, rows, columns) of tile_position and tile_size.
@@ -205,24 +255,29 @@ void register_isa(py::module_& m) {
       "nc_matmul_mx",
       [](py::handle dst, py::handle stationary, py::handle moving, py::handle stationary_scale, py::handle moving_scale,
          const std::string& mode, std::optional<std::vector<int64_t>> tiling) {
-        ExecContext& ctx = exec_or_raise("nc_matmul_mx");
+        ExecContext& ctx = instruction_exec("nc_matmul_mx");
         const Accumulate acc = mode == "accumulate"  ? Accumulate::kAccumulate
                                : mode == "overwrite" ? Accumulate::kOverwrite
                                                      : Accumulate::kAuto;
         MxTiling t;
         if (tiling && tiling->size() == 4) t = MxTiling{(*tiling)[0], (*tiling)[1], (*tiling)[2], (*tiling)[3], true};
-        check(isa_nc_matmul_mx(ctx, to_access(dst, "dst"), to_access(stationary, "stationary"),
-                               to_access(moving, "moving"), to_access(stationary_scale, "stationary_scale"),
-                               to_access(moving_scale, "moving_scale"), acc, t, caller_loc()));
+        check(issue<5>(ctx,
+                       {to_access(dst, "dst"), to_access(stationary, "stationary"), to_access(moving, "moving"),
+                        to_access(stationary_scale, "stationary_scale"), to_access(moving_scale, "moving_scale")},
+                       [acc, t, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                         return isa_nc_matmul_mx(c, o[0], o[1], o[2], o[3], o[4], acc, t, loc);
+                       }));
       },
       py::arg("dst"), py::arg("stationary"), py::arg("moving"), py::arg("stationary_scale"), py::arg("moving_scale"),
       py::arg("mode"), py::arg("tiling") = py::none());
   m.def(
       "quantize_mx",
       [](py::handle dst, py::handle src, py::handle dst_scale) {
-        ExecContext& ctx = exec_or_raise("quantize_mx");
-        check(isa_quantize_mx(ctx, to_access(dst, "dst"), to_access(src, "src"), to_access(dst_scale, "dst_scale"),
-                              caller_loc()));
+        ExecContext& ctx = instruction_exec("quantize_mx");
+        check(issue<3>(ctx, {to_access(dst, "dst"), to_access(src, "src"), to_access(dst_scale, "dst_scale")},
+                       [loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                         return isa_quantize_mx(c, o[0], o[1], o[2], loc);
+                       }));
       },
       py::arg("dst"), py::arg("src"), py::arg("dst_scale"));
   // Checks the operands, then allocates the float32 PSUM result and multiplies into it: so that a bad
@@ -230,16 +285,19 @@ void register_isa(py::module_& m) {
   m.def(
       "nc_matmul_new",
       [](py::handle stationary, py::handle moving, const std::string& perf_mode) {
-        ExecContext& ctx = exec_or_raise("nc_matmul");
+        ExecContext& ctx = instruction_exec("nc_matmul");
         const MatmulPerfMode pm = parse_perf_mode(perf_mode);
         Access s = to_access(stationary, "stationary"), mv = to_access(moving, "moving");
         check(pm == MatmulPerfMode::kDoubleRow ? check_matmul_double_row_inputs(ctx, s, mv)
                                                : check_matmul_inputs(ctx, s, mv));
         auto dst = check(launch_or_raise("nc_matmul").new_matmul_result(s, mv, pm, caller_loc()));
-        if (pm == MatmulPerfMode::kDoubleRow)
-          check(isa_nc_matmul_double_row(ctx, whole(dst), s, mv, Accumulate::kOverwrite, caller_loc()));
-        else
-          check(isa_nc_matmul(ctx, whole(dst), s, mv, Accumulate::kOverwrite, caller_loc()));
+        if (Recording* r = current_recording()) r->add_created(dst);
+        check(issue<3>(ctx, {whole(dst), std::move(s), std::move(mv)},
+                       [pm, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                         return pm == MatmulPerfMode::kDoubleRow
+                                    ? isa_nc_matmul_double_row(c, o[0], o[1], o[2], Accumulate::kOverwrite, loc)
+                                    : isa_nc_matmul(c, o[0], o[1], o[2], Accumulate::kOverwrite, loc);
+                       }));
         return dst;
       },
       py::arg("stationary"), py::arg("moving"), py::arg("perf_mode") = "");
@@ -247,7 +305,7 @@ void register_isa(py::module_& m) {
   m.def(
       "check_matmul_inputs",
       [](py::handle stationary, py::handle moving, const std::string& perf_mode) {
-        ExecContext& ctx = exec_or_raise("nc_matmul");
+        ExecContext& ctx = instruction_exec("nc_matmul");
         Access s = to_access(stationary, "stationary"), mv = to_access(moving, "moving");
         check(parse_perf_mode(perf_mode) == MatmulPerfMode::kDoubleRow ? check_matmul_double_row_inputs(ctx, s, mv)
                                                                        : check_matmul_inputs(ctx, s, mv));
@@ -257,32 +315,51 @@ void register_isa(py::module_& m) {
     check(check_transpose_input(to_access(src, "data"), parse_engine(engine)));
   });
   m.def("nc_transpose", [](py::handle dst, py::handle src, const std::string& engine) {
-    ExecContext& ctx = exec_or_raise("nc_transpose");
-    check(isa_nc_transpose(ctx, to_access(dst, "dst"), to_access(src, "data"), parse_engine(engine), caller_loc()));
+    ExecContext& ctx = instruction_exec("nc_transpose");
+    const Engine e = parse_engine(engine);
+    check(issue<2>(ctx, {to_access(dst, "dst"), to_access(src, "data")},
+                   [e, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                     return isa_nc_transpose(c, o[0], o[1], e, loc);
+                   }));
   });
   m.def("tensor_reduce", [](py::handle dst, const std::string& op, py::handle src, std::vector<int> axes, bool negate) {
-    ExecContext& ctx = exec_or_raise("tensor_reduce");
+    ExecContext& ctx = instruction_exec("tensor_reduce");
     const ReduceOp rop = parse_reduce(op);
-    check(isa_tensor_reduce(ctx, to_access(dst, "dst"), rop, to_access(src, "data"), axes, negate, caller_loc()));
+    check(issue<2>(ctx, {to_access(dst, "dst"), to_access(src, "data")},
+                   [rop, axes, negate, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                     return isa_tensor_reduce(c, o[0], rop, o[1], axes, negate, loc);
+                   }));
   });
   m.def("tensor_tensor_scan", [](py::handle dst, py::handle d0, py::handle d1, py::handle initial,
                                  const std::string& op0, const std::string& op1, bool rev0, bool rev1) {
-    ExecContext& ctx = exec_or_raise("tensor_tensor_scan");
-    const ScalarOperand init = scalar_or_tile(initial, "initial");
-    check(isa_tensor_tensor_scan(ctx, to_access(dst, "dst"), to_access(d0, "data0"), to_access(d1, "data1"), init.value,
-                                 init.tile, parse_binary(op0), parse_binary(op1), rev0, rev1, caller_loc()));
+    ExecContext& ctx = instruction_exec("tensor_tensor_scan");
+    ScalarOperand init = scalar_or_tile(initial, "initial");
+    const BinaryOp b0 = parse_binary(op0), b1 = parse_binary(op1);
+    std::vector<Access> ops{to_access(dst, "dst"), to_access(d0, "data0"), to_access(d1, "data1")};
+    const bool tile = init.tile.has_value();
+    if (tile) ops.push_back(std::move(*init.tile));
+    check(issue(
+        ctx, std::move(ops),
+        [tile, value = init.value, b0, b1, rev0, rev1, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+          return isa_tensor_tensor_scan(c, o[0], o[1], o[2], value, tile ? std::optional<Access>(o[3]) : std::nullopt,
+                                        b0, b1, rev0, rev1, loc);
+        }));
   });
   m.def("bn_stats", [](py::handle dst, py::handle src) {
-    ExecContext& ctx = exec_or_raise("bn_stats");
-    check(isa_bn_stats(ctx, to_access(dst, "dst"), to_access(src, "data"), caller_loc()));
+    ExecContext& ctx = instruction_exec("bn_stats");
+    check(issue<2>(
+        ctx, {to_access(dst, "dst"), to_access(src, "data")},
+        [loc = caller_loc()](ExecContext& c, std::span<const Access> o) { return isa_bn_stats(c, o[0], o[1], loc); }));
   });
   m.def("bn_aggr", [](py::handle dst, py::handle src) {
-    ExecContext& ctx = exec_or_raise("bn_aggr");
-    check(isa_bn_aggr(ctx, to_access(dst, "dst"), to_access(src, "data"), caller_loc()));
+    ExecContext& ctx = instruction_exec("bn_aggr");
+    check(issue<2>(
+        ctx, {to_access(dst, "dst"), to_access(src, "data")},
+        [loc = caller_loc()](ExecContext& c, std::span<const Access> o) { return isa_bn_aggr(c, o[0], o[1], loc); }));
   });
   // steps: [(operator name, operand: a number, a [P, 1] tile or None, reverse), ...]
   m.def("tensor_scalar_ops", [](py::handle dst, py::handle src, py::list steps) {
-    ExecContext& ctx = exec_or_raise("tensor_scalar");
+    ExecContext& ctx = instruction_exec("tensor_scalar");
     std::vector<ScalarStep> parsed;
     for (py::handle h : steps) {
       auto t = h.cast<py::tuple>();
@@ -302,64 +379,118 @@ void register_isa(py::module_& m) {
       st.reverse = t[2].cast<bool>();
       parsed.push_back(std::move(st));
     }
-    check(isa_tensor_scalar_ops(ctx, to_access(dst, "dst"), to_access(src, "data"), parsed, caller_loc()));
+    // Operands: dst, data, then each step's tile where it has one.
+    std::vector<Access> ops{to_access(dst, "dst"), to_access(src, "data")};
+    std::vector<bool> tiles;
+    for (ScalarStep& st : parsed) {
+      tiles.push_back(push_operand(ops, std::move(st.tile)));
+      st.tile.reset();
+    }
+    check(issue(ctx, std::move(ops),
+                [parsed, tiles, loc = caller_loc()](ExecContext& c, std::span<const Access> o) mutable {
+                  size_t k = 2;
+                  for (size_t i = 0; i < parsed.size(); ++i) parsed[i].tile = take_operand(tiles[i], o, k);
+                  return isa_tensor_scalar_ops(c, o[0], o[1], parsed, loc);
+                }));
   });
   m.def("max8", [](py::handle dst, py::handle src) {
-    ExecContext& ctx = exec_or_raise("max8");
-    check(isa_max8(ctx, to_access(dst, "dst"), to_access(src, "src"), caller_loc()));
+    ExecContext& ctx = instruction_exec("max8");
+    check(issue<2>(
+        ctx, {to_access(dst, "dst"), to_access(src, "src")},
+        [loc = caller_loc()](ExecContext& c, std::span<const Access> o) { return isa_max8(c, o[0], o[1], loc); }));
   });
   m.def("find_index8", [](py::handle dst, py::handle data, py::handle vals) {
-    ExecContext& ctx = exec_or_raise("nc_find_index8");
-    check(isa_find_index8(ctx, to_access(dst, "dst"), to_access(data, "data"), to_access(vals, "vals"), caller_loc()));
+    ExecContext& ctx = instruction_exec("nc_find_index8");
+    check(issue<3>(ctx, {to_access(dst, "dst"), to_access(data, "data"), to_access(vals, "vals")},
+                   [loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                     return isa_find_index8(c, o[0], o[1], o[2], loc);
+                   }));
   });
   m.def("match_replace8", [](py::handle dst, py::handle data, py::handle vals, double imm, py::handle idx) {
-    ExecContext& ctx = exec_or_raise("nc_match_replace8");
-    check(isa_match_replace8(ctx, to_access(dst, "dst"), to_access(data, "data"), to_access(vals, "vals"), imm,
-                             opt_access(idx, "dst_idx"), caller_loc()));
+    ExecContext& ctx = instruction_exec("nc_match_replace8");
+    std::vector<Access> ops{to_access(dst, "dst"), to_access(data, "data"), to_access(vals, "vals")};
+    const bool has_idx = push_operand(ops, opt_access(idx, "dst_idx"));
+    check(issue(ctx, std::move(ops), [imm, has_idx, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+      size_t k = 3;
+      return isa_match_replace8(c, o[0], o[1], o[2], imm, take_operand(has_idx, o, k), loc);
+    }));
   });
   m.def("stream_shuffle", [](py::handle dst, py::handle src, std::vector<int64_t> mask) {
-    ExecContext& ctx = exec_or_raise("nc_stream_shuffle");
-    check(isa_stream_shuffle(ctx, to_access(dst, "dst"), to_access(src, "src"), mask, caller_loc()));
+    ExecContext& ctx = instruction_exec("nc_stream_shuffle");
+    check(issue<2>(ctx, {to_access(dst, "dst"), to_access(src, "src")},
+                   [mask, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                     return isa_stream_shuffle(c, o[0], o[1], mask, loc);
+                   }));
   });
   m.def("range_select", [](py::handle dst, py::handle on_true, const std::string& cmp0, const std::string& cmp1,
                            py::handle bound0, py::handle bound1, double start, double on_false, py::handle reduce_res) {
-    ExecContext& ctx = exec_or_raise("range_select");
-    check(isa_range_select(ctx, to_access(dst, "dst"), to_access(on_true, "on_true_tile"), parse_binary(cmp0),
-                           parse_binary(cmp1), to_access(bound0, "bound0"), to_access(bound1, "bound1"), start,
-                           on_false, opt_access(reduce_res, "reduce_res"), caller_loc()));
+    ExecContext& ctx = instruction_exec("range_select");
+    const BinaryOp c0 = parse_binary(cmp0), c1 = parse_binary(cmp1);
+    std::vector<Access> ops{to_access(dst, "dst"), to_access(on_true, "on_true_tile"), to_access(bound0, "bound0"),
+                            to_access(bound1, "bound1")};
+    const bool has_res = push_operand(ops, opt_access(reduce_res, "reduce_res"));
+    check(issue(ctx, std::move(ops),
+                [c0, c1, start, on_false, has_res, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                  size_t k = 4;
+                  return isa_range_select(c, o[0], o[1], c0, c1, o[2], o[3], start, on_false,
+                                          take_operand(has_res, o, k), loc);
+                }));
   });
   m.def("select_reduce", [](py::handle dst, py::handle pred, py::handle on_true, py::handle on_false, bool reverse,
                             py::handle reduce_res) {
-    ExecContext& ctx = exec_or_raise("select_reduce");
-    const ScalarOperand f = scalar_or_tile(on_false, "on_false");
-    check(isa_select_reduce(ctx, to_access(dst, "dst"), to_access(pred, "predicate"), to_access(on_true, "on_true"),
-                            f.value, f.tile, reverse, opt_access(reduce_res, "reduce_res"), caller_loc()));
+    ExecContext& ctx = instruction_exec("select_reduce");
+    ScalarOperand f = scalar_or_tile(on_false, "on_false");
+    std::vector<Access> ops{to_access(dst, "dst"), to_access(pred, "predicate"), to_access(on_true, "on_true")};
+    const bool has_tile = push_operand(ops, std::move(f.tile));
+    const bool has_res = push_operand(ops, opt_access(reduce_res, "reduce_res"));
+    check(issue(
+        ctx, std::move(ops),
+        [value = f.value, has_tile, has_res, reverse, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+          size_t k = 3;
+          const std::optional<Access> tile = take_operand(has_tile, o, k);
+          return isa_select_reduce(c, o[0], o[1], o[2], value, tile, reverse, take_operand(has_res, o, k), loc);
+        }));
   });
   m.def("copy_predicated", [](py::handle dst, py::handle src, py::handle pred, bool reverse) {
-    ExecContext& ctx = exec_or_raise("tensor_copy_predicated");
-    const ScalarOperand s = scalar_or_tile(src, "src");
-    check(isa_copy_predicated(ctx, to_access(dst, "dst"), s.tile, s.value, to_access(pred, "predicate"), reverse,
-                              caller_loc()));
+    ExecContext& ctx = instruction_exec("tensor_copy_predicated");
+    ScalarOperand s = scalar_or_tile(src, "src");
+    std::vector<Access> ops{to_access(dst, "dst"), to_access(pred, "predicate")};
+    const bool has_tile = push_operand(ops, std::move(s.tile));
+    check(issue(ctx, std::move(ops),
+                [value = s.value, has_tile, reverse, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                  size_t k = 2;
+                  return isa_copy_predicated(c, o[0], take_operand(has_tile, o, k), value, o[1], reverse, loc);
+                }));
   });
   m.def("gather_flattened", [](py::handle dst, py::handle data, py::handle indices) {
-    ExecContext& ctx = exec_or_raise("gather_flattened");
-    check(isa_gather_flattened(ctx, to_access(dst, "dst"), to_access(data, "data"), to_access(indices, "indices"),
-                               caller_loc()));
+    ExecContext& ctx = instruction_exec("gather_flattened");
+    check(issue<3>(ctx, {to_access(dst, "dst"), to_access(data, "data"), to_access(indices, "indices")},
+                   [loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                     return isa_gather_flattened(c, o[0], o[1], o[2], loc);
+                   }));
   });
   m.def("local_gather", [](py::handle dst, py::handle src, py::handle index, int64_t num_elem_per_idx,
                            std::optional<int64_t> num_valid_indices) {
-    ExecContext& ctx = exec_or_raise("local_gather");
-    check(isa_local_gather(ctx, to_access(dst, "dst"), to_access(src, "src_buffer"), to_access(index, "index"),
-                           num_elem_per_idx, num_valid_indices, caller_loc()));
+    ExecContext& ctx = instruction_exec("local_gather");
+    check(
+        issue<3>(ctx, {to_access(dst, "dst"), to_access(src, "src_buffer"), to_access(index, "index")},
+                 [num_elem_per_idx, num_valid_indices, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                   return isa_local_gather(c, o[0], o[1], o[2], num_elem_per_idx, num_valid_indices, loc);
+                 }));
   });
   m.def("sequence_bounds", [](py::handle dst, py::handle segment_ids) {
-    ExecContext& ctx = exec_or_raise("sequence_bounds");
-    check(isa_sequence_bounds(ctx, to_access(dst, "dst"), to_access(segment_ids, "segment_ids"), caller_loc()));
+    ExecContext& ctx = instruction_exec("sequence_bounds");
+    check(issue<2>(ctx, {to_access(dst, "dst"), to_access(segment_ids, "segment_ids")},
+                   [loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                     return isa_sequence_bounds(c, o[0], o[1], loc);
+                   }));
   });
   m.def("nonzero_with_count", [](py::handle dst, py::handle src, int64_t index_offset, int64_t padding_val) {
-    ExecContext& ctx = exec_or_raise("nonzero_with_count");
-    check(isa_nonzero_with_count(ctx, to_access(dst, "dst"), to_access(src, "src"), index_offset, padding_val,
-                                 caller_loc()));
+    ExecContext& ctx = instruction_exec("nonzero_with_count");
+    check(issue<2>(ctx, {to_access(dst, "dst"), to_access(src, "src")},
+                   [index_offset, padding_val, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                     return isa_nonzero_with_count(c, o[0], o[1], index_offset, padding_val, loc);
+                   }));
   });
   m.def("rng", [](py::handle dst, const std::string& engine) {
     ExecContext& ctx = exec_or_raise("rng");
@@ -392,50 +523,81 @@ void register_isa(py::module_& m) {
                                        scalar_or_tile(imm1, "imm1", 0, /*none_ok=*/true), from, caller_loc()));
   });
   m.def("dma_transpose_gather", [](py::handle dst, py::handle rows, py::handle index, bool skip_oob) {
-    ExecContext& ctx = exec_or_raise("dma_transpose");
-    check(isa_dma_transpose_gather(ctx, to_access(dst, "dst"), to_access(rows, "src"), to_access(index, "index"),
-                                   skip_oob, caller_loc()));
+    ExecContext& ctx = instruction_exec("dma_transpose");
+    check(issue<3>(ctx, {to_access(dst, "dst"), to_access(rows, "src"), to_access(index, "index")},
+                   [skip_oob, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                     return isa_dma_transpose_gather(c, o[0], o[1], o[2], skip_oob, loc);
+                   }));
   });
   m.def(
       "dma_indirect",
       [](py::handle tile, py::handle rows, py::handle index, bool gather, bool skip_oob, const std::string& rmw) {
-        ExecContext& ctx = exec_or_raise("dma_copy");
-        check(isa_dma_indirect(ctx, to_access(tile, gather ? "dst" : "src"), to_access(rows, gather ? "src" : "dst"),
-                               to_access(index, "index"), gather, skip_oob, caller_loc(),
-                               rmw.empty() ? std::nullopt : std::optional<BinaryOp>(parse_binary(rmw))));
+        ExecContext& ctx = instruction_exec("dma_copy");
+        const std::optional<BinaryOp> op = rmw.empty() ? std::nullopt : std::optional<BinaryOp>(parse_binary(rmw));
+        check(issue<3>(ctx,
+                       {to_access(tile, gather ? "dst" : "src"), to_access(rows, gather ? "src" : "dst"),
+                        to_access(index, "index")},
+                       [gather, skip_oob, op, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                         return isa_dma_indirect(c, o[0], o[1], o[2], gather, skip_oob, loc, op);
+                       }));
       },
       py::arg("tile"), py::arg("rows"), py::arg("index"), py::arg("gather"), py::arg("skip_oob"), py::arg("rmw") = "");
   m.def("partition_reduce", [](py::handle dst, const std::string& op, py::handle data) {
-    ExecContext& ctx = exec_or_raise("tensor_partition_reduce");
-    check(isa_partition_reduce(ctx, to_access(dst, "dst"), parse_binary(op), to_access(data, "data"), caller_loc()));
+    ExecContext& ctx = instruction_exec("tensor_partition_reduce");
+    const BinaryOp bop = parse_binary(op);
+    check(issue<2>(ctx, {to_access(dst, "dst"), to_access(data, "data")},
+                   [bop, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                     return isa_partition_reduce(c, o[0], bop, o[1], loc);
+                   }));
   });
   m.def("memset", [](py::handle dst, double value, const std::string& engine) {
-    ExecContext& ctx = exec_or_raise("memset");
-    check(isa_memset(ctx, to_access(dst, "dst"), value, parse_engine(engine), caller_loc()));
+    ExecContext& ctx = instruction_exec("memset");
+    const Engine e = parse_engine(engine);
+    check(issue<1>(ctx, {to_access(dst, "dst")},
+                   [value, e, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                     return isa_memset(c, o[0], value, e, loc);
+                   }));
   });
   m.def("tensor_copy", [](py::handle dst, py::handle src, const std::string& engine) {
-    ExecContext& ctx = exec_or_raise("tensor_copy");
-    check(isa_tensor_copy(ctx, to_access(dst, "dst"), to_access(src, "src"), parse_engine(engine), caller_loc()));
+    ExecContext& ctx = instruction_exec("tensor_copy");
+    const Engine e = parse_engine(engine);
+    check(issue<2>(ctx, {to_access(dst, "dst"), to_access(src, "src")},
+                   [e, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                     return isa_tensor_copy(c, o[0], o[1], e, loc);
+                   }));
   });
   // `t[...] = value`: the copy on the Vector engine, value being the source the compiler folds
   // into the instruction that produced it (no compiler-allocated tile in direct allocation).
   m.def("assign", [](py::handle dst, py::handle value) {
-    ExecContext& ctx = exec_or_raise("tensor_copy");
+    ExecContext& ctx = instruction_exec("tensor_copy");
     Access d = to_access(dst, "dst"), v = to_access(value, "value");
-    check(isa_tensor_copy(ctx, d, v, Engine::kVector, caller_loc()));
+    check(issue<2>(ctx, {std::move(d), std::move(v)}, [loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+      return isa_tensor_copy(c, o[0], o[1], Engine::kVector, loc);
+    }));
   });
   // ---- Vector-engine fused instructions (nki/isa_vector.h) ------------------------------------
   m.def("reciprocal", [](py::handle dst, py::handle data) {
-    ExecContext& ctx = exec_or_raise("reciprocal");
-    check(isa_reciprocal(ctx, to_access(dst, "dst"), to_access(data, "data"), caller_loc()));
+    ExecContext& ctx = instruction_exec("reciprocal");
+    check(issue<2>(ctx, {to_access(dst, "dst"), to_access(data, "data")},
+                   [loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+                     return isa_reciprocal(c, o[0], o[1], loc);
+                   }));
   });
   // operand0: a number or a [P, 1] tile; op0 and op1 binary operators (nl.add, nl.multiply, ...).
   m.def("scalar_tensor_tensor", [](py::handle dst, py::handle data, const std::string& op0, py::handle operand0,
                                    bool reverse0, const std::string& op1, py::handle data1, bool reverse1) {
-    ExecContext& ctx = exec_or_raise("scalar_tensor_tensor");
-    check(isa_scalar_tensor_tensor(ctx, to_access(dst, "dst"), to_access(data, "data"), parse_binary(op0),
-                                   scalar_or_tile(operand0, "operand0"), reverse0, parse_binary(op1),
-                                   to_access(data1, "operand1"), reverse1, caller_loc()));
+    ExecContext& ctx = instruction_exec("scalar_tensor_tensor");
+    const BinaryOp b0 = parse_binary(op0), b1 = parse_binary(op1);
+    ScalarOperand s0 = scalar_or_tile(operand0, "operand0");
+    std::vector<Access> ops{to_access(dst, "dst"), to_access(data, "data"), to_access(data1, "operand1")};
+    const bool has_tile = push_operand(ops, std::move(s0.tile));
+    check(issue(ctx, std::move(ops),
+                [b0, b1, value = s0.value, has_tile, reverse0, reverse1, loc = caller_loc()](
+                    ExecContext& c, std::span<const Access> o) {
+                  size_t k = 3;
+                  return isa_scalar_tensor_tensor(c, o[0], o[1], b0, ScalarOperand{value, take_operand(has_tile, o, k)},
+                                                  reverse0, b1, o[2], reverse1, loc);
+                }));
   });
 }
 
