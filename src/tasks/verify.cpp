@@ -451,10 +451,10 @@ class Verifier {
   }
 
   // The cases after the first, as the kernel processes that run them: cases whose inputs and
-  // outputs are small run several to a process (run_cases), a shape set's cases together (in case
-  // order within it: a process replays its first run of a shape set on the others, without the
-  // kernel's Python, runtime/python/replay.h), split over at least `parallel` processes; large and
-  // timing-only cases run one to a process. Batches come in order of their first case.
+  // outputs are small run several to a process (run_cases), dealt out a shape set after another (a
+  // process replays its first run of a shape set on its others, without the kernel's Python:
+  // runtime/python/replay.h) over at least `parallel` processes, each process's cases in case order;
+  // large and timing-only cases run one to a process. Batches come in order of their first case.
   std::vector<std::vector<const Case*>> plan_batches(const std::vector<const Case*>& rest, int parallel) const {
     std::vector<std::vector<const Case*>> batches;
     std::vector<const Case*> small;
@@ -503,6 +503,8 @@ class Verifier {
       cur_shared += shared;
     }
     if (!cur.empty()) batches.push_back(std::move(cur));
+    for (auto& b : batches)
+      std::sort(b.begin(), b.end(), [](const Case* x, const Case* y) { return x->index < y->index; });
     std::sort(batches.begin(), batches.end(),
               [](const auto& a, const auto& b) { return a.front()->index < b.front()->index; });
     return batches;

@@ -92,6 +92,23 @@ TEST_F(Replay, RunsOfOneShapeAreReplayedOthersRunInPython) {
   EXPECT_EQ(series.replayed(), 2) << series.why_not();
 }
 
+// A process's cases come in case order, their shape sets interleaved: each shape set's first run is
+// recorded and replayed on its later ones.
+TEST_F(Replay, InterleavedShapesAreEachReplayed) {
+  auto positive = [](const Shape& s, uint64_t seed) {
+    Rng rng(seed, 0);
+    return random_uniform(s, DType::kFloat32, rng, 0.5, 2.0);
+  };
+  KernelCall call = call_of(kLog, {{positive({256, 64}, 1)},
+                                   {positive({128, 32}, 2)},
+                                   {positive({256, 64}, 3)},
+                                   {positive({128, 32}, 4)},
+                                   {positive({256, 64}, 5)}});
+  RunSeries series(call);
+  expect_python_outcomes(call, series);
+  EXPECT_EQ(series.replayed(), 3) << series.why_not();
+}
+
 // The Scalar engine's range warning depends on the values: a run whose replay raises warnings the
 // recorded run's did not (here: log of negative numbers) runs in Python, and has its warning.
 TEST_F(Replay, AReplayThatWarnsOtherwiseRunsInPython) {

@@ -14,14 +14,22 @@ namespace nki_agent {
 
 namespace {
 
-// Most instructions a recording keeps: past them (a kernel of millions of instructions) the run is not
-// recorded, whose steps would cost more memory than its replays save.
-constexpr size_t kMaxSteps = size_t{4} << 20;
+// Most memory a recording's steps take (about): past it (a kernel of millions of instructions) the run
+// is not recorded, and the kernel process keeps its memory for the kernel.
+constexpr size_t kMaxRecordingBytes = size_t{64} << 20;
 
-bool same_inputs(const KernelCall& a, const KernelCall& b) {
-  if (a.inputs.size() != b.inputs.size()) return false;
-  for (size_t i = 0; i < a.inputs.size(); ++i)
-    if (a.inputs[i].dtype() != b.inputs[i].dtype() || a.inputs[i].shape() != b.inputs[i].shape()) return false;
+size_t step_bytes(size_t operands, size_t rank) {
+  return 160 + operands * (96 + 2 * rank * sizeof(int64_t));
+}
+
+// Whether runs i and j of a call take inputs of the same types and shapes.
+bool same_inputs(const KernelCall& call, int i, int j) {
+  const size_t per = call.inputs.size() / static_cast<size_t>(call.runs);
+  for (size_t k = 0; k < per; ++k) {
+    const Tensor& a = call.inputs[static_cast<size_t>(i) * per + k];
+    const Tensor& b = call.inputs[static_cast<size_t>(j) * per + k];
+    if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
+  }
   return true;
 }
 
@@ -101,7 +109,7 @@ void Recording::add_created(const std::shared_ptr<NkiTensor>& t) {
 
 void Recording::add_instruction(const ExecContext& ctx, std::span<const Access> operands, ReplayFn fn) {
   if (!why_not_.empty()) return;
-  if (steps_.size() >= kMaxSteps) return taint("more instructions than a recording keeps");
+  if (bytes_ > kMaxRecordingBytes) return taint("more instructions than a recording keeps");
   if (target_ == nullptr) target_ = ctx.target;
   if (ctx.target != target_) return taint("instructions for two targets");
   Step s;
@@ -115,7 +123,9 @@ void Recording::add_instruction(const ExecContext& ctx, std::span<const Access> 
     if (a.view.storage() != data.storage() || a.view.dtype() != data.dtype())
       return taint(fmt::format("an operand that is not a view of its tensor's data ({})", a.describe()));
     s.operands.push_back(View{slot, a.view.dtype(), a.view.shape(), a.view.strides(), a.view.offset() - data.offset()});
+    bytes_ += step_bytes(1, a.view.shape().size()) - step_bytes(0, 0);
   }
+  bytes_ += step_bytes(0, 0);
   steps_.push_back(std::move(s));
   ++instructions_;
 }
@@ -175,6 +185,15 @@ bool Recording::matches(const KernelCall& call) const {
 
 std::optional<KernelOutcome> Recording::replay(const KernelCall& call, std::vector<Diagnostic>& raised) const {
   if (!matches(call)) return std::nullopt;
+  try {
+    return replay_steps(call, raised);
+  } catch (const std::exception& e) {  // what a run would meet too (memory): Python reports it as a run does
+    NKIA_LOG_DEBUG("kernel call: a replay stopped: {}", e.what());
+    return std::nullopt;
+  }
+}
+
+std::optional<KernelOutcome> Recording::replay_steps(const KernelCall& call, std::vector<Diagnostic>& raised) const {
   std::vector<std::shared_ptr<NkiTensor>> slots(inputs_.size() + created_.size());
   for (size_t i = 0; i < inputs_.size(); ++i) {
     slots[i] = run_argument(call.inputs[i], inputs_[i].name);
@@ -233,17 +252,23 @@ std::optional<KernelOutcome> Recording::replay(const KernelCall& call, std::vect
 bool RunSeries::worth_recording(int i, const KernelCall& one) const {
   if (!call_.compute || call_.collect_trace || !call_.kernel_only || !call_.want_outputs || !call_.zero_inputs.empty())
     return false;
-  if (recording_ && recording_->matches(one)) return false;  // recorded already: this run's replay failed
+  if (find(one) != nullptr) return false;  // recorded already: this run's replay failed
   for (int j = i + 1; j < call_.runs; ++j)
-    if (same_inputs(call_of_run(call_, j), one)) return true;
+    if (same_inputs(call_, i, j)) return true;
   return false;
+}
+
+const RunSeries::Checked* RunSeries::find(const KernelCall& one) const {
+  for (const Checked& c : recordings_)
+    if (c.recording->matches(one)) return &c;
+  return nullptr;
 }
 
 Result<KernelOutcome> RunSeries::run(int i) {
   KernelCall one = call_of_run(call_, i);
-  if (recording_ && recording_->matches(one)) {
+  if (const Checked* c = find(one)) {
     std::vector<Diagnostic> raised;
-    if (auto r = recording_->replay(one, raised); r && same_warnings(raised, expected_)) {
+    if (auto r = c->recording->replay(one, raised); r && same_warnings(raised, c->raised)) {
       ++replayed_;
       return std::move(*r);
     }
@@ -261,8 +286,8 @@ Result<KernelOutcome> RunSeries::run(int i) {
   std::vector<Diagnostic> raised;
   auto again = rec->replay(one, raised);
   if (again && same_outcome(*again, *outcome)) {
-    recording_ = std::move(rec);
-    expected_ = std::move(raised);
+    if (recordings_.size() >= kMaxRecordings) recordings_.erase(recordings_.begin());
+    recordings_.push_back(Checked{std::move(rec), std::move(raised)});
     why_not_.clear();
   } else {
     why_not_ = again ? "its replay did not give its outcome" : "its replay failed";

@@ -105,6 +105,7 @@ class Recording {
   };
 
   int slot_of(const NkiTensor& t) const;
+  std::optional<KernelOutcome> replay_steps(const KernelCall& call, std::vector<Diagnostic>& raised) const;
 
   std::unordered_map<uint64_t, int> slots_;  // NkiTensor::id -> slot (while recording)
   std::vector<Input> inputs_;                // slots 0 .. inputs_.size() - 1
@@ -117,6 +118,7 @@ class Recording {
   std::string why_not_;
   const TargetSpec* target_ = nullptr;  // the launch's target (its platform_target, when it names one)
   size_t instructions_ = 0;
+  size_t bytes_ = 0;  // about what steps_ takes
   int launches_ = 0;
   bool finished_ = false;
 };
@@ -142,7 +144,7 @@ Result<void> issue(ExecContext& ctx, std::vector<Access> operands, F&& fn) {
 
 // The runs of one call with several runs (KernelCall::runs), one after another in this process: each
 // in Python, or replayed from the recording of an earlier run of the same shapes once that recording
-// passed its check (see above). A call that computes no values, keeps a trace, or has a host side is
+// passed its check (see above). A run is recorded when a later run of the call has its shapes. A call that computes no values, keeps a trace, or has a host side is
 // run in Python throughout.
 class RunSeries {
  public:
@@ -153,11 +155,18 @@ class RunSeries {
   const std::string& why_not() const { return why_not_; }
 
  private:
+  // A recording that passed its check, with the warnings its check's replay raised.
+  struct Checked {
+    std::unique_ptr<Recording> recording;
+    std::vector<Diagnostic> raised;
+  };
+  static constexpr size_t kMaxRecordings = 4;  // of different shapes; the oldest goes first
+
   bool worth_recording(int i, const KernelCall& one) const;
+  const Checked* find(const KernelCall& one) const;
 
   const KernelCall& call_;
-  std::unique_ptr<Recording> recording_;  // checked; null when there is none to replay
-  std::vector<Diagnostic> expected_;      // the warnings its check's replay raised
+  std::vector<Checked> recordings_;
   std::string why_not_;
   int replayed_ = 0;
 };
