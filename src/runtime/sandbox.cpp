@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -52,6 +53,13 @@ constexpr int64_t kMaxFileBytesCeiling = int64_t{1} << 40;
 constexpr size_t kNoteLines = 20;
 constexpr size_t kNoteBytes = 4096;
 constexpr size_t kNoteLineBytes = 240;  // a longer line (a dumped tensor) is cut
+
+// The result buffer kept for the next request (recycle_result_buffer).
+constexpr size_t kMaxRecycledResultBytes = size_t{256} * kMiB;
+std::string& spare_result_buffer() {
+  thread_local std::string spare;
+  return spare;
+}
 
 struct Pipe {
   OwnedFd read_end;
@@ -390,6 +398,8 @@ SandboxReport run_sandboxed_report(const SandboxLimits& lim, const SandboxFn& ch
   streams[2].fd = err.read_end.get();
   streams[2].keep = lim.capture_bytes;
   Stream& res = streams[0];
+  res.data.swap(spare_result_buffer());  // memory a previous result already faulted in, if any
+  res.data.clear();
   auto over_caps = [&]() {
     if (res.total > lim.max_output_bytes + kResultRecordSlack) return KillReason::kResultCap;
     if (streams[1].total + streams[2].total > lim.max_log_bytes) return KillReason::kLogCap;
@@ -480,6 +490,18 @@ SandboxReport run_sandboxed_report(const SandboxLimits& lim, const SandboxFn& ch
       o.payload = std::move(rec.payload);
   }
   return rep;
+}
+
+void recycle_result_buffer(std::string&& buffer) {
+  std::string& spare = spare_result_buffer();
+  if (buffer.capacity() > kMaxRecycledResultBytes || buffer.capacity() <= spare.capacity()) return;
+  buffer.clear();
+  // The whole huge pages inside it stay out of every child forked from now on.
+  const auto begin = reinterpret_cast<uintptr_t>(buffer.data());
+  const uintptr_t first = (begin + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  const uintptr_t last = (begin + buffer.capacity()) / kHugePageBytes * kHugePageBytes;
+  if (last > first) (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTFORK);
+  spare.swap(buffer);
 }
 
 Result<SandboxOutput> run_sandboxed(const SandboxLimits& limits, const SandboxFn& child_fn) {

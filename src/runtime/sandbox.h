@@ -127,6 +127,13 @@ SandboxReport run_sandboxed_report(const SandboxLimits& limits, const SandboxFn&
 // The same, as a Result: on failure the Diagnostic carries the tail of the child's stderr as notes.
 Result<SandboxOutput> run_sandboxed(const SandboxLimits& limits, const SandboxFn& child_fn);
 
+// A payload's buffer handed back once its bytes are sent, by a worker that answers its requests one
+// after another on this thread: the next child's result is read into it — memory already in place —
+// instead of into fresh pages, which the kernel zeroes first (on a virtual machine a large share of
+// what a large result costs). One buffer of at most 256 MiB is kept, never inherited by a child
+// (MADV_DONTFORK: it counts against no child's address space).
+void recycle_result_buffer(std::string&& buffer);
+
 // Appends the last lines of the captured stderr (and stdout) to `d` as notes, so that a crash
 // report shows what the kernel printed just before it.
 Diagnostic with_output_notes(Diagnostic d, const SandboxOutput& output);

@@ -136,6 +136,7 @@ int serve_worker(const HandlerRegistry& registry, int fd) {
                                     [handler, &payload, &attachments] { return (*handler)(payload, attachments); });
     }
     if (!write_frame(fd, response_parts(id, report), std::nullopt)) return kWorkerExitIo;
+    recycle_result_buffer(std::move(report.output.payload));  // the next result lands in memory in place
     release_free_heap();  // while the host reads the response, before the next fork
   }
 }
