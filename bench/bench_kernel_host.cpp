@@ -113,8 +113,8 @@ void BM_ConvRun(benchmark::State& state) {
     state.SkipWithError(r.error().format().c_str());
     return;
   }
-  auto files = load_kernel_files(std::string(NKIA_SOURCE_DIR) +
-                                 "/tasks/nkibench/level1/L1_060_conv2d_k7_s2/baseline.py");
+  auto files =
+      load_kernel_files(std::string(NKIA_SOURCE_DIR) + "/tasks/nkibench/level1/L1_060_conv2d_k7_s2/baseline.py");
   if (!files) {
     state.SkipWithError(files.error().format().c_str());
     return;

@@ -137,7 +137,7 @@ int serve_worker(const HandlerRegistry& registry, int fd) {
     }
     if (!write_frame(fd, response_parts(id, report), std::nullopt)) return kWorkerExitIo;
     recycle_result_buffer(std::move(report.output.payload));  // the next result lands in memory in place
-    release_free_heap();  // while the host reads the response, before the next fork
+    release_free_heap();                                      // while the host reads the response, before the next fork
   }
 }
 

@@ -55,7 +55,8 @@ class Replay : public ::testing::Test {
         EXPECT_EQ(std::memcmp(a.data(), b.data(), static_cast<size_t>(a.nbytes())), 0) << "output " << o;
       }
       ASSERT_EQ(got->warnings.size(), want->warnings.size());
-      for (size_t w = 0; w < want->warnings.size(); ++w) EXPECT_EQ(got->warnings[w].format(), want->warnings[w].format());
+      for (size_t w = 0; w < want->warnings.size(); ++w)
+        EXPECT_EQ(got->warnings[w].format(), want->warnings[w].format());
     }
   }
 
@@ -83,10 +84,8 @@ TEST_F(Replay, RunsOfOneShapeAreReplayedOthersRunInPython) {
     Rng rng(seed, 0);
     return random_uniform(s, DType::kFloat32, rng, 0.5, 2.0);
   };
-  KernelCall call = call_of(kLog, {{positive({256, 64}, 1)},
-                                   {positive({128, 64}, 2)},
-                                   {positive({256, 64}, 3)},
-                                   {positive({256, 64}, 4)}});
+  KernelCall call = call_of(
+      kLog, {{positive({256, 64}, 1)}, {positive({128, 64}, 2)}, {positive({256, 64}, 3)}, {positive({256, 64}, 4)}});
   RunSeries series(call);
   expect_python_outcomes(call, series);
   EXPECT_EQ(series.replayed(), 2) << series.why_not();
@@ -145,8 +144,8 @@ TEST_F(Replay, AValueDependentFailureRunsInPython) {
     if (bad_at >= 0) v[static_cast<size_t>(bad_at)] = 64;
     return Tensor::from_i64({32, 1}, v, DType::kInt32);
   };
-  KernelCall call = call_of(src, {{normal({64, 8}, 1), ids(-1)}, {normal({64, 8}, 2), ids(9)},
-                                  {normal({64, 8}, 3), ids(-1)}});
+  KernelCall call =
+      call_of(src, {{normal({64, 8}, 1), ids(-1)}, {normal({64, 8}, 2), ids(9)}, {normal({64, 8}, 3), ids(-1)}});
   RunSeries series(call);
   expect_python_outcomes(call, series);
   EXPECT_EQ(series.replayed(), 1) << series.why_not();

@@ -386,13 +386,12 @@ void register_isa(py::module_& m) {
       tiles.push_back(push_operand(ops, std::move(st.tile)));
       st.tile.reset();
     }
-    check(issue(ctx, std::move(ops),
-                [parsed, tiles, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
-                  std::vector<ScalarStep> steps = parsed;
-                  size_t k = 2;
-                  for (size_t i = 0; i < steps.size(); ++i) steps[i].tile = take_operand(tiles[i], o, k);
-                  return isa_tensor_scalar_ops(c, o[0], o[1], steps, loc);
-                }));
+    check(issue(ctx, std::move(ops), [parsed, tiles, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
+      std::vector<ScalarStep> steps = parsed;
+      size_t k = 2;
+      for (size_t i = 0; i < steps.size(); ++i) steps[i].tile = take_operand(tiles[i], o, k);
+      return isa_tensor_scalar_ops(c, o[0], o[1], steps, loc);
+    }));
   });
   m.def("max8", [](py::handle dst, py::handle src) {
     ExecContext& ctx = instruction_exec("max8");

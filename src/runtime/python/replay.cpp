@@ -100,8 +100,8 @@ void Recording::add_created(const std::shared_ptr<NkiTensor>& t) {
   if (t->origin || !t->data.is_contiguous()) return taint("a created tensor that is a view of another");
   const int slot = static_cast<int>(inputs_.size() + created_.size());
   slots_[t->id] = slot;
-  created_.push_back(Created{t->data.shape(), t->data.dtype(), t->buffer, t->name, t->blocks,
-                             t->iterations.created_tag, t->launch.scope});
+  created_.push_back(Created{t->data.shape(), t->data.dtype(), t->buffer, t->name, t->blocks, t->iterations.created_tag,
+                             t->launch.scope});
   Step s;
   s.create = slot;
   steps_.push_back(std::move(s));

@@ -107,10 +107,10 @@ class Recording {
   int slot_of(const NkiTensor& t) const;
   std::optional<KernelOutcome> replay_steps(const KernelCall& call, std::vector<Diagnostic>& raised) const;
 
-  std::unordered_map<uint64_t, int> slots_;  // NkiTensor::id -> slot (while recording)
-  std::vector<Input> inputs_;                // slots 0 .. inputs_.size() - 1
+  std::unordered_map<uint64_t, int> slots_;             // NkiTensor::id -> slot (while recording)
+  std::vector<Input> inputs_;                           // slots 0 .. inputs_.size() - 1
   std::vector<std::shared_ptr<NkiTensor>> input_refs_;  // while recording: the run's inputs
-  std::vector<Created> created_;             // by slot, past the inputs
+  std::vector<Created> created_;                        // by slot, past the inputs
   std::vector<Step> steps_;
   std::vector<int> outputs_;
   std::string printed_;
@@ -144,8 +144,8 @@ Result<void> issue(ExecContext& ctx, std::vector<Access> operands, F&& fn) {
 
 // The runs of one call with several runs (KernelCall::runs), one after another in this process: each
 // in Python, or replayed from the recording of an earlier run of the same shapes once that recording
-// passed its check (see above). A run is recorded when a later run of the call has its shapes. A call that computes no values, keeps a trace, or has a host side is
-// run in Python throughout.
+// passed its check (see above). A run is recorded when a later run of the call has its shapes. A call that computes no
+// values, keeps a trace, or has a host side is run in Python throughout.
 class RunSeries {
  public:
   explicit RunSeries(const KernelCall& call) : call_(call) {}
