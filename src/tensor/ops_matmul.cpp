@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #include "tensor/ops.h"
 
@@ -35,14 +36,28 @@ bool blas_view(const Tensor& m, BlasOperand* out) {
   return false;
 }
 
-// m as BLAS reads it: in place, or a contiguous copy kept in `holder` when m's layout does not allow.
-BlasOperand blas_operand(const Tensor& m, Tensor& holder) {
+// m (a 2-D float32 view) as BLAS reads it: in place, or packed row-major into `packed` when m's
+// layout does not allow. The packing buffers are the thread's own and kept from call to call: a
+// convolution packs a strided row for each of its thousands of small matmuls.
+BlasOperand blas_operand(const Tensor& m, std::vector<float>& packed) {
   BlasOperand o;
-  if (!blas_view(m, &o)) {
-    holder = m.copy();
-    blas_view(holder, &o);
-  }
-  return o;
+  if (blas_view(m, &o)) return o;
+  const int64_t r = m.shape()[0], c = m.shape()[1], s0 = m.strides()[0], s1 = m.strides()[1];
+  packed.resize(static_cast<size_t>(r * c));
+  const auto* src = static_cast<const float*>(m.data());
+  float* dst = packed.data();
+  for (int64_t i = 0; i < r; ++i)
+    for (int64_t j = 0; j < c; ++j) dst[i * c + j] = src[i * s0 + j * s1];
+  return {dst, CblasNoTrans, static_cast<int>(std::max<int64_t>(c, 1))};
+}
+
+std::vector<float>& packed_a() {
+  thread_local std::vector<float> v;
+  return v;
+}
+std::vector<float>& packed_b() {
+  thread_local std::vector<float> v;
+  return v;
 }
 
 // out[M,N] = a[M,K] @ b[K,N] in float32; out is contiguous.
@@ -54,8 +69,7 @@ void sgemm_2d(const Tensor& a, const Tensor& b, Tensor& out) {
     out.fill(0);
     return;
   }
-  Tensor ac, bc;
-  const BlasOperand oa = blas_operand(a, ac), ob = blas_operand(b, bc);
+  const BlasOperand oa = blas_operand(a, packed_a()), ob = blas_operand(b, packed_b());
   cblas_sgemm(CblasRowMajor, oa.trans, ob.trans, M, N, K, 1.0f, static_cast<const float*>(oa.data), oa.ld,
               static_cast<const float*>(ob.data), ob.ld, 0.0f, static_cast<float*>(out.data()), N);
 }
@@ -132,10 +146,9 @@ bool gemm_into(const Tensor& a, const Tensor& b, Tensor& out, bool accumulate) {
   // out must be row-major with unit column stride (BLAS writes C in place).
   if (!(out.strides()[1] == 1 || N == 1) || out.strides()[0] < std::max<int64_t>(N, 1)) return false;
   if (M == 0 || N == 0) return true;
-  // An operand BLAS cannot read in place (a strided view: every other column of a tile) is copied
+  // An operand BLAS cannot read in place (a strided view: every other column of a tile) is packed
   // first, as matmul() does: a few KB against a product written in place.
-  Tensor ac, bc;
-  const BlasOperand oa = blas_operand(a, ac), ob = blas_operand(b, bc);
+  const BlasOperand oa = blas_operand(a, packed_a()), ob = blas_operand(b, packed_b());
   if (K == 0) {
     if (!accumulate) out.fill(0);
     return true;
