@@ -387,10 +387,10 @@ void register_isa(py::module_& m) {
       st.tile.reset();
     }
     check(issue(ctx, std::move(ops), [parsed, tiles, loc = caller_loc()](ExecContext& c, std::span<const Access> o) {
-      std::vector<ScalarStep> steps = parsed;
+      std::vector<ScalarStep> with_tiles = parsed;
       size_t k = 2;
-      for (size_t i = 0; i < steps.size(); ++i) steps[i].tile = take_operand(tiles[i], o, k);
-      return isa_tensor_scalar_ops(c, o[0], o[1], steps, loc);
+      for (size_t i = 0; i < with_tiles.size(); ++i) with_tiles[i].tile = take_operand(tiles[i], o, k);
+      return isa_tensor_scalar_ops(c, o[0], o[1], with_tiles, loc);
     }));
   });
   m.def("max8", [](py::handle dst, py::handle src) {
