@@ -286,8 +286,14 @@ Result<KernelOutcome> RunSeries::run(int i) {
   std::vector<Diagnostic> raised;
   auto again = rec->replay(one, raised);
   if (again && same_outcome(*again, *outcome)) {
-    if (recordings_.size() >= kMaxRecordings) recordings_.erase(recordings_.begin());
     recordings_.push_back(Checked{std::move(rec), std::move(raised)});
+    auto total = [&] {
+      size_t n = 0;
+      for (const Checked& c : recordings_) n += c.recording->bytes();
+      return n;
+    };
+    while (recordings_.size() > 1 && (recordings_.size() > kMaxRecordings || total() > kMaxRecordingsBytes))
+      recordings_.erase(recordings_.begin());
     why_not_.clear();
   } else {
     why_not_ = again ? "its replay did not give its outcome" : "its replay failed";

@@ -65,6 +65,7 @@ class Recording {
   bool replayable() const { return finished_ && why_not_.empty(); }
   const std::string& why_not() const { return why_not_; }
   size_t instructions() const { return instructions_; }
+  size_t bytes() const { return bytes_; }  // about what its steps take
   // Whether `call` (one run) passes inputs of the recorded run's types and shapes, with its options.
   bool matches(const KernelCall& call) const;
 
@@ -160,7 +161,9 @@ class RunSeries {
     std::unique_ptr<Recording> recording;
     std::vector<Diagnostic> raised;
   };
-  static constexpr size_t kMaxRecordings = 4;  // of different shapes; the oldest goes first
+  // Of different shapes, at most this many and this much memory (about); the oldest goes first.
+  static constexpr size_t kMaxRecordings = 4;
+  static constexpr size_t kMaxRecordingsBytes = size_t{128} << 20;
 
   bool worth_recording(int i, const KernelCall& one) const;
   const Checked* find(const KernelCall& one) const;
