@@ -17,6 +17,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <nlohmann/json.hpp>
 
 #include "core/huge_pages.h"
@@ -54,11 +55,21 @@ constexpr size_t kNoteLines = 20;
 constexpr size_t kNoteBytes = 4096;
 constexpr size_t kNoteLineBytes = 240;  // a longer line (a dumped tensor) is cut
 
-// The result buffer kept for the next request (recycle_result_buffer).
+// The result buffer kept for the next request (recycle_result_buffer). While kept, its whole huge
+// pages are MADV_DONTFORK: no child forked meanwhile inherits them. Memory in that state must never
+// go back to malloc (a block made of it, handed out again, would be missing from every later child),
+// so a buffer is made inheritable again before it is used or freed.
 constexpr size_t kMaxRecycledResultBytes = size_t{256} * kMiB;
 std::string& spare_result_buffer() {
   thread_local std::string spare;
   return spare;
+}
+void set_inherited(std::string& s, bool inherited) {
+  const auto begin = reinterpret_cast<uintptr_t>(s.data());
+  const uintptr_t first = (begin + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  const uintptr_t last = (begin + s.capacity()) / kHugePageBytes * kHugePageBytes;
+  if (last > first)
+    (void)::madvise(reinterpret_cast<void*>(first), last - first, inherited ? MADV_DOFORK : MADV_DONTFORK);
 }
 
 struct Pipe {
@@ -380,7 +391,11 @@ SandboxReport run_sandboxed_report(const SandboxLimits& lim, const SandboxFn& ch
   const auto t0 = Clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) return setup_failure(std::move(rep), "fork");
-  if (pid == 0) sandbox_detail::child_main(plan, child_fn);
+  if (pid == 0) {
+    // The kept result buffer's pages were not inherited: the child forgets it (never frees it).
+    new (&spare_result_buffer()) std::string();
+    sandbox_detail::child_main(plan, child_fn);
+  }
 
   // The child does the same; doing it here too means the group exists before any kill below.
   ::setpgid(pid, pid);
@@ -398,7 +413,10 @@ SandboxReport run_sandboxed_report(const SandboxLimits& lim, const SandboxFn& ch
   streams[2].fd = err.read_end.get();
   streams[2].keep = lim.capture_bytes;
   Stream& res = streams[0];
-  res.data.swap(spare_result_buffer());  // memory a previous result already faulted in, if any
+  // Memory a previous result already faulted in, if any (the child is forked: it may be inherited
+  // again, and freed).
+  res.data.swap(spare_result_buffer());
+  set_inherited(res.data, true);
   res.data.clear();
   auto over_caps = [&]() {
     if (res.total > lim.max_output_bytes + kResultRecordSlack) return KillReason::kResultCap;
@@ -496,12 +514,9 @@ void recycle_result_buffer(std::string&& buffer) {
   std::string& spare = spare_result_buffer();
   if (buffer.capacity() > kMaxRecycledResultBytes || buffer.capacity() <= spare.capacity()) return;
   buffer.clear();
-  // The whole huge pages inside it stay out of every child forked from now on.
-  const auto begin = reinterpret_cast<uintptr_t>(buffer.data());
-  const uintptr_t first = (begin + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
-  const uintptr_t last = (begin + buffer.capacity()) / kHugePageBytes * kHugePageBytes;
-  if (last > first) (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTFORK);
+  set_inherited(spare, true);  // the one it replaces is freed with `buffer`
   spare.swap(buffer);
+  set_inherited(spare, false);
 }
 
 Result<SandboxOutput> run_sandboxed(const SandboxLimits& limits, const SandboxFn& child_fn) {
