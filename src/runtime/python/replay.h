@@ -7,7 +7,8 @@
 // shapes, types and arguments alone; on the device a kernel is compiled once and the compiled program
 // runs on every input. Replaying the recorded instructions through the core (nki/isa.h: each one's
 // checks and numerics, as a run executes them) on new inputs gives what running the kernel again
-// gives, without the Python of every instruction (a convolution issues 100,000 small matmuls).
+// gives, without the Python of every instruction (a convolution issues tens of thousands of small
+// matmuls).
 //
 // A recording holds the kernel's tensors as slots — its inputs, then each tensor it created, with what
 // its creation gave it — and each instruction as a function of its operands, every operand a slot and
