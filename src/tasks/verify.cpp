@@ -468,7 +468,7 @@ class Verifier {
     std::stable_sort(small.begin(), small.end(),
                      [](const Case* a, const Case* b) { return std::less<const ShapeSet*>()(a->set, b->set); });
     // As few processes as the limits allow, a multiple of `parallel` of them (they take about the same
-    // time each), the cases dealt out evenly in case order.
+    // time each), the cases dealt out evenly in the order above.
     const int64_t max_shared = static_cast<int64_t>(kMaxAttachmentsPerCall) - 1;
     auto shared_of = [&](const Case* c) {  // inputs that cross as shared memory: each may be its own buffer
       int64_t shared = 0;

@@ -45,7 +45,7 @@ inline ExecContext& instruction_exec(const char* api) {
   return launch_or_raise(api).exec;
 }
 // The running launch's context for anything else; a run that reaches the core this way is not
-// replayed (taint_recording).
+// replayed (Recording::taint).
 ExecContext& exec_or_raise(const char* api);
 
 // A kernel never sees its tensors' values (docs/sandbox.md, "Values at trace time"): inside a

@@ -92,6 +92,15 @@ std::shared_ptr<NkiTensor> run_argument(const Tensor& t, std::string name) {
   return argument_tensor(own_copy ? t : t.copy(), std::move(name));
 }
 
+OutputStores output_stores_of(const NkiTensor& t) {
+  OutputStores stores;
+  stores.known = true;
+  stores.unstored = unstored_runs(t, kMaxUnstoredRuns + 1);
+  stores.truncated = stores.unstored.size() > kMaxUnstoredRuns;
+  if (stores.truncated) stores.unstored.resize(kMaxUnstoredRuns);
+  return stores;
+}
+
 // The warm-up (runtime/python/warm_up.h): whatever CPython, NumPy and the pylib initialise lazily is
 // initialised here, once, and not again in every forked child.
 static void warm_up_paths() {
@@ -244,13 +253,8 @@ Result<KernelOutcome> python_run(const KernelCall& call, Recording* record) {
     for (py::handle o : r[1].cast<py::list>()) {
       OutputStores stores;
       returned.push_back(py::isinstance<NkiTensor>(o) ? o.cast<std::shared_ptr<NkiTensor>>() : nullptr);
-      if (py::isinstance<NkiTensor>(o)) {  // which elements the kernel stored to, before the copy
-        const NkiTensor& h = o.cast<const NkiTensor&>();
-        stores.known = true;
-        stores.unstored = unstored_runs(h, kMaxUnstoredRuns + 1);
-        stores.truncated = stores.unstored.size() > kMaxUnstoredRuns;
-        if (stores.truncated) stores.unstored.resize(kMaxUnstoredRuns);
-      }
+      if (py::isinstance<NkiTensor>(o))  // which elements the kernel stored to, before the copy
+        stores = output_stores_of(o.cast<const NkiTensor&>());
       auto t = object_to_tensor(o, fmt::format("output {}", idx));
       if (!t) return fail(t.error());
       out.output_stores.push_back(std::move(stores));

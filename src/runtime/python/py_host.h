@@ -35,6 +35,10 @@ bool python_host_ready();
 // memory this process received (its own copy-on-write pages already).
 std::shared_ptr<NkiTensor> run_argument(const Tensor& t, std::string name);
 
+// Which elements of the kernel output `t` were stored to, as an outcome reports them (read before
+// the output is settled).
+OutputStores output_stores_of(const NkiTensor& t);
+
 // Runs one call in this process, on the call's target and in its compute mode (timing-only when
 // call.compute is false), with its inputs and then its zero_inputs; the outcome carries the trace
 // of every launch, with the kernel files' paths as Diagnostics give them, and every output's spec

@@ -6,7 +6,6 @@
 
 #include "core/log.h"
 #include "nki/launch.h"
-#include "nki/written.h"
 #include "runtime/python/launch.h"
 #include "runtime/python/py_host.h"
 
@@ -76,10 +75,6 @@ bool same_warnings(const std::vector<Diagnostic>& a, const std::vector<Diagnosti
 Recording* current_recording() {
   const RunScope* run = current_run();
   return run ? run->recording : nullptr;
-}
-
-void taint_recording(std::string_view why) {
-  if (Recording* r = current_recording()) r->taint(why);
 }
 
 int Recording::slot_of(const NkiTensor& t) const {
@@ -232,13 +227,8 @@ std::optional<KernelOutcome> Recording::replay_steps(const KernelCall& call, std
   int idx = 0;
   for (int slot : outputs_) {
     NkiTensor& t = *slots[static_cast<size_t>(slot)];
-    OutputStores stores;  // which elements the kernel stored to, as python_run reads them
-    stores.known = true;
-    stores.unstored = unstored_runs(t, kMaxUnstoredRuns + 1);
-    stores.truncated = stores.unstored.size() > kMaxUnstoredRuns;
-    if (stores.truncated) stores.unstored.resize(kMaxUnstoredRuns);
+    out.output_stores.push_back(output_stores_of(t));
     settle(t);
-    out.output_stores.push_back(std::move(stores));
     out.output_specs.push_back({fmt::format("out{}", idx++), t.data.dtype(), t.data.shape()});
     if (call.want_outputs) out.outputs.push_back(t.data);
   }

@@ -127,8 +127,6 @@ class Recording {
 
 // The recording of the run on this thread, or null when it is not recorded.
 Recording* current_recording();
-// Taints the recording of the run on this thread, if any (see Recording::taint).
-void taint_recording(std::string_view why);
 
 // Runs the instruction `fn` on `operands` now, recording it first when the run is recorded.
 template <size_t N, class F>
