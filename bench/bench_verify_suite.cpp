@@ -15,7 +15,8 @@
 //       [--cache DIR] [--workers 2] [--json FILE]
 //
 // Without --cache the references go to a new temporary folder (removed at the end), so every task
-// is cold the first time. Exit status 1 when a baseline does not pass.
+// is cold the first time. NKIA_LOG=debug prints each verification's timeline. Exit status 1 when a baseline does not
+// pass.
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "core/log.h"
 #include "runtime/kernel_service.h"
 #include "tasks/baseline.h"
 #include "tasks/suite.h"
@@ -244,5 +246,6 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   nki_agent::Options o;
   if (!nki_agent::parse(argc, argv, o)) return 2;
+  nki_agent::init_logging();  // NKIA_LOG=debug: each verification's timeline
   return nki_agent::run(o);
 }

@@ -293,18 +293,29 @@ Result<void> check_affine(const Access& dst, const AffineExpr& expr, const char*
   return {};
 }
 
-// Calls fn(flat index, position) for every element of `shape` in C order.
+// Calls fn(i, pos) for every row of `shape` (its last axis) in C order: i is the flat index of the
+// row's first element, pos its position (last axis 0). A 0-d shape is one row of one element.
 template <typename Fn>
-void for_each_position(const Shape& shape, Fn&& fn) {
+void for_each_row(const Shape& shape, Fn&& fn) {
   const int64_t n = shape_numel(shape);
+  const int64_t len = shape.empty() ? 1 : shape.back();
+  if (n == 0) return;
   std::vector<int64_t> pos(shape.size(), 0);
-  for (int64_t i = 0; i < n; ++i) {
+  for (int64_t i = 0; i < n; i += len) {
     fn(i, std::span<const int64_t>(pos));
-    for (size_t ax = shape.size(); ax-- > 0;) {
+    for (size_t ax = shape.size() - 1; ax-- > 0;) {
       if (++pos[ax] < shape[ax]) break;
       pos[ax] = 0;
     }
   }
+}
+
+// What the expression adds per step along the last axis of `shape`.
+int64_t last_axis_step(const Shape& shape, const AffineExpr& expr) {
+  int64_t step = 0;
+  for (const auto& [axis, coef] : expr.terms)
+    if (!shape.empty() && axis == static_cast<int>(shape.size()) - 1) step += coef;
+  return step;
 }
 
 bool compare(BinaryOp cmp, int64_t v) {
@@ -319,6 +330,68 @@ bool compare(BinaryOp cmp, int64_t v) {
   }
 }
 
+// The positions of a row where cmp(v + step * j, 0) fails, j in [0, len): at most two runs
+// [begin, end). The value is linear in j, so an inequality changes its answer at most once along the
+// row (found by bisection), and an equality holds at most at one position.
+struct FailingRuns {
+  std::array<std::pair<int64_t, int64_t>, 2> runs{};
+  int count = 0;
+  void add(int64_t begin, int64_t end) {
+    if (begin < end) runs[static_cast<size_t>(count++)] = {begin, end};
+  }
+};
+
+FailingRuns failing_runs(int64_t v, int64_t step, int64_t len, BinaryOp cmp) {
+  FailingRuns out;
+  auto holds = [&](int64_t j) { return compare(cmp, v + step * j); };
+  if (len <= 0) return out;
+  if (step == 0) {
+    if (!holds(0)) out.add(0, len);
+    return out;
+  }
+  if (cmp == BinaryOp::kEqual || cmp == BinaryOp::kNotEqual) {
+    const bool hit = v % step == 0 && -v / step >= 0 && -v / step < len;  // the j where the value is 0
+    const int64_t j = hit ? -v / step : -1;
+    if (cmp == BinaryOp::kNotEqual) {
+      if (hit) out.add(j, j + 1);
+    } else if (hit) {
+      out.add(0, j);
+      out.add(j + 1, len);
+    } else {
+      out.add(0, len);
+    }
+    return out;
+  }
+  const bool first = holds(0);
+  if (first == holds(len - 1)) {  // monotone: the same answer all along the row
+    if (!first) out.add(0, len);
+    return out;
+  }
+  int64_t lo = 0, hi = len - 1;  // holds(lo) == first, holds(hi) != first
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (holds(mid) == first ? lo : hi) = mid;
+  }
+  if (first)
+    out.add(hi, len);
+  else
+    out.add(0, hi);
+  return out;
+}
+
+// Calls fn(i, pos, begin, end) for each run of positions [i + begin, i + end) (flat, C order) of a
+// row of `shape` where cmp(expr(position), 0) fails; i and pos are the row's first element.
+template <typename Fn>
+void for_each_failing_run(const Shape& shape, const AffineExpr& expr, BinaryOp cmp, Fn&& fn) {
+  const int64_t len = shape.empty() ? 1 : shape.back();
+  const int64_t step = last_axis_step(shape, expr);
+  for_each_row(shape, [&](int64_t i, std::span<const int64_t> pos) {
+    const FailingRuns r = failing_runs(expr.at(pos), step, len, cmp);
+    for (int k = 0; k < r.count; ++k)
+      fn(i, pos, r.runs[static_cast<size_t>(k)].first, r.runs[static_cast<size_t>(k)].second);
+  });
+}
+
 }  // namespace
 
 Result<void> isa_iota(ExecContext& ctx, const Access& dst, const AffineExpr& expr, const SourceLoc& loc) {
@@ -327,8 +400,12 @@ Result<void> isa_iota(ExecContext& ctx, const Access& dst, const AffineExpr& exp
   ctx.trace.add(issue_instruction(ctx, Engine::kGpSimd, Opcode::kIota, loc, dst, {}));
   if (!ctx.compute) return {};
   std::vector<int64_t> values(static_cast<size_t>(dst.view.numel()));
-  for_each_position(dst.shape(),
-                    [&](int64_t i, std::span<const int64_t> pos) { values[static_cast<size_t>(i)] = expr.at(pos); });
+  const int64_t len = dst.shape().empty() ? 1 : dst.shape().back();
+  const int64_t step = last_axis_step(dst.shape(), expr);
+  for_each_row(dst.shape(), [&](int64_t i, std::span<const int64_t> pos) {
+    const int64_t v = expr.at(pos);
+    for (int64_t j = 0; j < len; ++j) values[static_cast<size_t>(i + j)] = v + step * j;
+  });
   Tensor out = dst.view;
   out.assign(Tensor::from_i64(dst.shape(), values, DType::kInt32));  // the engine computes in int32
   return {};
@@ -352,8 +429,8 @@ Result<void> isa_affine_select(ExecContext& ctx, const Access& dst, const Affine
   Tensor flags = written_flags(on_true);
   if (flags.defined()) {
     uint8_t* f = flags.data_as<uint8_t>();
-    for_each_position(dst.shape(), [&](int64_t i, std::span<const int64_t> pos) {
-      if (!compare(cmp, expr.at(pos))) f[i] = 1;
+    for_each_failing_run(dst.shape(), expr, cmp, [&](int64_t i, std::span<const int64_t>, int64_t begin, int64_t end) {
+      std::memset(f + i + begin, 1, static_cast<size_t>(end - begin));
     });
   }
   ctx.trace.add(
@@ -365,15 +442,22 @@ Result<void> isa_affine_select(ExecContext& ctx, const Access& dst, const Affine
   Tensor out = dst.view;
   if (on_true.dtype() == dst.dtype()) {  // no conversion: the selected values are copied bit for bit
     out.assign(on_true.view.contiguous());
-    for_each_position(dst.shape(), [&](int64_t, std::span<const int64_t> pos) {
-      if (!compare(cmp, expr.at(pos))) out.set_f32(pos, off);
-    });
+    // The constant as one element of dst's type, written over each failing run of each row.
+    alignas(8) uint8_t off_bytes[8] = {};
+    store_f32(off_bytes, out.dtype(), off);
+    const auto size = static_cast<size_t>(out.itemsize());
+    const int64_t stride = out.ndim() == 0 ? 0 : out.strides().back() * out.itemsize();
+    for_each_failing_run(dst.shape(), expr, cmp,
+                         [&](int64_t, std::span<const int64_t> pos, int64_t begin, int64_t end) {
+                           auto* row = static_cast<uint8_t*>(out.ptr_at(pos));
+                           for (int64_t j = begin; j < end; ++j) std::memcpy(row + j * stride, off_bytes, size);
+                         });
     return {};
   }
   Tensor src = on_true.view.astype(DType::kFloat32);
   float* v = src.data_as<float>();
-  for_each_position(dst.shape(), [&](int64_t i, std::span<const int64_t> pos) {
-    if (!compare(cmp, expr.at(pos))) v[i] = off;
+  for_each_failing_run(dst.shape(), expr, cmp, [&](int64_t i, std::span<const int64_t>, int64_t begin, int64_t end) {
+    std::fill(v + i + begin, v + i + end, off);
   });
   out.assign(src);
   return {};

@@ -578,6 +578,91 @@ def k(a):
     }
 }
 
+// affine_select against its definition at every position: each comparison, rising, falling and
+// flat expressions (an equality that holds nowhere, once, or along a whole row), a 3-D tile, a
+// destination that is every other column of a wider tile, and the result in its own or another type.
+TEST_F(NkiLang, AffineSelectKeepsExactlyThePositionsItsPredicateHolds) {
+  struct Pattern {
+    Shape shape;                 // [P, free...]
+    std::vector<int64_t> steps;  // one per free axis
+    int64_t offset, cm;
+  };
+  const std::vector<Pattern> patterns = {
+      {{64, 40}, {-1}, 0, 1},    // causal: p - f
+      {{64, 40}, {3}, -50, -2},  // rising along the row, falling across partitions
+      {{64, 40}, {-7}, 100, 0},  // falling, the same on every partition
+      {{64, 40}, {0}, -20, 1},   // flat along the row
+      {{64, 40}, {4}, -2, 0},    // an equality that never holds (4f - 2)
+      {{16, 5, 7}, {7, -1}, -3, 2},
+  };
+  const std::vector<std::string> cmps = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"};
+  const std::vector<std::pair<DType, DType>> types = {
+      {DType::kFloat32, DType::kFloat32}, {DType::kFloat32, DType::kBFloat16}, {DType::kBFloat16, DType::kBFloat16}};
+  for (const Pattern& pat : patterns)
+    for (const std::string& cmp : cmps)
+      for (const auto& [in_t, out_t] : types) {
+        const bool strided = pat.shape.size() == 2;  // dst: every other column of a wider tile
+        std::string shape = "(";
+        for (int64_t d : pat.shape) shape += std::to_string(d) + ", ";
+        shape += ")";
+        std::string pattern = "[";
+        for (size_t a = 0; a < pat.steps.size(); ++a)
+          pattern += "[" + std::to_string(pat.steps[a]) + ", " + std::to_string(pat.shape[a + 1]) + "], ";
+        pattern += "]";
+        const std::string out_name = out_t == DType::kFloat32 ? "float32" : "bfloat16";
+        const int64_t f = pat.shape[1];
+        const std::string dst = strided ? "nl.ndarray((P, " + std::to_string(2 * f) + "), dtype=nl." + out_name +
+                                              ", buffer=nl.sbuf)" + "[:, 0:" + std::to_string(2 * f) + ":2]"
+                                        : "nl.ndarray(" + shape + ", dtype=nl." + out_name + ", buffer=nl.sbuf)";
+        const std::string src = R"py(
+import nki
+import nki.language as nl
+import nki.isa as nisa
+
+@nki.jit
+def k(a):
+    P = a.shape[0]
+    out = nl.ndarray()py" + shape +
+                                ", dtype=nl." + out_name + R"py(, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    s = )py" + dst + R"py(
+    nisa.affine_select(dst=s, pattern=)py" +
+                                pattern + ", offset=" + std::to_string(pat.offset) +
+                                ", channel_multiplier=" + std::to_string(pat.cm) +
+                                ", on_true_tile=t, on_false_value=-7.3, cmp_op=nl." + cmp + R"py()
+    nisa.dma_copy(dst=out, src=s)
+    return out
+)py";
+        SCOPED_TRACE(src);
+        Tensor a = iota(pat.shape, in_t, 0.37f);
+        auto r = run(src, "k", {a});
+        ASSERT_TRUE(r) << r.error().format();
+        // The definition: value = offset + cm * p + sum(step * index) at each position.
+        std::vector<float> want = a.to_f32_vector();
+        const int64_t n = shape_numel(pat.shape);
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t rest = i, value = pat.offset;
+          for (size_t ax = pat.shape.size(); ax-- > 1;) {
+            value += pat.steps[ax - 1] * (rest % pat.shape[ax]);
+            rest /= pat.shape[ax];
+          }
+          value += pat.cm * rest;
+          const bool holds = cmp == "equal"        ? value == 0
+                             : cmp == "not_equal"  ? value != 0
+                             : cmp == "less"       ? value < 0
+                             : cmp == "less_equal" ? value <= 0
+                             : cmp == "greater"    ? value > 0
+                                                   : value >= 0;
+          if (!holds) want[static_cast<size_t>(i)] = -7.3f;
+        }
+        const std::vector<float> expected = Tensor::from_f32(pat.shape, want).astype(out_t).to_f32_vector();
+        const std::vector<float> got = r->outputs[0].to_f32_vector();
+        ASSERT_EQ(got.size(), expected.size());
+        for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], expected[i]) << "at flat position " << i;
+      }
+}
+
 // Scans (cumsum), normalisation statistics, activation with a reduction, DMA transposes and
 // shared constants.
 TEST_F(NkiLang, ScansStatisticsTransposedLoadsAndConstants) {
