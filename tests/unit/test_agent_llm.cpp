@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // Agent LLM clients: the SSE parser, both protocols (streaming and not) against the loopback mock
 // server, retries / deadlines / cancellation, and the HTTP layer's limits. Endpoint faults are in
 // test_agent_llm_faults.cpp, configuration loading in test_agent_llm_config.cpp.

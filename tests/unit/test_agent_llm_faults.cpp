@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // LLM endpoint faults (agent/llm_client.cpp): a 200 whose body is not JSON or lacks the protocol's
 // fields, an HTML page from a proxy (as a 200 and as a 502), an answer cut in the middle of its body
 // by a close or a connection reset, and streams that break before or after reply text. Over both

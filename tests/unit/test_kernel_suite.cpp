@@ -1,3 +1,5 @@
+// nkia-shards: 8 (about 250 short tests, each of which would otherwise start CPython in a process)
+//
 // The kernel suite: every tests/kernels/*.py is an NKI kernel of our own with a header that says
 // how to call it and what it must compute (tests/kernels/README.md); every tests/kernels/fail/*.py
 // is a kernel with a realistic mistake and the Diagnostic it must get; every

@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // The executed trace on its way to the host: python_run collects every launch's instructions, in
 // timing-only mode too (the same records, no numbers); the outcome's wire form carries the trace
 // exactly and refuses malformed ones (truncated, wrong types, huge counts, bad enums) with a

@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // nki.collectives between the ranks of a replica group: a launch runs every rank its collectives
 // name, each on its own copy of the arguments, and returns rank 0's outputs. Each kernel makes its
 // ranks' data differ through nki.collectives.rank_id() (a scalar_offset into a table of every rank's

@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // The first slice of the NKI language on the instruction core, in both dialects: tensors in HBM
 // and SBUF, slicing, loads and stores, elementwise math, nki.isa in both forms, and the compiler's
 // checks reported with their catalogue codes at the kernel's own line.

@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // The state the NKI core keeps lazily: iteration tags (nki/iteration_tags.h) that hold one tag for a
 // tensor written whole and defer writes of parts, and the poison of fresh tensors, laid on the
 // elements nothing wrote only when the tensor is first read (settle_poison, nki/nki_tensor.h). Both

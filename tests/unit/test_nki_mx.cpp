@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // The MX formats (OCP microscaling, NeuronCore-v4): the float4_e2m1fn and float8_e8m0fnu codecs and the
 // packed x4 lanes (tensor/dtype.h), and nisa.quantize_mx / nisa.nc_matmul_mx (nki/isa.h) run as kernels
 // on trn3 — each against a reference written here from NKI's definition (32-value groups of 8

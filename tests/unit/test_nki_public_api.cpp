@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // The names public NKI kernels import and call, in both dialects, beyond the instructions: the
 // constants modules (nki.isa.constants, nki.language.constants and their legacy twins), nki.dtype in
 // annotations, nl.finfo, nl.device_print, no_reorder, Tensor.reshape(shape=), and the collectives the

@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // The search, select and cross-partition instructions (nki/isa_select.h) through both dialects:
 // max8, nc_find_index8, nc_match_replace8, nc_stream_shuffle, range_select, select_reduce,
 // tensor_copy_predicated, tensor_partition_reduce, sequence_bounds, and activation with a [P, 1] scale tile —

@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // Unwritten memory (nki/written.h): reading a tile that nothing wrote, garbage that an instruction
 // mixes into real results and that reaches an output, and outputs left partly unwritten are
 // warnings at the right line — in computing and timing-only runs alike — while the ragged-tile
