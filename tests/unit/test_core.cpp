@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // Core: Diagnostics (text and JSON forms), SHA-256 content hashes, the thread pool, logging.
 #include <gtest/gtest.h>
 

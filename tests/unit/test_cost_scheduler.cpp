@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // The cost model's scheduler on hand-built traces whose timings are worked out by hand below:
 // independent engines overlap, a RAW chain adds up (with semaphore and DMA trigger latencies),
 // DMA/compute overlap appears with double buffering and vanishes with single buffering, PSUM bank

@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // tests/unit/test_dtype.cpp — dtype.h against references that share no code with it: Eigen's and
 // Imath's half/bfloat16, NumPy's float16 (tests/oracle/fp16_table.py), and float8 tables and a
 // brute-force nearest-value encoder built here from each format's definition.

@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // The error table (nki/error_catalogue.h): complete against nki-spec §5.1, well formed, merged from
 // its parts, the one constructor of kernel Diagnostics, and in step with its generated docs page,
 // docs/errors.md. (tests/unit/test_error_registry.cpp checks it against the sources.)

@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // tests/unit/test_npy.cpp — .npy reading and writing: in-process round trips, the header format,
 // NumPy interop both ways (tests/oracle/npy_roundtrip.py), and hostile input.
 #include "tensor/npy.h"

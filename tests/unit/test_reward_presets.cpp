@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // The pure parts of the reward core, no kernel run: every preset's formula on hand-made components
 // (docs/rl.md, RL-CONVENTIONS.md §4.8), floors and flags, multi-turn returns; the flags read off
 // hand-made verifications; the kernels found in a model's answer (fenced blocks, tool-call tags,

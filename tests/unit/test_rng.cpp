@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // tests/unit/test_rng.cpp — Philox known answers, pinned streams, statistics, det_log accuracy and
 // the tensor fills of tensor/rng.h.
 #include "tensor/rng.h"

@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // The reward service's wire formats and guards without a server (serve/wire.h, auth.h,
 // admission.h, metrics.h; docs/serve.md): the body's depth limit and JSON checks, every field of a
 // reward request type-checked, the batch cap, the adapters (OpenRLHF, slime, KernelGYM, the

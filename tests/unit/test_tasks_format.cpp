@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // The task contract without running anything: task.toml parsing and its Diagnostics (every
 // malformed field named, never a crash), shape sets, the precision policy, seeded inputs in each
 // profile, and the output comparison with its named checks and numbers (tasks/task.h, inputs.h,

@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // tests/unit/test_tensor_ops.cpp — seeded random differential tests of tensor/ops.h against NumPy
 // (tests/oracle/tensor_ops.py): broadcasting, every BinaryOp and UnaryOp, type promotion, every
 // ReduceOp over every axis subset, argmax/argmin and matmul, on contiguous and strided inputs.

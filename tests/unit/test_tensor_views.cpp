@@ -1,3 +1,5 @@
+// nkia-shards: 2 (short tests, each of which would otherwise start a process of its own)
+//
 // tests/unit/test_tensor_views.cpp — the strided views of tensor/tensor.h against NumPy
 // (tests/oracle/tensor_ops.py): random chains of slice / select / transpose / swapaxes /
 // expand_dims / squeeze / broadcast_to / reshape applied to the same array on both sides (values,
