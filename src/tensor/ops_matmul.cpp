@@ -1,10 +1,12 @@
 // np.matmul (see ops.h). Float operands are widened to float32 and multiplied with OpenBLAS's
 // cblas_sgemm — directly on the operands' storage when they are float32 matrices with a unit
-// stride on either axis; integer operands use an exact int64 loop.
+// stride on either axis; integer operands use an exact int64 loop. gemm_into (nc_matmul's PSUM
+// path) computes products of at most 64 columns itself (small_gemm).
 #include <cblas.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -93,6 +95,55 @@ void igemm_2d(const Tensor& a, const Tensor& b, Tensor& out) {
   }
 }
 
+// out[M, N] = a @ b (+ out when accumulating) for a product of few columns whose left operand has
+// its rows on the unit stride (a transposed view: nc_matmul's stationary tile). OpenBLAS packs both
+// operands for every call, and for the [128, 128] @ [128, 14] products of a convolution the packing
+// took as long as the multiply. Each element is summed over k in order with fused multiply-adds,
+// from zero, then added to out: one order on every machine (std::fma rounds once on any instruction
+// set), where OpenBLAS's rounding depends on its kernel for the processor (the two differ in the
+// last place on about a tenth of the elements).
+constexpr int64_t kSmallGemmMaxN = 64;
+constexpr int64_t kSmallGemmMaxK = 256;
+
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void small_gemm(
+    const float* a, int64_t a_k, const float* b, int64_t b_k, int64_t b_n, float* out, int64_t out_m, int64_t M,
+    int64_t K, int64_t N, bool accumulate) {
+  // Blocks of kRows x kCols elements of out, their sums kept in registers over the whole of k.
+  constexpr int64_t kRows = 32, kCols = 4;
+  for (int64_t n0 = 0; n0 < N; n0 += kCols) {
+    const int64_t cols = std::min(kCols, N - n0);
+    for (int64_t m0 = 0; m0 < M; m0 += kRows) {
+      const int64_t rows = std::min(kRows, M - m0);
+      float acc[kCols][kRows] = {};
+      if (rows == kRows) {
+        for (int64_t k = 0; k < K; ++k) {
+          const float* ak = a + k * a_k + m0;
+          float bv[kCols];
+#pragma GCC unroll 4
+          for (int64_t c = 0; c < kCols; ++c) bv[c] = c < cols ? b[k * b_k + (n0 + c) * b_n] : 0.0f;
+#pragma GCC unroll 4
+          for (int64_t c = 0; c < kCols; ++c)
+#pragma GCC unroll 32
+            for (int64_t m = 0; m < kRows; ++m) acc[c][m] = std::fma(ak[m], bv[c], acc[c][m]);
+        }
+      } else {
+        for (int64_t k = 0; k < K; ++k) {
+          const float* ak = a + k * a_k + m0;
+          for (int64_t c = 0; c < cols; ++c) {
+            const float bv = b[k * b_k + (n0 + c) * b_n];
+            for (int64_t m = 0; m < rows; ++m) acc[c][m] = std::fma(ak[m], bv, acc[c][m]);
+          }
+        }
+      }
+      for (int64_t c = 0; c < cols; ++c)
+        for (int64_t m = 0; m < rows; ++m) {
+          float& o = out[(m0 + m) * out_m + n0 + c];
+          o = accumulate ? acc[c][m] + o : acc[c][m];
+        }
+    }
+  }
+}
+
 }  // namespace
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in, std::optional<DType> out_dtype) {
@@ -146,6 +197,11 @@ bool gemm_into(const Tensor& a, const Tensor& b, Tensor& out, bool accumulate) {
   // out must be row-major with unit column stride (BLAS writes C in place).
   if (!(out.strides()[1] == 1 || N == 1) || out.strides()[0] < std::max<int64_t>(N, 1)) return false;
   if (M == 0 || N == 0) return true;
+  if (K > 0 && N <= kSmallGemmMaxN && K <= kSmallGemmMaxK && (a.strides()[0] == 1 || M == 1)) {
+    small_gemm(static_cast<const float*>(a.data()), a.strides()[1], static_cast<const float*>(b.data()), b.strides()[0],
+               b.strides()[1], static_cast<float*>(out.data()), out.strides()[0], M, K, N, accumulate);
+    return true;
+  }
   // An operand BLAS cannot read in place (a strided view: every other column of a tile) is packed
   // first, as matmul() does: a few KB against a product written in place.
   const BlasOperand oa = blas_operand(a, packed_a()), ob = blas_operand(b, packed_b());

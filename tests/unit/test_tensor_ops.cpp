@@ -1678,6 +1678,35 @@ TEST(Matmul, GemmIntoTakesStridedOperandsInPlace) {
   EXPECT_EQ(column_major.to_f32_vector(), std::vector<float>(96, 0.0f));
 }
 
+// A product of few columns whose left operand is a transposed view (nc_matmul's stationary tile)
+// is summed over k in order with fused multiply-adds from zero, then added to out: bit for bit that
+// order, for blocks of rows and columns whole and ragged, a strided right operand, and M = 1.
+TEST(Matmul, GemmIntoSumsFewColumnsInOrderOfK) {
+  Rng rng(78);
+  for (const int64_t m : {1, 31, 32, 70, 128})
+    for (const int64_t k : {1, 5, 128})
+      for (const int64_t n : {1, 5, 14, 64}) {
+        const Tensor a = make_values(rng, {k, m}, DType::kFloat32, Profile::kFinite).transpose();  // [m, k]
+        const Tensor wide = make_values(rng, {k, 2 * n}, DType::kFloat32, Profile::kFinite);
+        const Tensor b = wide.slice(1, 0, 2 * n, 2);  // [k, n], every other column
+        const std::vector<float> av = a.to_f32_vector(), bv = b.to_f32_vector();
+        for (const bool accumulate : {false, true}) {
+          Tensor out = Tensor::full({m, n}, DType::kFloat32, 0.25);
+          ASSERT_TRUE(gemm_into(a, b, out, accumulate));
+          const std::vector<float> got = out.to_f32_vector();
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              float sum = 0.0f;
+              for (int64_t q = 0; q < k; ++q)
+                sum = std::fma(av[static_cast<size_t>(i * k + q)], bv[static_cast<size_t>(q * n + j)], sum);
+              const float want = accumulate ? sum + 0.25f : sum;
+              ASSERT_EQ(got[static_cast<size_t>(i * n + j)], want)
+                  << m << "x" << k << "x" << n << " at " << i << "," << j;
+            }
+        }
+      }
+}
+
 TEST(Matmul, ShapeErrorsThrow) {
   auto z = [](Shape s) { return Tensor::zeros(s, DType::kFloat32); };
   EXPECT_THROW(matmul(z({3, 4}), z({5, 6})), std::invalid_argument);
