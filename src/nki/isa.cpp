@@ -303,7 +303,7 @@ void for_each_row(const Shape& shape, Fn&& fn) {
   std::vector<int64_t> pos(shape.size(), 0);
   for (int64_t i = 0; i < n; i += len) {
     fn(i, std::span<const int64_t>(pos));
-    for (size_t ax = shape.size() - 1; ax-- > 0;) {
+    for (size_t ax = shape.empty() ? 0 : shape.size() - 1; ax-- > 0;) {  // the axes before the last
       if (++pos[ax] < shape[ax]) break;
       pos[ax] = 0;
     }
