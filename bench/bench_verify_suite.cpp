@@ -15,8 +15,8 @@
 //       [--cache DIR] [--workers 2] [--json FILE]
 //
 // Without --cache the references go to a new temporary folder (removed at the end), so every task
-// is cold the first time. NKIA_LOG=debug prints each verification's timeline. Exit status 1 when a baseline does not
-// pass.
+// is cold the first time. NKIA_LOG=debug prints each verification's timeline. Exit status 1 when
+// a baseline does not pass.
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <unistd.h>
