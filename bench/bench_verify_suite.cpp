@@ -1,18 +1,20 @@
 // Verification over a whole suite, side by side with PyTorch (docs/perf.md, "Verification at RL
 // speed").
 //
-// For every task of the suite, the baseline kernel is verified twice with the same kernel workers:
+// For every task of the suite, the baseline kernel is verified with the same kernel workers:
 //   cold  the references are computed (the reference worker starts, PyTorch builds each seed's model
 //         and runs every case's forward) and stored in the cache;
 //   warm  the same verification again, as an RL step or a benchmark sees it: references from the
-//         cache, generated inputs from the process's input cache, workers warm.
+//         cache, generated inputs from the process's input cache, workers warm. With --warm-runs N it
+//         runs N times and the median counts (the spread of one machine's runs; a profile of warm
+//         verifications alone).
 // PyTorch's time is the reference worker's own measure during the cold run: building the models,
 // drawing their parameters and the forwards, one thread (no interpreter start, no file traffic).
 // The figure of merit is warm ÷ PyTorch: what a verification costs next to computing the same
 // references once.
 //
 //   ./build/bench/bench_verify_suite [--suite level1] [--root tasks/nkibench] [--only L1_01]...
-//       [--cache DIR] [--workers 2] [--json FILE]
+//       [--cache DIR] [--workers 2] [--warm-runs 1] [--json FILE]
 //
 // Without --cache the references go to a new temporary folder (removed at the end), so every task
 // is cold the first time. NKIA_LOG=debug prints each verification's timeline. Exit status 1 when
@@ -50,6 +52,7 @@ struct Options {
   std::string cache;
   std::string json;
   int workers = 2;
+  int warm_runs = 1;
 };
 
 struct Row {
@@ -106,10 +109,12 @@ bool parse(int argc, char** argv, Options& o) {
       o.json = v;
     else if (a == "--workers" && (v = value()))
       o.workers = std::max(1, std::atoi(v));
+    else if (a == "--warm-runs" && (v = value()))
+      o.warm_runs = std::max(1, std::atoi(v));
     else {
       std::fprintf(stderr,
                    "usage: bench_verify_suite [--suite NAME] [--root DIR] [--only PREFIX]... [--cache DIR] "
-                   "[--workers N] [--json FILE]\n");
+                   "[--workers N] [--warm-runs N] [--json FILE]\n");
       return false;
     }
   }
@@ -121,7 +126,7 @@ bool wanted(const Options& o, const std::string& id) {
   return std::any_of(o.only.begin(), o.only.end(), [&](const std::string& p) { return id.rfind(p, 0) == 0; });
 }
 
-Row measure(const std::string& dir, KernelService& service, const VerifyOptions& vo) {
+Row measure(const std::string& dir, KernelService& service, const VerifyOptions& vo, int warm_runs) {
   Row row;
   row.task = fs::path(dir).filename().string();
   auto task = load_task(dir);
@@ -140,17 +145,21 @@ Row measure(const std::string& dir, KernelService& service, const VerifyOptions&
     row.error = cold ? cold->message : cold.error().message;
     return row;
   }
-  auto warm = verify_kernel(*task, *files, service, vo);
-  if (!warm || !warm->passed) {
-    row.error = warm ? warm->message : warm.error().message;
-    return row;
+  std::vector<double> warm_seconds;
+  for (int i = 0; i < warm_runs; ++i) {
+    auto warm = verify_kernel(*task, *files, service, vo);
+    if (!warm || !warm->passed) {
+      row.error = warm ? warm->message : warm.error().message;
+      return row;
+    }
+    if (warm->reference.computed > 0) row.error = "the warm run computed references: the cache did not hold them";
+    row.cases = warm->cases_total;
+    warm_seconds.push_back(warm->seconds);
   }
   row.passed = true;
-  row.cases = warm->cases_total;
   row.cold = cold->seconds;
-  row.warm = warm->seconds;
+  row.warm = median(warm_seconds);
   row.torch = cold->reference.compute_seconds;
-  if (warm->reference.computed > 0) row.error = "the warm run computed references: the cache did not hold them";
   return row;
 }
 
@@ -184,7 +193,7 @@ int run(const Options& o) {
   for (const std::string& dir : *dirs) {
     const std::string id = fs::path(dir).filename().string();
     if (!wanted(o, id)) continue;
-    Row r = measure(dir, **service, vo);
+    Row r = measure(dir, **service, vo, o.warm_runs);
     if (r.error.empty())
       fmt::print("{:<32} {:>5} {:>9.3f} {:>9.3f} {:>9.3f} {:>7.2f}\n", r.task, r.cases, r.cold, r.warm, r.torch,
                  r.torch > 0 ? r.warm / r.torch : 0.0);

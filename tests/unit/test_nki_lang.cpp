@@ -387,6 +387,67 @@ TEST_F(NkiLang, IndexTileMisuseHasCatalogueCodes) {
   expect_failures(cases, iota({128, 8}));
 }
 
+// A mask's comparison selects exactly the positions where it holds, for every operator, both signs
+// of the coefficient, equalities without a solution and bounds outside the axis: the instruction
+// writes that box and nothing else (positions found by bisection, checked here one by one).
+TEST_F(NkiLang, MaskComparisonsSelectExactlyThePositionsWhereTheyHold) {
+  struct Case {
+    const char* pred;  // over j = nl.arange(16)[None, :] or p = nl.arange(128)[:, None]
+    bool on_partitions;
+    bool (*holds)(int);
+  };
+  const Case cases[] = {
+      {"j < 5", false, [](int x) { return x < 5; }},
+      {"j <= 5", false, [](int x) { return x <= 5; }},
+      {"j > 5", false, [](int x) { return x > 5; }},
+      {"j >= 5", false, [](int x) { return x >= 5; }},
+      {"2 * j + 3 < 20", false, [](int x) { return 2 * x + 3 < 20; }},
+      {"7 - j >= 0", false, [](int x) { return 7 - x >= 0; }},
+      {"-3 * j + 40 > 0", false, [](int x) { return -3 * x + 40 > 0; }},
+      {"j * 3 == 9", false, [](int x) { return x * 3 == 9; }},
+      {"j * 2 == 9", false, [](int) { return false; }},
+      {"j != 0", false, [](int x) { return x != 0; }},
+      {"j - 15 != 0", false, [](int x) { return x != 15; }},
+      {"j != 40", false, [](int) { return true; }},
+      {"j < 0", false, [](int) { return false; }},
+      {"j < 100", false, [](int) { return true; }},
+      {"j >= 16", false, [](int) { return false; }},
+      {"p < 100", true, [](int x) { return x < 100; }},
+      {"64 + p >= 128", true, [](int x) { return 64 + x >= 128; }},
+  };
+  for (const Case& c : cases) {
+    const std::string src = std::string(R"py(
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 16), dtype=nl.float32, buffer=nl.shared_hbm)
+    j = nl.arange(16)[None, :]
+    p = nl.arange(128)[:, None]
+    r = nl.zeros((128, 16), dtype=nl.float32, buffer=nl.sbuf)
+    r[...] = nl.add(nl.load(a), 1.0, mask=()py") + c.pred + R"py())
+    nl.store(out, value=r)
+    return out
+)py";
+    auto r = run(src, "k", {Tensor::zeros({128, 16}, DType::kFloat32)});
+    ASSERT_TRUE(r) << c.pred << ": " << r.error().format();
+    const std::vector<float> v = r->outputs[0].to_f32_vector();
+    for (int row = 0; row < 128; ++row)
+      for (int col = 0; col < 16; ++col) {
+        const bool want = c.holds(c.on_partitions ? row : col);
+        ASSERT_EQ(v[static_cast<size_t>(row * 16 + col)], want ? 1.0f : 0.0f)
+            << c.pred << " at [" << row << ", " << col << "]";
+      }
+  }
+  // A hole inside the axis is not a box.
+  const MustFail holes[] = {
+      {"!= inside the axis", "    j = nl.arange(8)[None, :]\n    t = nl.exp(nl.load(a), mask=(j != 3))\n",
+       "err_unsupported_expression_in_mask"},
+  };
+  expect_failures(holes, iota({128, 8}));
+}
+
 // The tiled-matmul tutorial in both dialects: PSUM accumulation over K tiles, copy out of PSUM.
 TEST_F(NkiLang, TiledMatmulInBothDialects) {
   const char* legacy = R"py(

@@ -421,6 +421,35 @@ TEST(TaskCompare, FiguresSpanEveryBlockOfALargeOutput) {
   EXPECT_NEAR(bad.max_abs_error, 2, 1e-5);
 }
 
+// The fast pass sees a block only through its sums and its worst error: a single NaN, infinity or
+// element beyond tolerance anywhere in a long clean run (any lane, the ragged end included) must
+// still reach the element-by-element verdict, and values near float32's largest must not look
+// non-finite.
+TEST(TaskCompare, OneAnomalyInALongCleanRunIsFound) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const int64_t n = 3 * 4096 + 13;
+  std::vector<float> e(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) e[static_cast<size_t>(i)] = 0.25f + static_cast<float>(i % 37) * 0.125f;
+  struct Anomaly {
+    float actual, expected;
+    const char* check;  // "" when it passes
+  };
+  const Anomaly anomalies[] = {{nan, 1, "unwritten"}, {1, nan, "mismatch"},  {inf, 1, "mismatch"},
+                               {-inf, 1, "mismatch"}, {1, inf, "mismatch"},  {1.5f, 1, "mismatch"},
+                               {inf, inf, ""},        {nan, nan, ""},        {3e38f, 3e38f, ""},
+                               {-3.4e38f, -3.4e38f, ""}};
+  for (const int64_t at : {int64_t{0}, int64_t{4096 + 5}, int64_t{2 * 4096 + 4095}, n - 1}) {
+    for (const Anomaly& x : anomalies) {
+      std::vector<float> a = e, ee = e;
+      a[static_cast<size_t>(at)] = x.actual;
+      ee[static_cast<size_t>(at)] = x.expected;
+      auto r = compare_output(vec(a), vec(ee), kTol, {});
+      EXPECT_EQ(r.check, x.check) << x.actual << " vs " << x.expected << " at " << at << ": " << r.message;
+      if (*x.check != '\0') EXPECT_EQ(r.first_bad_index, (Shape{at})) << x.actual << " vs " << x.expected;
+    }
+  }
+}
+
 TEST(TaskCompare, RelativeNormCatchesSmallEverywhereErrors) {
   // Every element within atol + rtol|e| when atol is loose, but 5% off overall.
   Tolerance loose{0.1, 0, 1e-3};

@@ -255,6 +255,47 @@ _CMP = {"less": lambda a, b: a < b, "less_equal": lambda a, b: a <= b, "greater"
         "greater_equal": lambda a, b: a >= b, "equal": lambda a, b: a == b, "not_equal": lambda a, b: a != b}
 
 
+def _positions_where(op, cmp, const, coef, n):
+    """(first, last, count) of the positions x in range(n) where cmp(const + coef * x, 0) holds
+    (integers, coef != 0), in O(log n) evaluations of that same comparison. const + coef * x is monotonic in
+    x, so an order comparison holds on a prefix or a suffix of the axis, found by bisection;
+    ``==`` holds at one position at most, ``!=`` everywhere else. (0, -1, 0) when it holds nowhere."""
+    if n <= 0:
+        return 0, -1, 0
+
+    def holds(x):
+        return builtins.bool(cmp(const + coef * x, 0))
+
+    def first_change(start):  # the first x whose verdict differs from start's (n: none)
+        lo, hi = 0, n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if holds(mid) != start:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    if op in ("equal", "not_equal"):
+        const, coef = builtins.int(const), builtins.int(coef)  # index expressions are integral
+        root = -const // coef if const % coef == 0 else None
+        hit = root is not None and 0 <= root < n
+        if op == "equal":
+            return (root, root, 1) if hit else (0, -1, 0)
+        if not hit:
+            return 0, n - 1, n
+        if root == 0:
+            return (1, n - 1, n - 1) if n > 1 else (0, -1, 0)
+        if root == n - 1:
+            return 0, n - 2, n - 1
+        return 0, n - 1, n - 1  # a hole inside the axis: not contiguous
+    start = holds(0)
+    change = first_change(start)
+    if start:
+        return 0, change - 1, change
+    return (change, n - 1, n - change) if change < n else (0, -1, 0)
+
+
 class Mask:
     """A ``mask=`` argument resolved against an instruction's index space (the shape of its
     elementwise operands): the box of positions where every predicate holds. The instruction then
@@ -290,16 +331,16 @@ class Mask:
                 raise NkiError("err_unsupported_expression_in_mask",
                                f"the mask refers to axis {axis} of a {len(self.space)}-D instruction",
                                "build the mask from the index tiles that index the instruction's operands")
-            ok = [x for x in range(self.space[axis]) if cmp(const + coef * x, 0)]
-            if not ok:
+            first, last, count = _positions_where(pred.op, cmp, const, coef, self.space[axis])
+            if count == 0:
                 self.empty = True
                 continue
-            if ok[-1] - ok[0] + 1 != len(ok):
+            if last - first + 1 != count:
                 raise NkiError("err_unsupported_expression_in_mask",
                                "the mask selects a non-contiguous set of positions on one axis",
                                "mask with < / <= / > / >= bounds")
             lo, hi = self.box[axis]
-            self.box[axis] = (builtins.max(lo, ok[0]), builtins.min(hi, ok[-1] + 1))
+            self.box[axis] = (builtins.max(lo, first), builtins.min(hi, last + 1))
             self.empty |= self.box[axis][0] >= self.box[axis][1]
 
     def full(self):
