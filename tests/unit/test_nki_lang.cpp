@@ -426,7 +426,8 @@ def k(a):
     j = nl.arange(16)[None, :]
     p = nl.arange(128)[:, None]
     r = nl.zeros((128, 16), dtype=nl.float32, buffer=nl.sbuf)
-    r[...] = nl.add(nl.load(a), 1.0, mask=()py") + c.pred + R"py())
+    r[...] = nl.add(nl.load(a), 1.0, mask=()py") +
+                            c.pred + R"py())
     nl.store(out, value=r)
     return out
 )py";

@@ -434,9 +434,9 @@ TEST(TaskCompare, OneAnomalyInALongCleanRunIsFound) {
     float actual, expected;
     const char* check;  // "" when it passes
   };
-  const Anomaly anomalies[] = {{nan, 1, "unwritten"}, {1, nan, "mismatch"},  {inf, 1, "mismatch"},
-                               {-inf, 1, "mismatch"}, {1, inf, "mismatch"},  {1.5f, 1, "mismatch"},
-                               {inf, inf, ""},        {nan, nan, ""},        {3e38f, 3e38f, ""},
+  const Anomaly anomalies[] = {{nan, 1, "unwritten"},   {1, nan, "mismatch"}, {inf, 1, "mismatch"},
+                               {-inf, 1, "mismatch"},   {1, inf, "mismatch"}, {1.5f, 1, "mismatch"},
+                               {inf, inf, ""},          {nan, nan, ""},       {3e38f, 3e38f, ""},
                                {-3.4e38f, -3.4e38f, ""}};
   for (const int64_t at : {int64_t{0}, int64_t{4096 + 5}, int64_t{2 * 4096 + 4095}, n - 1}) {
     for (const Anomaly& x : anomalies) {
