@@ -445,7 +445,9 @@ TEST(TaskCompare, OneAnomalyInALongCleanRunIsFound) {
       ee[static_cast<size_t>(at)] = x.expected;
       auto r = compare_output(vec(a), vec(ee), kTol, {});
       EXPECT_EQ(r.check, x.check) << x.actual << " vs " << x.expected << " at " << at << ": " << r.message;
-      if (*x.check != '\0') EXPECT_EQ(r.first_bad_index, (Shape{at})) << x.actual << " vs " << x.expected;
+      if (*x.check != '\0') {
+        EXPECT_EQ(r.first_bad_index, (Shape{at})) << x.actual << " vs " << x.expected;
+      }
     }
   }
 }
