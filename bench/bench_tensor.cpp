@@ -4,7 +4,9 @@
 // next to a memcpy moving the same number of bytes in the same run; matmul is reported next to a
 // plain cblas_sgemm on the same buffers. Run: ./build/bench/bench_tensor
 #include <benchmark/benchmark.h>
+
 #include <cblas.h>
+#include <cmath>
 
 #include <cstring>
 #include <vector>
@@ -98,6 +100,33 @@ void BM_ExpF32Into(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * p * f * 4 * 2);
 }
 BENCHMARK(BM_ExpF32Into)->Apply(TileArgs);
+
+// nl.sin's arithmetic (tensor/vector_math.h) beside libm's sinf element by element.
+void BM_SinF32Into(benchmark::State& state) {
+  const int64_t p = state.range(0), f = state.range(1);
+  Tensor a = rand_tile(p, f, DType::kFloat32, 1);
+  Tensor out = Tensor::empty({p, f}, DType::kFloat32);
+  for (auto _ : state) {
+    unary_into(UnaryOp::kSin, a, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * p * f * 4 * 2);
+}
+BENCHMARK(BM_SinF32Into)->Apply(TileArgs);
+
+void BM_SinF32Libm(benchmark::State& state) {
+  const int64_t p = state.range(0), f = state.range(1);
+  Tensor a = rand_tile(p, f, DType::kFloat32, 1);
+  Tensor out = Tensor::empty({p, f}, DType::kFloat32);
+  const float* x = a.data_as<float>();
+  float* y = out.data_as<float>();
+  for (auto _ : state) {
+    for (int64_t i = 0; i < p * f; ++i) y[i] = std::sin(x[i]);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * p * f * 4 * 2);
+}
+BENCHMARK(BM_SinF32Libm)->Apply(TileArgs);
 
 void BM_SumLastAxisF32(benchmark::State& state) {
   const int64_t p = state.range(0), f = state.range(1);

@@ -203,8 +203,8 @@ void unary_f32(UnaryOp op, const float* a, float* o, int64_t n) {
     case UnaryOp::kRsqrt: NKIA_LOOP(1.0f / std::sqrt(a[i]));
     case UnaryOp::kExp: return vexp_f32(a, o, n);
     case UnaryOp::kLog: return vlog_f32(a, o, n);
-    case UnaryOp::kSin: NKIA_LOOP(std::sin(a[i]));
-    case UnaryOp::kCos: NKIA_LOOP(std::cos(a[i]));
+    case UnaryOp::kSin: return vsin_f32(a, o, n);
+    case UnaryOp::kCos: return vcos_f32(a, o, n);
     case UnaryOp::kTan: NKIA_LOOP(std::tan(a[i]));
     case UnaryOp::kTanh: return vtanh_f32(a, o, n);
     case UnaryOp::kArctan: NKIA_LOOP(std::atan(a[i]));

@@ -1,6 +1,7 @@
 // tensor/vector_math.h — float32 transcendental functions over arrays (o[i] = f(a[i]), o may be a),
-// computed in float64 and rounded once: the engines' exp, log, tanh, sigmoid and the activations
-// made of them, fast enough for 100-million-element tensors. See vector_math.cpp for accuracy.
+// computed in float64 and rounded once: the engines' exp, log, tanh, sigmoid, sin, cos and the
+// activations made of them, fast enough for 100-million-element tensors. See vector_math.cpp for
+// accuracy.
 #pragma once
 
 #include <cstdint>
@@ -16,5 +17,7 @@ void vgelu_tanh_f32(const float* a, float* o, int64_t n);     // x sigmoid(2 sqr
 void vgelu_sigmoid_f32(const float* a, float* o, int64_t n);  // x sigmoid(1.702 x)
 void vsoftplus_f32(const float* a, float* o, int64_t n);      // log(1 + exp(x))
 void vmish_f32(const float* a, float* o, int64_t n);          // x tanh(softplus(x))
+void vsin_f32(const float* a, float* o, int64_t n);
+void vcos_f32(const float* a, float* o, int64_t n);
 
 }  // namespace nki_agent

@@ -53,6 +53,8 @@ std::vector<Function> functions() {
        }},
       {"softplus", vsoftplus_f32, softplus},
       {"mish", vmish_f32, [](double x) { return limit_or(x, [](double v) { return v * std::tanh(softplus(v)); }); }},
+      {"sin", vsin_f32, [](double x) { return std::sin(x); }},
+      {"cos", vcos_f32, [](double x) { return std::cos(x); }},
   };
 }
 
