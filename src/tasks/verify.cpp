@@ -7,7 +7,6 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
-#include <future>
 #include <mutex>
 
 #include "core/clock.h"
@@ -545,46 +544,22 @@ class Verifier {
     res.kernel = (fs::path(files_.root) / files_.main_path).string();
     NKIA_LOG_INFO("verify {}: {} begins", res.task, res.kernel);
 
-    // The static policy's checker (a Python process of its own, tens of milliseconds) reads the
-    // sources while the first case runs; its verdict comes first all the same.
-    std::future<Result<std::vector<PolicyViolation>>> policy;
     if (opt_.static_policy) {
       PolicyOptions po = opt_.policy;
       po.forbidden_dtypes = task_.forbidden_dtypes();
-      policy = std::async(std::launch::async, [this, po] { return check_static_policy(files_, po); });
-    }
-    // The policy's verdict, once: the verification's result when the kernel breaks the policy.
-    auto policy_verdict = [&]() -> Result<std::optional<VerifyResult>> {
-      if (!policy.valid()) return std::optional<VerifyResult>();
-      auto v = policy.get();
+      auto v = check_static_policy(files_, po);
       if (!v) return fail(v.error());
-      if (v->empty()) return std::optional<VerifyResult>();
-      VerifyResult out;
-      out.task = res.task;
-      out.kernel = res.kernel;
-      out.violations = *v;
-      out.check = name_of(VerifyCheck::kStaticPolicy);
-      const auto& f = v->front();
-      out.diagnostic = f.to_diagnostic(files_.root);
-      out.message = fmt::format("{}:{}: [{}] {} ({} violation{} of the static policy)", f.file, f.line, f.rule,
-                                f.message, v->size(), v->size() == 1 ? "" : "s");
-      out.seconds = seconds_since(t0);
-      return std::optional<VerifyResult>(std::move(out));
-    };
-    // A failure found before any case ran, behind the policy's verdict.
-    auto after_policy = [&](Diagnostic d) -> Result<VerifyResult> {
-      auto verdict = policy_verdict();
-      if (!verdict) return fail(verdict.error());
-      if (*verdict) return std::move(**verdict);
-      return fail(std::move(d));
-    };
-    // Every return below waits for the checker first (it reads files_ and this verifier).
-    struct JoinPolicy {
-      std::future<Result<std::vector<PolicyViolation>>>& f;
-      ~JoinPolicy() {
-        if (f.valid()) f.wait();
+      if (!v->empty()) {
+        res.violations = *v;
+        res.check = name_of(VerifyCheck::kStaticPolicy);
+        const auto& f = v->front();
+        res.diagnostic = f.to_diagnostic(files_.root);
+        res.message = fmt::format("{}:{}: [{}] {} ({} violation{} of the static policy)", f.file, f.line, f.rule,
+                                  f.message, v->size(), v->size() == 1 ? "" : "s");
+        res.seconds = seconds_since(t0);
+        return res;
       }
-    } join_policy{policy};
+    }
 
     std::vector<ShapeSet> sets = task_.shape_sets();
     if (!opt_.shape_sets.empty()) {
@@ -594,9 +569,8 @@ class Verifier {
         if (it == sets.end()) {
           std::string known;
           for (const auto& s : sets) known += (known.empty() ? "" : ", ") + s.name;
-          return after_policy(Diagnostic::error("nkia_bad_argument",
-                                                fmt::format("{} has no shape set '{}'", task_.label(), name),
-                                                "choose from: " + known));
+          return fail("nkia_bad_argument", fmt::format("{} has no shape set '{}'", task_.label(), name),
+                      "choose from: " + known);
         }
         chosen.push_back(*it);
       }
@@ -609,12 +583,11 @@ class Verifier {
       (in > opt_.max_compute_bytes || out > opt_.max_compute_output_bytes ? timing_only : computed).push_back(&s);
     }
     if (computed.empty())
-      return after_policy(Diagnostic::error(
-          "nkia_task_too_large",
-          fmt::format("{}: every shape set exceeds {} MiB of inputs or {} MiB of outputs; nothing can be "
-                      "computed on the simulator, so correctness cannot be verified",
-                      task_.label(), opt_.max_compute_bytes >> 20, opt_.max_compute_output_bytes >> 20),
-          "give the task a variant small enough to compute (this is the task's fault, not the kernel's)"));
+      return fail("nkia_task_too_large",
+                  fmt::format("{}: every shape set exceeds {} MiB of inputs or {} MiB of outputs; nothing can be "
+                              "computed on the simulator, so correctness cannot be verified",
+                              task_.label(), opt_.max_compute_bytes >> 20, opt_.max_compute_output_bytes >> 20),
+                  "give the task a variant small enough to compute (this is the task's fault, not the kernel's)");
     // The task's case plan: past its first prompt_seeds seeds, the prompt's shapes are left to the
     // variants (when some variant is computed at all).
     const bool prompt_limited = task_.prompt_seeds > 0 && computed.size() > 1;
@@ -667,10 +640,6 @@ class Verifier {
     // dropped if one of them fails).
     std::optional<SpeedResult> speed;
     if (!cases.empty()) keep(0, run_case(cases[0]));
-    if (auto verdict = policy_verdict(); !verdict)
-      return fail(verdict.error());
-    else if (*verdict)
-      return std::move(**verdict);
     if (cases.size() > 1 && !(opt_.fail_fast && first_failure.load() == 0)) {
       int parallel = opt_.parallel > 0 ? opt_.parallel : service_.pool().size();
       std::vector<const Case*> rest;
