@@ -10,8 +10,13 @@
 
 #include "tasks/verify_check.h"
 
-// The fast pass is built for three instruction sets and chosen when the program starts.
+// The fast pass is built for AVX-512, AVX2 and the baseline, chosen by the CPU at load time (x86-64
+// with GCC or Clang; elsewhere the one portable build).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
 #define NKIA_COMPARE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define NKIA_COMPARE_CLONES
+#endif
 
 namespace nki_agent {
 

@@ -257,9 +257,10 @@ _CMP = {"less": lambda a, b: a < b, "less_equal": lambda a, b: a <= b, "greater"
 
 def _positions_where(op, cmp, const, coef, n):
     """(first, last, count) of the positions x in range(n) where cmp(const + coef * x, 0) holds
-    (integers, coef != 0), in O(log n) evaluations of that same comparison. const + coef * x is monotonic in
-    x, so an order comparison holds on a prefix or a suffix of the axis, found by bisection;
-    ``==`` holds at one position at most, ``!=`` everywhere else. (0, -1, 0) when it holds nowhere."""
+    (integers, coef != 0), in O(log n) evaluations of that same comparison: const + coef * x is
+    monotonic in x, so an order comparison holds on a prefix or a suffix of the axis, found by
+    bisection; ``==`` holds at one position at most, ``!=`` everywhere else. (0, -1, 0) when it
+    holds nowhere."""
     if n <= 0:
         return 0, -1, 0
 
