@@ -89,28 +89,26 @@ void BM_AddBF16Into(benchmark::State& state) {
 }
 BENCHMARK(BM_AddBF16Into)->Apply(TileArgs);
 
-void BM_ExpF32Into(benchmark::State& state) {
+// unary_into(op) over a [p, f] float32 tile.
+void unary_f32_into(benchmark::State& state, UnaryOp op) {
   const int64_t p = state.range(0), f = state.range(1);
   Tensor a = rand_tile(p, f, DType::kFloat32, 1);
   Tensor out = Tensor::empty({p, f}, DType::kFloat32);
   for (auto _ : state) {
-    unary_into(UnaryOp::kExp, a, out);
+    unary_into(op, a, out);
     benchmark::DoNotOptimize(out.data());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * p * f * 4 * 2);
+}
+
+void BM_ExpF32Into(benchmark::State& state) {
+  unary_f32_into(state, UnaryOp::kExp);
 }
 BENCHMARK(BM_ExpF32Into)->Apply(TileArgs);
 
 // nl.sin's arithmetic (tensor/vector_math.h) beside libm's sinf element by element.
 void BM_SinF32Into(benchmark::State& state) {
-  const int64_t p = state.range(0), f = state.range(1);
-  Tensor a = rand_tile(p, f, DType::kFloat32, 1);
-  Tensor out = Tensor::empty({p, f}, DType::kFloat32);
-  for (auto _ : state) {
-    unary_into(UnaryOp::kSin, a, out);
-    benchmark::DoNotOptimize(out.data());
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * p * f * 4 * 2);
+  unary_f32_into(state, UnaryOp::kSin);
 }
 BENCHMARK(BM_SinF32Into)->Apply(TileArgs);
 
