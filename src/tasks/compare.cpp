@@ -8,15 +8,8 @@
 #include <cstring>
 #include <limits>
 
+#include "core/target_clones.h"
 #include "tasks/verify_check.h"
-
-// The fast pass is built for AVX-512, AVX2 and the baseline, chosen by the CPU at load time (x86-64
-// with GCC or Clang; elsewhere the one portable build).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
-#define NKIA_COMPARE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define NKIA_COMPARE_CLONES
-#endif
 
 namespace nki_agent {
 
@@ -129,9 +122,9 @@ using LaneMask = int64_t __attribute__((vector_size(kLanes * sizeof(int64_t))));
 // then redoes the block element by element. A NaN or an infinity on either side makes its lane's
 // sum of squares NaN or infinite (squares of finite float32 values cannot overflow a double sum of
 // a block); an error beyond tolerance makes `worst` positive. No mask vectors: GCC lowers their
-// logic to scalar code in target_clones functions.
-NKIA_COMPARE_CLONES bool clean_block(const float* a, const float* e, int64_t n, double atol, double rtol,
-                                     double rel_floor, Sums& s) {
+// logic to scalar code in target_clones functions (core/target_clones.h).
+NKIA_TARGET_CLONES bool clean_block(const float* a, const float* e, int64_t n, double atol, double rtol,
+                                    double rel_floor, Sums& s) {
   const LaneD zero = {}, lim0 = zero + atol, floor = zero + rel_floor;
   LaneD d2 = zero, r2 = zero, max_abs = zero, max_rel = zero, ref_max = zero;
   const LaneMask abs_mask = LaneMask{} + std::numeric_limits<int64_t>::max();  // every bit but the sign

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/target_clones.h"
+
 #include "tensor/ops.h"
 
 namespace nki_agent {
@@ -107,9 +109,8 @@ void igemm_2d(const Tensor& a, const Tensor& b, Tensor& out) {
 constexpr int64_t kSmallGemmMaxN = 64;
 constexpr int64_t kSmallGemmMaxK = 256;
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void small_gemm(
-    const float* a, int64_t a_k, const float* b, int64_t b_k, int64_t b_n, float* out, int64_t out_m, int64_t M,
-    int64_t K, int64_t N, bool accumulate) {
+NKIA_TARGET_CLONES void small_gemm(const float* a, int64_t a_k, const float* b, int64_t b_k, int64_t b_n, float* out,
+                                   int64_t out_m, int64_t M, int64_t K, int64_t N, bool accumulate) {
   // Blocks of kRows x kCols elements of out, their sums kept in registers over the whole of k.
   constexpr int64_t kRows = 32, kCols = 4;
   for (int64_t n0 = 0; n0 < N; n0 += kCols) {

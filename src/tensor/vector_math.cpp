@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/target_clones.h"
+
 namespace nki_agent {
 
 namespace {
@@ -183,21 +185,23 @@ inline double sin_quadrant(double x, uint64_t quarter) {
   return (q & 2) != 0 ? -v : v;
 }
 
+// sin(x + quarter * pi/2) over an array: the series over the reduced range in one vectorised pass,
+// then the rare larger inputs again through float64 libm (`libm`).
+template <class Libm>
+inline void trig_f32(const float* a, float* o, int64_t n, uint64_t quarter, Libm libm) {
+  for (int64_t i = 0; i < n; ++i)
+    o[i] = nan_or(a[i], sin_quadrant(clamp(a[i], -kMaxTrigReduced, kMaxTrigReduced), quarter));
+  for (int64_t i = 0; i < n; ++i)
+    if (std::fabs(a[i]) > kMaxTrigReduced) o[i] = static_cast<float>(libm(double{a[i]}));
+}
+
 }  // namespace
 
-// Builds for AVX-512, AVX2 and the baseline, chosen by the CPU at load time (x86-64 with GCC or
-// Clang; elsewhere the one portable build).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
-#define NKIA_VMATH_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define NKIA_VMATH_CLONES
-#endif
-
-NKIA_VMATH_CLONES void vexp_f32(const float* a, float* o, int64_t n) {
+NKIA_TARGET_CLONES void vexp_f32(const float* a, float* o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = nan_or(a[i], exp_d(clamp(a[i], -200.0, 200.0)));
 }
 
-NKIA_VMATH_CLONES void vlog_f32(const float* a, float* o, int64_t n) {
+NKIA_TARGET_CLONES void vlog_f32(const float* a, float* o, int64_t n) {
   constexpr double kInf = HUGE_VAL, kNaN = std::numeric_limits<double>::quiet_NaN();
   for (int64_t i = 0; i < n; ++i) {
     const double x = a[i];
@@ -207,15 +211,15 @@ NKIA_VMATH_CLONES void vlog_f32(const float* a, float* o, int64_t n) {
   }
 }
 
-NKIA_VMATH_CLONES void vtanh_f32(const float* a, float* o, int64_t n) {
+NKIA_TARGET_CLONES void vtanh_f32(const float* a, float* o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = nan_or(a[i], tanh_d(a[i]));
 }
 
-NKIA_VMATH_CLONES void vsigmoid_f32(const float* a, float* o, int64_t n) {
+NKIA_TARGET_CLONES void vsigmoid_f32(const float* a, float* o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = nan_or(a[i], sigmoid_d(a[i]));
 }
 
-NKIA_VMATH_CLONES void vsilu_f32(const float* a, float* o, int64_t n) {
+NKIA_TARGET_CLONES void vsilu_f32(const float* a, float* o, int64_t n) {
   // x sigmoid(x); the limit 0 at -inf (-inf * 0 would be NaN).
   for (int64_t i = 0; i < n; ++i) {
     const double x = a[i];
@@ -223,14 +227,14 @@ NKIA_VMATH_CLONES void vsilu_f32(const float* a, float* o, int64_t n) {
   }
 }
 
-NKIA_VMATH_CLONES void vgelu_sigmoid_f32(const float* a, float* o, int64_t n) {
+NKIA_TARGET_CLONES void vgelu_sigmoid_f32(const float* a, float* o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const double x = a[i];
     o[i] = nan_or(a[i], x < -400.0 ? negative_tail(x) : x * sigmoid_d(1.702 * x));
   }
 }
 
-NKIA_VMATH_CLONES void vgelu_tanh_f32(const float* a, float* o, int64_t n) {
+NKIA_TARGET_CLONES void vgelu_tanh_f32(const float* a, float* o, int64_t n) {
   // 0.5 x (1 + tanh(u)) = x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3).
   for (int64_t i = 0; i < n; ++i) {
     // No clamp needed: x^3 stays finite in float64, and sigmoid_d clamps its argument; the infinities
@@ -241,11 +245,11 @@ NKIA_VMATH_CLONES void vgelu_tanh_f32(const float* a, float* o, int64_t n) {
   }
 }
 
-NKIA_VMATH_CLONES void vsoftplus_f32(const float* a, float* o, int64_t n) {
+NKIA_TARGET_CLONES void vsoftplus_f32(const float* a, float* o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = nan_or(a[i], softplus_d(a[i]));
 }
 
-NKIA_VMATH_CLONES void vmish_f32(const float* a, float* o, int64_t n) {
+NKIA_TARGET_CLONES void vmish_f32(const float* a, float* o, int64_t n) {
   // x tanh(softplus(x)); the limit 0 at -inf.
   for (int64_t i = 0; i < n; ++i) {
     const double x = a[i];
@@ -253,18 +257,12 @@ NKIA_VMATH_CLONES void vmish_f32(const float* a, float* o, int64_t n) {
   }
 }
 
-// The series over the reduced range in one vectorised pass, then the rare larger inputs again
-// through float64 libm.
-NKIA_VMATH_CLONES void vsin_f32(const float* a, float* o, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) o[i] = nan_or(a[i], sin_quadrant(clamp(a[i], -kMaxTrigReduced, kMaxTrigReduced), 0));
-  for (int64_t i = 0; i < n; ++i)
-    if (std::fabs(a[i]) > kMaxTrigReduced) o[i] = static_cast<float>(std::sin(double{a[i]}));
+NKIA_TARGET_CLONES void vsin_f32(const float* a, float* o, int64_t n) {
+  trig_f32(a, o, n, 0, [](double x) { return std::sin(x); });
 }
 
-NKIA_VMATH_CLONES void vcos_f32(const float* a, float* o, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) o[i] = nan_or(a[i], sin_quadrant(clamp(a[i], -kMaxTrigReduced, kMaxTrigReduced), 1));
-  for (int64_t i = 0; i < n; ++i)
-    if (std::fabs(a[i]) > kMaxTrigReduced) o[i] = static_cast<float>(std::cos(double{a[i]}));
+NKIA_TARGET_CLONES void vcos_f32(const float* a, float* o, int64_t n) {
+  trig_f32(a, o, n, 1, [](double x) { return std::cos(x); });
 }
 
 }  // namespace nki_agent

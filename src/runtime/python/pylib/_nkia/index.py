@@ -255,14 +255,16 @@ _CMP = {"less": lambda a, b: a < b, "less_equal": lambda a, b: a <= b, "greater"
         "greater_equal": lambda a, b: a >= b, "equal": lambda a, b: a == b, "not_equal": lambda a, b: a != b}
 
 
-def _positions_where(op, cmp, const, coef, n):
-    """(first, last, count) of the positions x in range(n) where cmp(const + coef * x, 0) holds
+def _positions_where(op, const, coef, n):
+    """(first, last, count) of the positions x in range(n) where `const + coef * x <op> 0` holds
     (integers, coef != 0), in O(log n) evaluations of that same comparison: const + coef * x is
     monotonic in x, so an order comparison holds on a prefix or a suffix of the axis, found by
     bisection; ``==`` holds at one position at most, ``!=`` everywhere else. (0, -1, 0) when it
     holds nowhere."""
     if n <= 0:
         return 0, -1, 0
+
+    cmp = _CMP[op]
 
     def holds(x):
         return builtins.bool(cmp(const + coef * x, 0))
@@ -332,7 +334,7 @@ class Mask:
                 raise NkiError("err_unsupported_expression_in_mask",
                                f"the mask refers to axis {axis} of a {len(self.space)}-D instruction",
                                "build the mask from the index tiles that index the instruction's operands")
-            first, last, count = _positions_where(pred.op, cmp, const, coef, self.space[axis])
+            first, last, count = _positions_where(pred.op, const, coef, self.space[axis])
             if count == 0:
                 self.empty = True
                 continue
