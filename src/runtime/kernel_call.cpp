@@ -49,6 +49,8 @@ int attachment_index(const Tensor& t, const Attachments& shared) {
 // (runtime/reply.h) points to a contiguous array's elements where they lie instead, when there are
 // enough of them to be worth a write of their own.
 constexpr int64_t kReplySpanMinBytes = 64 << 10;
+// Where an inline array's .npy image starts in a message (see pack_into).
+constexpr size_t kArrayAlign = 64;
 void put_bytes(std::string& out, std::string_view bytes) {
   out.append(bytes);
 }
@@ -85,9 +87,12 @@ void pack_into(Out& out, const nlohmann::json& header, const std::vector<Tensor>
                const char* extra_key = nullptr, std::string_view extra = {}, const Attachments& shared = {}) {
   // The header first (it says where each array lies), then every array serialized straight into
   // the message: sized once, no copies in between (outputs are tens of MB).
+  // Each inline array's .npy image (its header a multiple of 64 bytes) starts on a 64-byte
+  // boundary counted from the start of `out`: a reader that holds the message in aligned memory
+  // can view the elements where they lie (npy_view) instead of copying them.
   nlohmann::json h = header;
   h[key] = nlohmann::json::array();
-  std::vector<const Tensor*> inline_arrays;
+  std::vector<std::pair<const Tensor*, size_t>> inline_arrays;  // with their offsets
   size_t blob_bytes = 0;
   for (const Tensor& t : arrays) {
     if (int k = attachment_index(t, shared); k >= 0) {
@@ -100,22 +105,29 @@ void pack_into(Out& out, const nlohmann::json& header, const std::vector<Tensor>
       continue;
     }
     const size_t size = npy_serialized_size(t);
+    blob_bytes = (blob_bytes + kArrayAlign - 1) / kArrayAlign * kArrayAlign;
     h[key].push_back({{"offset", blob_bytes}, {"size", size}});
+    inline_arrays.emplace_back(&t, blob_bytes);
     blob_bytes += size;
-    inline_arrays.push_back(&t);
   }
   if (extra_key) {
     h[extra_key]["offset"] = blob_bytes;
     h[extra_key]["size"] = extra.size();
     blob_bytes += extra.size();
   }
-  const std::string text = h.dump();
+  std::string text = h.dump();
+  text.append((kArrayAlign - (out.size() + 8 + text.size()) % kArrayAlign) % kArrayAlign, ' ');
   make_room(out, 8 + text.size() + blob_bytes);
   std::string length(8, '\0');
   set_u64(length, 0, text.size());
   put_bytes(out, length);
   put_bytes(out, text);
-  for (const Tensor* t : inline_arrays) put_npy(out, *t);
+  size_t written = 0;
+  for (const auto& [t, offset] : inline_arrays) {
+    if (offset > written) put_bytes(out, std::string(offset - written, '\0'));
+    put_npy(out, *t);
+    written = offset + npy_serialized_size(*t);
+  }
   if (extra_key) put_bytes(out, extra);
 }
 
@@ -165,7 +177,10 @@ Result<Tensor> shared_array(const nlohmann::json& a, const Attachments& shared) 
   return Tensor(std::move(storage), *dtype, shape, contiguous_strides(shape), static_cast<int64_t>(offset));
 }
 
-Result<Unpacked> unpack(std::string_view bytes, const char* key, const Attachments& shared = {}) {
+// With `memory` (which holds `bytes`), inline arrays view it where their elements lie as a
+// tensor's would (npy_view).
+Result<Unpacked> unpack(std::string_view bytes, const char* key, const Attachments& shared = {},
+                        const std::shared_ptr<ExternalMemory>& memory = nullptr) {
   if (bytes.size() < 8) return fail(bad_wire("shorter than its length prefix"));
   const uint64_t n = get_u64(bytes);
   if (n > kMaxHeaderBytes || n > bytes.size() - 8) return fail(bad_wire("header length beyond the message"));
@@ -188,7 +203,9 @@ Result<Unpacked> unpack(std::string_view bytes, const char* key, const Attachmen
       return fail(bad_wire("bad array entry"));
     const uint64_t off = a["offset"], size = a["size"];
     if (off > blobs.size() || size > blobs.size() - off) return fail(bad_wire("array beyond the message"));
-    auto t = npy_parse({reinterpret_cast<const uint8_t*>(blobs.data() + off), size}, "array");
+    auto t = memory ? npy_view(memory, blobs.data() + off - reinterpret_cast<const char*>(memory->bytes()),
+                               static_cast<int64_t>(size), "array")
+                    : npy_parse({reinterpret_cast<const uint8_t*>(blobs.data() + off), size}, "array");
     if (!t) return fail(t.error());
     u.arrays.push_back(std::move(*t));
   }
@@ -799,8 +816,11 @@ Reply encode_outcome_reply(const Result<KernelOutcome>& r) {
   return out;
 }
 
-Result<KernelOutcome> decode_outcome(std::string_view bytes) {
-  auto u = unpack(bytes, "outputs");
+Result<KernelOutcome> decode_outcome(std::string_view bytes, const std::shared_ptr<ExternalMemory>& memory) {
+  if (memory && (bytes.data() < reinterpret_cast<const char*>(memory->bytes()) ||
+                 bytes.data() + bytes.size() > reinterpret_cast<const char*>(memory->bytes()) + memory->byte_size()))
+    throw InternalError("decode_outcome: the bytes do not lie in their memory");
+  auto u = unpack(bytes, "outputs", {}, memory);
   if (!u) return fail(u.error());
   if (auto it = u->header.find("diagnostic"); it != u->header.end()) {
     Diagnostic d = Diagnostic::from_json(*it);
@@ -849,7 +869,8 @@ void append_run_outcome(Reply& reply, const Result<KernelOutcome>& outcome) {
   reply.set_u64(at, reply.size() - at - 8);
 }
 
-Result<std::vector<Result<KernelOutcome>>> decode_run_outcomes(std::string_view bytes, int runs) {
+Result<std::vector<Result<KernelOutcome>>> decode_run_outcomes(std::string_view bytes, int runs,
+                                                               const std::shared_ptr<ExternalMemory>& memory) {
   std::vector<Result<KernelOutcome>> out;
   while (!bytes.empty()) {
     if (bytes.size() < 8) return fail(bad_wire("a run's outcome shorter than its length prefix"));
@@ -857,7 +878,7 @@ Result<std::vector<Result<KernelOutcome>>> decode_run_outcomes(std::string_view 
     if (n > bytes.size() - 8) return fail(bad_wire("a run's outcome beyond the message"));
     if (static_cast<int64_t>(out.size()) >= runs) return fail(bad_wire("more outcomes than runs"));
     if (!out.empty() && !out.back()) return fail(bad_wire("an outcome after a failed run"));
-    out.push_back(decode_outcome(bytes.substr(8, n)));
+    out.push_back(decode_outcome(bytes.substr(8, n), memory));
     bytes.remove_prefix(8 + n);
   }
   if (out.empty()) return fail(bad_wire("no outcome of any run"));

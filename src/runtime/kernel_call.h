@@ -163,12 +163,14 @@ Result<KernelCall> decode_call(std::string_view bytes, const Attachments& shared
 // the same bytes as a Reply whose contiguous outputs are spans of their storage, not copies.
 std::string encode_outcome(const Result<KernelOutcome>& outcome);
 Reply encode_outcome_reply(const Result<KernelOutcome>& outcome);
-Result<KernelOutcome> decode_outcome(std::string_view bytes);
+// With `memory` (which holds `bytes`), large outputs are tensors that view it instead of copies.
+Result<KernelOutcome> decode_outcome(std::string_view bytes, const std::shared_ptr<ExternalMemory>& memory = nullptr);
 // The reply of a call with several runs: each run's encode_outcome_reply, appended as it ends, after
 // an 8-byte little-endian length. A kernel's failure ends the call: the runs after it have no outcome.
 void append_run_outcome(Reply& reply, const Result<KernelOutcome>& outcome);
 // The outcomes of at most `runs` runs, in order; a malformed reply (lengths beyond the bytes, more
 // outcomes than runs, an outcome after a failure) is the call's error.
-Result<std::vector<Result<KernelOutcome>>> decode_run_outcomes(std::string_view bytes, int runs);
+Result<std::vector<Result<KernelOutcome>>> decode_run_outcomes(std::string_view bytes, int runs,
+                                                               const std::shared_ptr<ExternalMemory>& memory = nullptr);
 
 }  // namespace nki_agent

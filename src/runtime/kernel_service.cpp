@@ -52,11 +52,12 @@ Result<std::unique_ptr<KernelService>> KernelService::create(const KernelService
   return std::unique_ptr<KernelService>(new KernelService(std::move(*pool)));
 }
 
-Result<std::string> KernelService::reply_of(const KernelCall& call, const SandboxLimits& limits) {
+Result<std::shared_ptr<ReceivedBytes>> KernelService::reply_of(const KernelCall& call, const SandboxLimits& limits) {
   if (auto ok = check_call_text(call); !ok) return fail(ok.error());
   WorkerRequest req;
   req.handler = kKernelHandler;
   req.limits = limits;
+  req.payload_in_memory = true;
   // Large inputs cross as sealed shared memory (a copy at most, none when they live there already).
   const bool large = std::any_of(call.inputs.begin(), call.inputs.end(), [](const Tensor& t) {
     return t.defined() && (t.nbytes() >= kShareInputBytes || t.storage()->external());
@@ -78,7 +79,10 @@ Result<std::string> KernelService::reply_of(const KernelCall& call, const Sandbo
       d.at({call.src.root.empty() ? call.src.main_path : call.src.root + "/" + call.src.main_path, 0, 0});
     return fail(std::move(d));
   }
-  return std::move(resp->payload);
+  if (!resp->payload_memory)
+    return fail(Diagnostic::error("nkia_worker_protocol", "a worker's reply came without its payload",
+                                  "this is a bug in nki-agent; please report it"));
+  return std::move(resp->payload_memory);
 }
 
 Result<KernelOutcome> KernelService::run(const KernelCall& call, const SandboxLimits& limits) {
@@ -90,7 +94,7 @@ Result<KernelOutcome> KernelService::run(const KernelCall& call, const SandboxLi
     if (call.runs != 1) return fail("nkia_bad_argument", "KernelService::run takes a call of one run; use run_each");
     auto reply = reply_of(call, limits);
     if (!reply) return fail(reply.error());
-    return decode_outcome(*reply);
+    return decode_outcome((*reply)->view(), *reply);
   }();
   NKIA_LOG_DEBUG("kernel call: {} '{}' ends in {:.3f} s: {}", call.src.main_path, call.entry, seconds_since(t0),
                  outcome ? "ok" : outcome.error().code);
@@ -123,8 +127,8 @@ Result<std::vector<Result<KernelOutcome>>> KernelService::run_each(const KernelC
   auto outcomes = [&]() -> Result<std::vector<Result<KernelOutcome>>> {
     auto reply = reply_of(all, lim);
     if (!reply) return fail(reply.error());
-    if (all.runs == 1) return std::vector<Result<KernelOutcome>>{decode_outcome(*reply)};
-    return decode_run_outcomes(*reply, all.runs);
+    if (all.runs == 1) return std::vector<Result<KernelOutcome>>{decode_outcome((*reply)->view(), *reply)};
+    return decode_run_outcomes((*reply)->view(), all.runs, *reply);
   }();
   NKIA_LOG_DEBUG("kernel call: {} '{}' ends in {:.3f} s: {}", call.src.main_path, call.entry, seconds_since(t0),
                  outcomes ? fmt::format("{} of {} runs", outcomes->size(), all.runs) : outcomes.error().code);

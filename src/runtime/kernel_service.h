@@ -49,7 +49,8 @@ class KernelService {
  private:
   explicit KernelService(std::unique_ptr<WorkerPool> pool) : pool_(std::move(pool)) {}
   // The worker's reply to `call`, or the sandbox's verdict pointed at the kernel's main file.
-  Result<std::string> reply_of(const KernelCall& call, const SandboxLimits& limits);
+  // Its bytes are in memory the outputs' tensors view (runtime/received_bytes.h).
+  Result<std::shared_ptr<ReceivedBytes>> reply_of(const KernelCall& call, const SandboxLimits& limits);
   std::unique_ptr<WorkerPool> pool_;
 };
 

@@ -248,7 +248,7 @@ Result<json> parse_frame_header(std::string_view text) {
   return h;
 }
 
-Result<Frame> read_frame(int fd, Deadline deadline, bool take_fds) {
+Result<Frame> read_frame(int fd, Deadline deadline, bool take_fds, bool body_in_memory) {
   char prefix[kFramePrefixBytes];
   std::vector<OwnedFd> fds;
   // Descriptors ride on a frame's first byte, so they arrive with its prefix.
@@ -263,6 +263,16 @@ Result<Frame> read_frame(int fd, Deadline deadline, bool take_fds) {
   Frame f;
   f.header = std::move(*h);
   f.fds = std::move(fds);
+  if (body_in_memory) {
+    if (auto m = ReceivedBytes::make(static_cast<int64_t>(p->body_bytes))) {
+      if (auto r =
+              read_exact(fd, reinterpret_cast<char*>(m->bytes()), static_cast<size_t>(p->body_bytes), deadline, false);
+          !r)
+        return fail(r.error());
+      f.body_memory = std::move(m);
+      return f;
+    }
+  }
   // The whole body's room at once, advised huge pages before anything is written: growing it as it
   // comes would copy what came so far into fresh memory at each doubling (parse_frame_prefix
   // bounded the size).
@@ -384,6 +394,11 @@ std::string encode_request(uint64_t id, const WorkerRequest& r) {
   json h{{"type", "request"},    {"version", kProtocolVersion},        {"id", id},
          {"handler", r.handler}, {"limits", limits_to_json(r.limits)}, {"payload_bytes", r.payload.size()}};
   if (!r.attachments.empty()) h["attachments"] = r.attachments.size();
+  if (std::any_of(r.attachments.begin(), r.attachments.end(), [](const auto& m) { return m && m->reuse_key() != 0; })) {
+    json keys = json::array();
+    for (const auto& m : r.attachments) keys.push_back(m ? m->reuse_key() : 0);
+    h["attachment_keys"] = std::move(keys);
+  }
   return encode_frame(h, {r.payload});
 }
 
@@ -401,7 +416,9 @@ Result<WorkerRequest> decode_request(Frame f, uint64_t* id) {
   *id = 0;
   const json& h = f.header;
   if (h.contains("id") && h["id"].is_number_unsigned()) *id = h["id"].get<uint64_t>();
-  if (auto k = check_keys(h, {"type", "version", "id", "handler", "limits", "payload_bytes"}, {"attachments"}); !k)
+  if (auto k = check_keys(h, {"type", "version", "id", "handler", "limits", "payload_bytes"},
+                          {"attachments", "attachment_keys"});
+      !k)
     return fail(k.error());
   if (auto t = check_type(h, "request"); !t) return fail(t.error());
   if (auto v = get_count(h, "id", UINT64_MAX); !v) return fail(v.error());
@@ -420,12 +437,20 @@ Result<WorkerRequest> decode_request(Frame f, uint64_t* id) {
   }
   if (attached != f.fds.size())
     return fail(bad_frame(fmt::format("{} descriptors came with a request of {} attachments", f.fds.size(), attached)));
+  std::vector<uint64_t> keys(attached, 0);
+  if (h.contains("attachment_keys")) {
+    const json& k = h["attachment_keys"];
+    if (!k.is_array() || k.size() != attached ||
+        !std::all_of(k.begin(), k.end(), [](const json& v) { return v.is_number_unsigned(); }))
+      return fail(bad_frame("'attachment_keys' is not one number per attachment"));
+    for (size_t i = 0; i < attached; ++i) keys[i] = k[i].get<uint64_t>();
+  }
   WorkerRequest r;
   r.handler = h["handler"].get<std::string>();
   r.payload = std::move(f.body);
   r.limits = *limits;
-  for (OwnedFd& fd : f.fds) {
-    auto m = SharedMemory::adopt(std::move(fd));
+  for (size_t i = 0; i < f.fds.size(); ++i) {
+    auto m = SharedMemory::adopt(std::move(f.fds[i]), keys[i]);
     if (!m) return fail(m.error());
     r.attachments.push_back(std::move(*m));
   }
@@ -453,7 +478,7 @@ FrameParts response_parts(uint64_t id, const SandboxReport& rep) {
   return frame_parts(h, {o.payload, o.stdout_capture.bytes, o.stderr_capture.bytes});
 }
 
-Result<SandboxReport> decode_response(Frame f, uint64_t expected_id) {
+Result<SandboxReport> decode_response(Frame f, uint64_t expected_id, std::shared_ptr<ReceivedBytes>* payload_memory) {
   const json& h = f.header;
   if (auto k = check_keys(h,
                           {"type", "version", "id", "wall_seconds", "cpu_seconds", "peak_rss_bytes", "payload_bytes",
@@ -479,7 +504,8 @@ Result<SandboxReport> decode_response(Frame f, uint64_t expected_id) {
         out_total ? nullptr : &out_total.error(), err_total ? nullptr : &err_total.error(),
         rss ? nullptr : &rss.error(), wall ? nullptr : &wall.error(), cpu ? nullptr : &cpu.error()})
     if (e) return fail(*e);
-  if (*pay + *out + *err != f.body.size()) return fail(bad_frame("section sizes do not add up to the body"));
+  const std::string_view body = f.body_memory ? f.body_memory->view() : std::string_view(f.body);
+  if (*pay + *out + *err != body.size()) return fail(bad_frame("section sizes do not add up to the body"));
   if (*out_total < *out || *err_total < *err) return fail(bad_frame("a stream's total is below its captured size"));
   SandboxReport rep;
   if (h.contains("diagnostic")) {
@@ -493,13 +519,25 @@ Result<SandboxReport> decode_response(Frame f, uint64_t expected_id) {
   o.wall_seconds = *wall;
   o.cpu_seconds = *cpu;
   o.peak_rss_bytes = static_cast<int64_t>(*rss);
-  std::string_view body(f.body);
   o.stdout_capture.bytes.assign(body.substr(*pay, *out));
   o.stdout_capture.total_bytes = static_cast<int64_t>(*out_total);
   o.stdout_capture.truncated = *out_total > *out;
   o.stderr_capture.bytes.assign(body.substr(*pay + *out, *err));
-  f.body.resize(*pay);  // the payload is the body's head: keep that buffer, no copy
-  o.payload = std::move(f.body);
+  // The payload is the body's head: it keeps that buffer, no copy.
+  if (payload_memory != nullptr) {
+    if (!f.body_memory) {
+      f.body_memory = ReceivedBytes::make(static_cast<int64_t>(*pay));
+      if (!f.body_memory) return fail(bad_frame("no memory for the payload"));
+      std::copy_n(f.body.data(), *pay, f.body_memory->bytes());
+    }
+    f.body_memory->truncate(static_cast<int64_t>(*pay));
+    *payload_memory = std::move(f.body_memory);
+  } else if (f.body_memory) {
+    o.payload.assign(body.substr(0, *pay));
+  } else {
+    f.body.resize(*pay);
+    o.payload = std::move(f.body);
+  }
   o.stderr_capture.total_bytes = static_cast<int64_t>(*err_total);
   o.stderr_capture.truncated = *err_total > *err;
   return rep;

@@ -10,9 +10,11 @@
 //     error    {"diagnostic"}                  the warm-up failed; the worker then exits
 //   host → worker:
 //     request  {"id", "handler", "limits": {SandboxLimits fields}, "payload_bytes",
-//               "attachments" (optional: how many sealed memfds came with the frame)}   body: payload
+//               "attachments" (optional: how many sealed memfds came with the frame),
+//               "attachment_keys" (optional: each attachment's reuse key, 0 for none)}   body: payload
 //   A request's attachments (runtime/shared_memory.h) travel as SCM_RIGHTS descriptors on the
-//   frame's first byte: large inputs reach the worker without a copy through the socket.
+//   frame's first byte: large inputs reach the worker without a copy through the socket. An
+//   attachment with a reuse key is read by a worker once and kept (SharedMemory::adopt).
 //   worker → host, one per request:
 //     response {"id", "diagnostic" (absent on success), "wall_seconds", "cpu_seconds",
 //               "peak_rss_bytes", "payload_bytes", "stdout_bytes", "stdout_total",
@@ -33,6 +35,7 @@
 
 #include "core/diagnostic.h"
 #include "core/owned_fd.h"
+#include "runtime/received_bytes.h"
 #include "runtime/sandbox.h"
 #include "runtime/shared_memory.h"
 
@@ -68,9 +71,10 @@ using Deadline = std::optional<std::chrono::steady_clock::time_point>;  // nullo
 
 // NOLINTNEXTLINE(bugprone-exception-escape): flagged through nlohmann::json's noexcept move
 struct Frame {
-  nlohmann::json header;  // always an object
-  std::string body;
-  std::vector<OwnedFd> fds;  // descriptors that came with it (only when the reader asked for them)
+  nlohmann::json header;                       // always an object
+  std::string body;                            // empty when the body went to body_memory
+  std::shared_ptr<ReceivedBytes> body_memory;  // the body, when read_frame was asked to read it there
+  std::vector<OwnedFd> fds;                    // descriptors that came with it (only when the reader asked for them)
 };
 
 struct WorkerRequest {
@@ -80,6 +84,9 @@ struct WorkerRequest {
   // Sealed shared memory the payload refers to: the host's buffers to send, or in the worker the
   // buffers received, mapped copy-on-write.
   Attachments attachments;
+  // The host's own wish, not sent: the response's payload is read into memory of its own
+  // (WorkerResponse::payload_memory) instead of WorkerResponse::payload.
+  bool payload_in_memory = false;
 };
 
 bool valid_handler_name(std::string_view name);
@@ -112,7 +119,8 @@ Result<nlohmann::json> parse_frame_header(std::string_view text);
 // kWorkerBadFrame (the stream cannot be trusted any more). With `take_fds` (a socket only) the
 // descriptors sent with the frame land in Frame::fds, at most kMaxAttachments (more is
 // kWorkerBadFrame); without it the system closes any that come.
-Result<Frame> read_frame(int fd, Deadline deadline, bool take_fds = false);
+// With `body_in_memory`, the body is read into Frame::body_memory (runtime/received_bytes.h).
+Result<Frame> read_frame(int fd, Deadline deadline, bool take_fds = false, bool body_in_memory = false);
 // Writes all bytes (send with MSG_NOSIGNAL: a dead peer is kFrameIo, never SIGPIPE), and `fds`
 // with the first of them (SCM_RIGHTS; at most kMaxAttachments).
 Result<void> write_frame(int fd, std::string_view bytes, Deadline deadline, const std::vector<int>& fds = {});
@@ -134,8 +142,11 @@ Result<WorkerRequest> decode_request(Frame frame, uint64_t* id);
 std::string encode_response(uint64_t id, const SandboxReport& report);
 // encode_response's frame as parts whose sections view `report`'s output (what the zygote sends).
 FrameParts response_parts(uint64_t id, const SandboxReport& report);
-// kWorkerBadFrame unless it is a well-formed response to request `expected_id`.
-Result<SandboxReport> decode_response(Frame frame, uint64_t expected_id);
+// kWorkerBadFrame unless it is a well-formed response to request `expected_id`. With
+// `payload_memory`, the payload goes there (the frame's body memory itself when it has one) and
+// SandboxOutput::payload stays empty.
+Result<SandboxReport> decode_response(Frame frame, uint64_t expected_id,
+                                      std::shared_ptr<ReceivedBytes>* payload_memory = nullptr);
 
 std::string encode_ready(int pid, const std::vector<std::string>& handlers, bool sanitizer);
 std::string encode_startup_error(const Diagnostic& d);

@@ -1,14 +1,19 @@
 #include "runtime/shared_memory.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <list>
+#include <mutex>
+#include <new>
 
 #include "core/huge_pages.h"
 #include "core/mapping_pool.h"
@@ -30,6 +35,138 @@ int64_t page_rounded(int64_t n) {
 
 }  // namespace
 
+// The copies a worker keeps of buffers marked reused (adopt with a key), the most recently used
+// last. Never destroyed (storages may outlive static destruction); a forked child forgets them.
+class KeptCopies {
+ public:
+  static KeptCopies& get() {
+    static auto* k = new KeptCopies();
+    return *k;
+  }
+
+  // The copy kept under `key`, if it has `size` bytes (else it is dropped: the key was reused for
+  // something else, which a sender never does).
+  std::shared_ptr<SharedMemory> find(uint64_t key, int64_t size) {
+    std::lock_guard lock(mu_);
+    for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+      if (it->key != key) continue;
+      if (it->mem->byte_size() != size) {
+        drop(it);
+        return nullptr;
+      }
+      kept_.splice(kept_.end(), kept_, it);
+      if (!inherit(*it, true)) {  // it must reach the child: drop it, read the bytes again
+        drop(it);
+        return nullptr;
+      }
+      ++stats_.hits;
+      return it->mem;
+    }
+    return nullptr;
+  }
+
+  void keep(uint64_t key, const std::shared_ptr<SharedMemory>& m) {
+    std::lock_guard lock(mu_);
+    if (m->mapped_ > limit_) return;
+    kept_.push_back(Kept{key, m, true});
+    stats_.bytes += m->mapped_;
+    ++stats_.misses;
+    trim();
+  }
+
+  void rest() {
+    std::lock_guard lock(mu_);
+    for (Kept& k : kept_)
+      if (k.inherited && k.mem.use_count() == 1) (void)inherit(k, false);
+    trim();
+  }
+
+  KeptCopiesStats stats() {
+    std::lock_guard lock(mu_);
+    KeptCopiesStats s = stats_;
+    s.entries = static_cast<int64_t>(kept_.size());
+    return s;
+  }
+
+  void set_limit(int64_t bytes) {
+    std::lock_guard lock(mu_);
+    limit_ = bytes;
+    trim();
+  }
+
+ private:
+  struct Kept {
+    uint64_t key = 0;
+    std::shared_ptr<SharedMemory> mem;
+    bool inherited = true;  // not MADV_DONTFORK
+  };
+
+  KeptCopies() {
+    ::pthread_atfork(nullptr, nullptr, [] { get().forget_after_fork(); });
+  }
+
+  static bool inherit(Kept& k, bool inherited) {
+    if (k.inherited == inherited) return true;
+    if (::madvise(k.mem->data_, static_cast<size_t>(k.mem->mapped_), inherited ? MADV_DOFORK : MADV_DONTFORK) != 0)
+      return false;
+    k.inherited = inherited;
+    return true;
+  }
+
+  void drop(std::list<Kept>::iterator it) {
+    stats_.bytes -= it->mem->mapped_;
+    (void)inherit(*it, true);  // its memory goes back to the pool inheritable, as the pool expects
+    kept_.erase(it);
+  }
+
+  // The least recently used copies beyond the limit that no request holds.
+  void trim() {
+    for (auto it = kept_.begin(); it != kept_.end() && stats_.bytes > limit_;) {
+      auto next = std::next(it);
+      if (it->mem.use_count() == 1) drop(it);
+      it = next;
+    }
+  }
+
+  // In a forked child, which keeps nothing: another thread of the parent may have held the lock,
+  // and the copies at rest were not inherited — they are forgotten, never freed. The copies its
+  // request carries are its own copy-on-write views: they are freed with the request's last
+  // reference, into this process's pool, where its next tensors of their size find them.
+  void forget_after_fork() {
+    new (&mu_) std::mutex();
+    for (Kept& k : kept_) {
+      if (k.inherited)
+        k.mem.reset();
+      else
+        new (&k.mem) std::shared_ptr<SharedMemory>();  // abandons the reference
+    }
+    new (&kept_) std::list<Kept>();  // abandons the nodes
+    stats_ = {};
+  }
+
+  std::mutex mu_;
+  std::list<Kept> kept_;
+  KeptCopiesStats stats_;
+  int64_t limit_ = kKeptCopiesMaxBytes;
+};
+
+void rest_kept_copies() {
+  KeptCopies::get().rest();
+}
+
+KeptCopiesStats kept_copies_stats() {
+  return KeptCopies::get().stats();
+}
+
+void set_kept_copies_limit(int64_t bytes) {
+  KeptCopies::get().set_limit(bytes);
+}
+
+void SharedMemory::mark_reused() {
+  static std::atomic<uint64_t> next{1};
+  if (reuse_key_ == 0 && !adopted_) reuse_key_ = next.fetch_add(1, std::memory_order_relaxed);
+}
+
 Result<std::shared_ptr<SharedMemory>> SharedMemory::create(int64_t nbytes) {
   if (nbytes < 0) return fail(shm_error("negative shared memory size"));
   OwnedFd fd(::memfd_create("nki-agent-shared", MFD_CLOEXEC | MFD_ALLOW_SEALING));
@@ -48,14 +185,22 @@ Result<std::shared_ptr<SharedMemory>> SharedMemory::create(int64_t nbytes) {
   return m;
 }
 
-Result<std::shared_ptr<SharedMemory>> SharedMemory::adopt(OwnedFd fd) {
+Result<std::shared_ptr<SharedMemory>> SharedMemory::adopt(OwnedFd fd, uint64_t reuse_key) {
   const int seals = ::fcntl(fd.get(), F_GET_SEALS);
   if (seals < 0 || (seals & kRequiredSeals) != kRequiredSeals)
     return fail(shm_error("a received descriptor is not a sealed memfd"));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0 || st.st_size <= 0)
     return fail(shm_error("a received shared memory buffer has no size"));
-  if (st.st_size <= kAdoptCopyMaxBytes) return adopt_copy(fd, st.st_size);
+  if (st.st_size <= kAdoptCopyMaxBytes) {
+    if (reuse_key == 0) return adopt_copy(fd, st.st_size);
+    if (auto kept = KeptCopies::get().find(reuse_key, st.st_size)) return kept;
+    auto m = adopt_copy(fd, st.st_size);
+    if (!m) return m;
+    (*m)->reuse_key_ = reuse_key;
+    KeptCopies::get().keep(reuse_key, *m);
+    return m;
+  }
   const int64_t mapped = page_rounded(st.st_size);
   void* p = ::mmap(nullptr, static_cast<size_t>(mapped), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.get(), 0);
   if (p == MAP_FAILED)

@@ -206,13 +206,13 @@ WorkerReport WorkerProcess::call(uint64_t id, const WorkerRequest& request, Cloc
     out.error = lost(w.error().code, w.error().message, request);
     return out;
   }
-  auto frame = read_frame(fd_, deadline);
+  auto frame = read_frame(fd_, deadline, /*take_fds=*/false, request.payload_in_memory);
   if (!frame) {
     out.error = lost(frame.error().code == kFrameEof ? std::string_view(kFrameIo) : frame.error().code,
                      frame.error().message, request);
     return out;
   }
-  auto rep = decode_response(std::move(*frame), id);
+  auto rep = decode_response(std::move(*frame), id, request.payload_in_memory ? &out.response.payload_memory : nullptr);
   if (!rep) {
     out.error = lost(kWorkerBadFrame, rep.error().message, request);
     return out;
@@ -304,14 +304,36 @@ WorkerPool::~WorkerPool() {
     if (s.process) s.process->finish_shutdown();
 }
 
-size_t WorkerPool::acquire() {
+size_t WorkerPool::acquire(const WorkerRequest& request) {
+  std::vector<uint64_t> keys;
+  for (const auto& m : request.attachments)
+    if (m && m->reuse_key() != 0) keys.push_back(m->reuse_key());
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    for (size_t i = 0; i < slots_.size(); ++i)
-      if (!slots_[i].busy) {
-        slots_[i].busy = true;
-        return i;
+    // The free worker that was sent the most of these buffers before: it kept copies of them.
+    size_t best = slots_.size();
+    size_t best_known = 0;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (slots_[i].busy) continue;
+      const auto& seen = slots_[i].recent_keys;
+      const auto known = static_cast<size_t>(std::count_if(
+          keys.begin(), keys.end(), [&](uint64_t k) { return std::find(seen.begin(), seen.end(), k) != seen.end(); }));
+      if (best == slots_.size() || known > best_known) {
+        best = i;
+        best_known = known;
       }
+    }
+    if (best < slots_.size()) {
+      Slot& slot = slots_[best];
+      slot.busy = true;
+      for (uint64_t k : keys)
+        if (std::find(slot.recent_keys.begin(), slot.recent_keys.end(), k) == slot.recent_keys.end())
+          slot.recent_keys.push_back(k);
+      if (slot.recent_keys.size() > kRecentKeysPerWorker)
+        slot.recent_keys.erase(slot.recent_keys.begin(),
+                               slot.recent_keys.end() - static_cast<std::ptrdiff_t>(kRecentKeysPerWorker));
+      return best;
+    }
     free_cv_.wait(lock);
   }
 }
@@ -321,6 +343,7 @@ void WorkerPool::release(size_t slot, int pid) {
     std::lock_guard<std::mutex> lock(mu_);
     slots_[slot].busy = false;
     slots_[slot].pid = pid;
+    if (pid == 0) slots_[slot].recent_keys.clear();  // no worker: nothing kept
   }
   free_cv_.notify_one();
 }
@@ -343,7 +366,7 @@ WorkerReport WorkerPool::call_report(const WorkerRequest& request) {
         fmt::format("the request payload of {} bytes exceeds 256 MiB", request.payload.size()), "pass smaller inputs");
     return out;
   }
-  const size_t idx = acquire();
+  const size_t idx = acquire(request);
   uint64_t id;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -53,6 +53,9 @@ struct WorkerPoolOptions {
 
 struct WorkerResponse : SandboxOutput {
   int worker_pid = 0;  // the zygote that ran it
+  // The payload, when the request asked for it in memory (WorkerRequest::payload_in_memory); then
+  // `payload` is empty.
+  std::shared_ptr<ReceivedBytes> payload_memory;
 };
 
 // Everything about one call; `error` is empty on success. The captures are filled whenever the
@@ -129,14 +132,18 @@ class WorkerPool {
 
  private:
   WorkerPool(WorkerPoolOptions options, std::string path);
-  size_t acquire();
+  // A free slot (blocking until one is), preferring the worker that was sent the most of the
+  // request's reused buffers (SharedMemory::mark_reused) before: it kept copies of them.
+  size_t acquire(const WorkerRequest& request);
   void release(size_t slot, int pid);
 
   struct Slot {
     std::unique_ptr<WorkerProcess> process;  // touched only by the thread that holds the slot
     bool busy = false;
-    int pid = 0;  // mirror of process->pid() for worker_pids(), under mu_
+    int pid = 0;                        // mirror of process->pid() for worker_pids(), under mu_
+    std::vector<uint64_t> recent_keys;  // reuse keys of the buffers sent to it lately, oldest first; under mu_
   };
+  static constexpr size_t kRecentKeysPerWorker = 256;
 
   WorkerPoolOptions options_;
   std::string path_;

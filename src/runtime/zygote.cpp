@@ -136,6 +136,8 @@ int serve_worker(const HandlerRegistry& registry, int fd) {
                                     [handler, &payload, &attachments] { return (*handler)(payload, attachments); });
     }
     if (!write_frame(fd, response_parts(id, report), std::nullopt)) return kWorkerExitIo;
+    if (request) request->attachments.clear();  // copies kept for later requests now rest
+    rest_kept_copies();
     recycle_result_buffer(std::move(report.output.payload));  // the next result lands in memory in place
     release_free_heap();                                      // while the host reads the response, before the next fork
   }

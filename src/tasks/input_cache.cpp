@@ -5,6 +5,7 @@
 
 #include "core/log.h"
 #include "runtime/kernel_call.h"
+#include "runtime/shared_memory.h"
 #include "tasks/reference_cache.h"
 
 namespace nki_agent {
@@ -58,6 +59,8 @@ Tensor InputCache::input(const TaskArg& arg, const Shape& shape, uint64_t seed, 
     NKIA_LOG_DEBUG("input cache: {} (the input is used unshared)", shared.error().message);
     return holder.inputs[0];
   }
+  // Every verification of this task sends it again: a worker may keep its copy.
+  if (auto* m = dynamic_cast<SharedMemory*>(holder.inputs[0].storage()->external().get())) m->mark_reused();
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = entries_.find(key); it != entries_.end()) return it->second.tensor;
   ++stats_.misses;

@@ -721,6 +721,22 @@ Result<Tensor> npy_parse(std::span<const uint8_t> bytes, std::string_view name_f
   return finish(std::move(t), *h);
 }
 
+Result<Tensor> npy_view(const std::shared_ptr<ExternalMemory>& memory, int64_t offset, int64_t size,
+                        std::string_view name_for_messages) {
+  if (!memory || offset < 0 || size < 0 || offset > memory->byte_size() || size > memory->byte_size() - offset)
+    throw std::invalid_argument("npy_view: bytes outside their memory");
+  const std::span<const uint8_t> bytes(memory->bytes() + offset, static_cast<size_t>(size));
+  Result<Header> h = parse_header(bytes, bytes.size(), name_for_messages);
+  if (!h) return tl::unexpected(h.error());
+  const int64_t at = offset + static_cast<int64_t>(h->data_offset);
+  constexpr uintptr_t kAlign = 64;  // what a Storage in external memory needs
+  const bool aligned =
+      reinterpret_cast<uintptr_t>(memory->bytes()) % kAlign == 0 && static_cast<uintptr_t>(at) % kAlign == 0;
+  if (!payload_is_storage(*h) || h->fortran || !aligned) return npy_parse(bytes, name_for_messages);
+  auto storage = std::make_shared<Storage>(memory, at, static_cast<int64_t>(h->data_bytes));
+  return Tensor(std::move(storage), h->dtype, h->shape, contiguous_strides(h->shape), 0);
+}
+
 Result<Tensor> npy_load(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);

@@ -60,6 +60,12 @@ Result<Tensor> npy_load(const std::string& path);
 // nkia_npy_object_array, nkia_npy_bad_tag, nkia_npy_size_mismatch, nkia_npy_value_range.
 Result<Tensor> npy_parse(std::span<const uint8_t> bytes, std::string_view name_for_messages);
 
+// npy_parse of the `size` bytes at `offset` in `memory`, without a copy where it can: when the
+// elements lie there as a tensor's storage would (its own dtype, C order, 64-byte aligned), the
+// tensor views them and keeps `memory` alive; otherwise they are copied, as npy_parse does.
+Result<Tensor> npy_view(const std::shared_ptr<ExternalMemory>& memory, int64_t offset, int64_t size,
+                        std::string_view name_for_messages);
+
 // Writes `t` (any view) to `path`. Code: nkia_npy_unwritable. Throws std::invalid_argument for an
 // undefined tensor, as npy_serialize does.
 Result<void> npy_save(const std::string& path, const Tensor& t, NpyOptions opts = {});

@@ -16,6 +16,7 @@
 #include "cost/lower.h"
 #include "runtime/kernel_call.h"
 #include "runtime/python/py_host.h"
+#include "runtime/received_bytes.h"
 
 namespace nki_agent {
 namespace {
@@ -484,6 +485,65 @@ TEST(TraceWire, AReplyPointsToContiguousOutputsAndReadsAsTheSameBytes) {
   size_t total = 0;
   for (const Reply::Part& p : reply.parts()) total += p.bytes().size();
   EXPECT_EQ(total, reply.size());
+}
+
+// Bytes in 64-byte aligned memory of their own, as a host reads a reply (runtime/received_bytes.h).
+std::shared_ptr<ReceivedBytes> received_copy(const std::string& bytes) {
+  auto m = ReceivedBytes::make(static_cast<int64_t>(bytes.size()));
+  EXPECT_TRUE(m);
+  std::memcpy(m->bytes(), bytes.data(), bytes.size());
+  return m;
+}
+
+// Outputs read from memory a host holds the reply in are views of it, not copies: each array's
+// elements lie on a 64-byte boundary of the reply, in one run's reply and in each of several runs'.
+TEST(TraceWire, OutputsViewTheReplysMemory) {
+  KernelOutcome o = sample_outcome();
+  Tensor big = Tensor::from_f32({256, 128}, std::vector<float>(256 * 128, 2.5f));
+  Tensor odd = Tensor::from_f32({3, 5}, std::vector<float>(15, -1.25f));  // 60 bytes: the next one moves
+  o.outputs = {odd, big, big.transpose(), o.outputs[0]};
+  o.output_specs = {{"out0", DType::kFloat32, {3, 5}},
+                    {"out1", DType::kFloat32, {256, 128}},
+                    {"out2", DType::kFloat32, {128, 256}},
+                    {"out3", DType::kFloat32, {2, 3}}};
+  auto within = [](const Tensor& t, const std::shared_ptr<ReceivedBytes>& m) {
+    const auto* p = static_cast<const uint8_t*>(t.data());
+    return p >= m->bytes() && p + t.nbytes() <= m->bytes() + m->byte_size();
+  };
+  auto check = [&](const KernelOutcome& back, const std::shared_ptr<ReceivedBytes>& m) {
+    ASSERT_EQ(back.outputs.size(), 4u);
+    for (size_t i = 0; i < 4; ++i) {
+      EXPECT_TRUE(within(back.outputs[i], m)) << "output " << i << " was copied";
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(back.outputs[i].data()) % 64, 0u) << i;
+      EXPECT_EQ(back.outputs[i].to_f32_vector(), o.outputs[i].to_f32_vector()) << i;
+      EXPECT_EQ(back.outputs[i].shape(), o.outputs[i].shape()) << i;
+    }
+  };
+  {
+    auto m = received_copy(encode_outcome_reply(o).flatten());
+    auto back = decode_outcome(m->view(), m);
+    ASSERT_TRUE(back) << back.error().format();
+    check(*back, m);
+    Tensor kept = back->outputs[1];
+    back = decode_outcome(encode_outcome(o));  // without memory: copies
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->outputs[1].to_f32_vector(), o.outputs[1].to_f32_vector());
+    const std::weak_ptr<ReceivedBytes> alive = m;
+    m.reset();
+    EXPECT_FALSE(alive.expired()) << "a view must keep the reply's memory";
+    EXPECT_EQ(kept.to_f32_vector(), o.outputs[1].to_f32_vector());
+  }
+  Reply runs;
+  append_run_outcome(runs, o);
+  append_run_outcome(runs, o);
+  auto m = received_copy(runs.flatten());
+  auto back = decode_run_outcomes(m->view(), 2, m);
+  ASSERT_TRUE(back) << back.error().format();
+  ASSERT_EQ(back->size(), 2u);
+  for (const auto& r : *back) {
+    ASSERT_TRUE(r) << r.error().format();
+    check(*r, m);
+  }
 }
 
 TEST(TraceWire, RoundTripsATrace) {

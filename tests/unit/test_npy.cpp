@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -197,6 +198,89 @@ TEST(NpyRoundTrip, NarrowAsFloat32WritesValues) {
 }
 
 // ---- the written format -------------------------------------------------------------------------
+
+// Bytes at an offset of 64-byte aligned memory (an ExternalMemory, as a received reply is).
+class HeldBytes final : public ExternalMemory {
+ public:
+  explicit HeldBytes(size_t n)
+      : data_(static_cast<uint8_t*>(std::aligned_alloc(64, (n + 63) / 64 * 64 + 64))), size_(n) {}
+  ~HeldBytes() override { std::free(data_); }
+  uint8_t* bytes() override { return data_; }
+  int64_t byte_size() const override { return static_cast<int64_t>(size_); }
+
+ private:
+  uint8_t* data_;
+  size_t size_;
+};
+
+std::shared_ptr<HeldBytes> holding(const std::vector<uint8_t>& image, size_t at) {
+  auto m = std::make_shared<HeldBytes>(at + image.size());
+  std::memcpy(m->bytes() + at, image.data(), image.size());
+  return m;
+}
+
+// npy_view gives a tensor over the bytes where they lie when they can be its storage, and a copy
+// otherwise (misaligned, Fortran order, a dtype written converted); the values are npy_parse's.
+TEST(NpyView, ViewsAlignedElementsAndCopiesTheRest) {
+  Tensor t = Tensor::from_f32(
+      {3, 7}, std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21});
+  const std::vector<uint8_t> image = npy_serialize(t);
+  auto in = [](const Tensor& v, const std::shared_ptr<HeldBytes>& m) {
+    const auto* p = static_cast<const uint8_t*>(v.data());
+    return p >= m->bytes() && p < m->bytes() + m->byte_size();
+  };
+  {
+    auto m = holding(image, 128);
+    auto v = npy_view(m, 128, static_cast<int64_t>(image.size()), "x");
+    ASSERT_TRUE(v) << v.error().format();
+    EXPECT_TRUE(in(*v, m)) << "aligned elements are viewed";
+    EXPECT_EQ(v->to_f32_vector(), t.to_f32_vector());
+    EXPECT_EQ(v->shape(), t.shape());
+    EXPECT_EQ(v->dtype(), DType::kFloat32);
+  }
+  {
+    auto m = holding(image, 8);  // the elements at 8 + 64: not on a 64-byte boundary
+    auto v = npy_view(m, 8, static_cast<int64_t>(image.size()), "x");
+    ASSERT_TRUE(v) << v.error().format();
+    EXPECT_FALSE(in(*v, m));
+    EXPECT_EQ(v->to_f32_vector(), t.to_f32_vector());
+  }
+  {  // bf16 travels as tagged raw bits: viewed, and still bf16
+    Tensor b = t.astype(DType::kBFloat16);
+    const std::vector<uint8_t> bi = npy_serialize(b);
+    auto m = holding(bi, 0);
+    auto v = npy_view(m, 0, static_cast<int64_t>(bi.size()), "b");
+    ASSERT_TRUE(v) << v.error().format();
+    EXPECT_EQ(v->dtype(), DType::kBFloat16);
+    EXPECT_EQ(v->to_f32_vector(), b.to_f32_vector());
+  }
+  {  // a float64 file is converted: a copy
+    std::string text = "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }";
+    text.append(64 - (10 + text.size() + 1) % 64, ' ');
+    text += '\n';
+    std::vector<uint8_t> f8 = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<uint8_t>(text.size()), 0};
+    f8.insert(f8.end(), text.begin(), text.end());
+    for (double d : {1.5, -2.0}) {
+      uint8_t raw[8];
+      std::memcpy(raw, &d, 8);
+      f8.insert(f8.end(), raw, raw + 8);
+    }
+    auto m = holding(f8, 0);
+    auto v = npy_view(m, 0, static_cast<int64_t>(f8.size()), "f8");
+    ASSERT_TRUE(v) << v.error().format();
+    EXPECT_FALSE(in(*v, m));
+    EXPECT_EQ(v->to_f32_vector(), (std::vector<float>{1.5f, -2.0f}));
+  }
+  {  // a broken image is npy_parse's diagnostic
+    std::vector<uint8_t> cut(image.begin(), image.end() - 4);
+    auto m = holding(cut, 0);
+    auto v = npy_view(m, 0, static_cast<int64_t>(cut.size()), "cut");
+    ASSERT_FALSE(v);
+    EXPECT_EQ(v.error().code, "nkia_npy_size_mismatch");
+  }
+  auto m = holding(image, 0);
+  EXPECT_THROW((void)npy_view(m, 64, static_cast<int64_t>(image.size()), "x"), std::invalid_argument);
+}
 
 TEST(NpyFormat, HeaderLayoutMatchesNumPy) {
   const Tensor t = Tensor::zeros({2, 3}, DType::kFloat32);

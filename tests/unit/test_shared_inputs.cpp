@@ -156,6 +156,109 @@ TEST(SharedMemory, CopiedBuffersReuseTheirMemory) {
   EXPECT_EQ(std::memcmp((*o)->bytes(), other->bytes(), static_cast<size_t>(n - 4096 * 600)), 0);
 }
 
+// Whether [p, p + n) is mapped in this process (madvise fails with ENOMEM on unmapped memory).
+bool mapped(const void* p, size_t n) {
+  return ::madvise(const_cast<void*>(p), n, MADV_NORMAL) == 0;
+}
+
+Result<std::shared_ptr<SharedMemory>> received_as(const SharedMemory& m, uint64_t key) {
+  return SharedMemory::adopt(OwnedFd(::fcntl(m.fd(), F_DUPFD_CLOEXEC, 0)), key);
+}
+
+// A buffer marked reused is read by a worker once: the next request with its key gets the same
+// memory without a read; while no request holds it, a forked child does not inherit it.
+TEST(SharedMemory, CopiesOfReusedBuffersAreKeptAndReadOnce) {
+  const int64_t n = (int64_t{3} << 20) + 77;
+  auto first = filled(n, 3);
+  first->mark_reused();
+  ASSERT_NE(first->reuse_key(), 0u);
+  ASSERT_TRUE(first->seal());
+  auto other = filled(n, 50);  // the same size, other bytes, not marked
+  EXPECT_EQ(other->reuse_key(), 0u);
+  ASSERT_TRUE(other->seal());
+  const KeptCopiesStats before = kept_copies_stats();
+  const uint8_t* at = nullptr;
+  {
+    auto r = received_as(*first, first->reuse_key());
+    ASSERT_TRUE(r) << r.error().format();
+    EXPECT_EQ((*r)->reuse_key(), first->reuse_key());
+    EXPECT_EQ(std::memcmp((*r)->bytes(), first->bytes(), static_cast<size_t>(n)), 0);
+    at = (*r)->bytes();
+  }
+  EXPECT_EQ(kept_copies_stats().misses, before.misses + 1);
+  rest_kept_copies();
+  {  // at rest: not in a forked child, still here
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) ::_exit(mapped(at, 4096) ? 1 : 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a forked child inherited a copy at rest";
+    EXPECT_TRUE(mapped(at, 4096));
+  }
+  {
+    // Under the first buffer's key, another descriptor of the same size is not read at all: the
+    // kept copy answers (a sender never reuses a key; this shows that nothing was read).
+    auto r = received_as(*other, first->reuse_key());
+    ASSERT_TRUE(r) << r.error().format();
+    EXPECT_EQ((*r)->bytes(), at);
+    EXPECT_EQ(std::memcmp((*r)->bytes(), first->bytes(), static_cast<size_t>(n)), 0);
+    EXPECT_EQ(kept_copies_stats().hits, before.hits + 1);
+    // In use again: a forked child reads it.
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) ::_exit(std::memcmp((*r)->bytes(), first->bytes(), static_cast<size_t>(n)) == 0 ? 0 : 1);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a child could not read a kept copy in use";
+  }
+  {  // without a key, or with another one, a copy of its own
+    auto r = received(*other);
+    ASSERT_TRUE(r) << r.error().format();
+    EXPECT_NE((*r)->bytes(), at);
+    EXPECT_EQ(std::memcmp((*r)->bytes(), other->bytes(), static_cast<size_t>(n)), 0);
+  }
+  {  // a key kept for another size is not answered with the wrong bytes
+    auto shorter = filled(n - 5000, 9);
+    ASSERT_TRUE(shorter->seal());
+    auto r = received_as(*shorter, first->reuse_key());
+    ASSERT_TRUE(r) << r.error().format();
+    EXPECT_EQ(std::memcmp((*r)->bytes(), shorter->bytes(), static_cast<size_t>(n - 5000)), 0);
+  }
+  rest_kept_copies();
+}
+
+// Beyond the limit, the least recently used copies no request holds are dropped.
+TEST(SharedMemory, KeptCopiesStayWithinTheirLimit) {
+  const int64_t n = int64_t{2} << 20;
+  std::vector<std::shared_ptr<SharedMemory>> sent;
+  for (int i = 0; i < 4; ++i) {
+    sent.push_back(filled(n, static_cast<uint8_t>(i)));
+    sent.back()->mark_reused();
+    ASSERT_TRUE(sent.back()->seal());
+  }
+  set_kept_copies_limit(2 * n);
+  const int64_t misses = kept_copies_stats().misses;
+  auto adopt_all = [&](std::initializer_list<int> which) {
+    for (int i : which) {
+      auto r = received_as(*sent[static_cast<size_t>(i)], sent[static_cast<size_t>(i)]->reuse_key());
+      ASSERT_TRUE(r) << r.error().format();
+      EXPECT_EQ((*r)->bytes()[1], static_cast<uint8_t>(i + 1));
+    }
+    rest_kept_copies();
+  };
+  adopt_all({0, 1, 2});  // 0 is dropped when 2 arrives
+  EXPECT_LE(kept_copies_stats().bytes, 2 * n);
+  EXPECT_EQ(kept_copies_stats().misses, misses + 3);
+  adopt_all({1, 2});  // kept
+  EXPECT_EQ(kept_copies_stats().misses, misses + 3);
+  adopt_all({0});  // read again
+  EXPECT_EQ(kept_copies_stats().misses, misses + 4);
+  set_kept_copies_limit(0);
+  EXPECT_EQ(kept_copies_stats().entries, 0);
+  set_kept_copies_limit(kKeptCopiesMaxBytes);
+}
+
 TEST(SharedMemory, AdoptRefusesWhatIsNotASealedMemfd) {
   auto unsealed = filled(100, 0);
   auto r = SharedMemory::adopt(OwnedFd(::fcntl(unsealed->fd(), F_DUPFD_CLOEXEC, 0)));
@@ -209,6 +312,46 @@ TEST(SharedFrames, AttachmentsRideOnARequest) {
   ASSERT_EQ(got->attachments.size(), 2u);
   EXPECT_EQ(got->attachments[1]->byte_size(), 70000);
   EXPECT_EQ(std::memcmp(got->attachments[1]->bytes(), m2->bytes(), 70000), 0);
+  EXPECT_EQ(got->attachments[0]->reuse_key(), 0u);
+  EXPECT_EQ(got->attachments[1]->reuse_key(), 0u);
+}
+
+// A buffer marked reused travels with its key; a worker keeps its copy under it.
+TEST(SharedFrames, ReuseKeysRideWithTheirAttachments) {
+  auto m1 = filled(3000, 1), m2 = filled(70000, 2);
+  m2->mark_reused();
+  ASSERT_TRUE(m1->seal());
+  ASSERT_TRUE(m2->seal());
+  const WorkerRequest sent = request_with({m1, m2});
+  const std::string frame = encode_request(4, sent);
+  EXPECT_NE(frame.find("\"attachment_keys\""), std::string::npos);
+  for (int round = 0; round < 2; ++round) {
+    SocketPair s;
+    ASSERT_TRUE(write_frame(s.a.get(), frame, soon(), request_fds(sent)));
+    auto f = read_frame(s.b.get(), soon(), /*take_fds=*/true);
+    ASSERT_TRUE(f) << f.error().format();
+    uint64_t id = 0;
+    auto got = decode_request(std::move(*f), &id);
+    ASSERT_TRUE(got) << got.error().format();
+    ASSERT_EQ(got->attachments.size(), 2u);
+    EXPECT_EQ(got->attachments[0]->reuse_key(), 0u);
+    EXPECT_EQ(got->attachments[1]->reuse_key(), m2->reuse_key());
+    EXPECT_EQ(std::memcmp(got->attachments[1]->bytes(), m2->bytes(), 70000), 0);
+  }
+  rest_kept_copies();
+  // Keys that do not match the attachments are a bad frame.
+  for (const char* keys : {"[1]", "[1, -2]", "[1, \"2\"]", "7"}) {
+    SocketPair s;
+    auto bad = nlohmann::json::parse(frame.substr(kFramePrefixBytes, frame.size() - kFramePrefixBytes - 7));
+    bad["attachment_keys"] = nlohmann::json::parse(keys);
+    ASSERT_TRUE(write_frame(s.a.get(), encode_frame(bad, {"payload"}), soon(), request_fds(sent)));
+    auto f = read_frame(s.b.get(), soon(), true);
+    ASSERT_TRUE(f);
+    uint64_t id = 0;
+    auto r = decode_request(std::move(*f), &id);
+    ASSERT_FALSE(r) << keys;
+    EXPECT_EQ(r.error().code, kWorkerBadFrame) << keys;
+  }
 }
 
 TEST(SharedFrames, DescriptorsMustMatchTheHeader) {

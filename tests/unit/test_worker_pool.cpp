@@ -393,6 +393,59 @@ TEST(Protocol, AResponseSentInPartsIsTheEncodedFrame) {
   EXPECT_TRUE(got == whole);  // and encode_response's frames decode (RequestsAndResponsesRoundTrip)
 }
 
+// A host that asks for it reads a response's body into memory of its own (no string zeroed
+// first): the payload is that memory's head, the captures are copied out; a body that came as a
+// string is moved into such memory when the payload is wanted there.
+TEST(Protocol, APayloadReadIntoMemoryOfItsOwn) {
+  for (size_t n : {size_t{5000}, size_t{3} << 20}) {  // heap memory; a pooled mapping
+    SandboxReport rep;
+    rep.output.payload.resize(n);
+    for (size_t i = 0; i < n; ++i) rep.output.payload[i] = static_cast<char>(i * 7 + (i >> 9));
+    rep.output.stdout_capture = {"printed", 7, false};
+    rep.output.stderr_capture = {"warned", 9, true};
+    const std::string whole = encode_response(3, rep);
+    auto read_back = [&whole](bool in_memory) {  // written by another thread: it is larger than a socket's buffer
+      int sv[2];
+      EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+      std::thread writer([&] { EXPECT_TRUE(write_frame(sv[0], whole, std::nullopt)); });
+      auto f = read_frame(sv[1], std::chrono::steady_clock::now() + std::chrono::seconds(5), false, in_memory);
+      writer.join();
+      ::close(sv[0]);
+      ::close(sv[1]);
+      return f;
+    };
+    auto f = read_back(/*in_memory=*/true);
+    ASSERT_TRUE(f) << f.error().format();
+    EXPECT_TRUE(f->body.empty());
+    ASSERT_TRUE(f->body_memory);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(f->body_memory->bytes()) % 64, 0u);
+    const uint8_t* at = f->body_memory->bytes();
+    std::shared_ptr<ReceivedBytes> payload;
+    auto dec = decode_response(std::move(*f), 3, &payload);
+    ASSERT_TRUE(dec) << dec.error().format();
+    ASSERT_TRUE(payload);
+    EXPECT_EQ(payload->bytes(), at) << "the frame's memory itself";
+    EXPECT_TRUE(payload->view() == rep.output.payload);
+    EXPECT_TRUE(dec->output.payload.empty());
+    EXPECT_EQ(dec->output.stdout_capture.bytes, "printed");
+    EXPECT_EQ(dec->output.stderr_capture.bytes, "warned");
+    EXPECT_TRUE(dec->output.stderr_capture.truncated);
+    // Read into memory, decoded as a string; read as a string, decoded into memory.
+    auto g = read_back(/*in_memory=*/false);
+    ASSERT_TRUE(g) << g.error().format();
+    EXPECT_FALSE(g->body_memory);
+    std::shared_ptr<ReceivedBytes> moved;
+    auto from_string = decode_response(std::move(*g), 3, &moved);
+    ASSERT_TRUE(from_string && moved);
+    EXPECT_TRUE(moved->view() == rep.output.payload);
+    auto h = read_back(/*in_memory=*/true);
+    ASSERT_TRUE(h) << h.error().format();
+    auto as_string = decode_response(std::move(*h), 3);
+    ASSERT_TRUE(as_string) << as_string.error().format();
+    EXPECT_TRUE(as_string->output.payload == rep.output.payload);
+  }
+}
+
 TEST(Protocol, PartsToAClosedPeerAreAnIoError) {
   int sv[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
