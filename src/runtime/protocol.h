@@ -22,7 +22,8 @@
 // Both sides validate every field: the host is trusted, but a wrong frame must be a Diagnostic,
 // never a crash, a huge allocation or a desynchronised stream.
 //
-// This file must never allocate a body before its bytes arrive, nor block past a given deadline.
+// This file must never allocate a body before its bytes arrive (a body read into memory of its own
+// is a mapping whose pages are taken as bytes arrive), nor block past a given deadline.
 #pragma once
 
 #include <chrono>
