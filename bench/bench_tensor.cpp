@@ -138,6 +138,18 @@ void BM_SumLastAxisF32(benchmark::State& state) {
 }
 BENCHMARK(BM_SumLastAxisF32)->Apply(TileArgs);
 
+void BM_MaxLastAxisF32(benchmark::State& state) {
+  const int64_t p = state.range(0), f = state.range(1);
+  Tensor a = rand_tile(p, f, DType::kFloat32, 1);
+  const int axes[] = {1};
+  for (auto _ : state) {
+    Tensor r = reduce(ReduceOp::kMax, a, axes);
+    benchmark::DoNotOptimize(r.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * p * f * 4);
+}
+BENCHMARK(BM_MaxLastAxisF32)->Apply(TileArgs);
+
 void BM_MaxPartitionAxisF32(benchmark::State& state) {
   const int64_t p = state.range(0), f = state.range(1);
   Tensor a = rand_tile(p, f, DType::kFloat32, 1);

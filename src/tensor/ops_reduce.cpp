@@ -12,6 +12,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/target_clones.h"
 #include "tensor/ops.h"
 #include "tensor/strided.h"
 
@@ -67,6 +68,48 @@ double sum_f32(const float* x, int64_t n) {
   double s = 0;
   for (double v : acc) s += v;
   return s;
+}
+
+// The largest (`max`) or smallest of n > 0 floats, in kVecLanes lanes, into *out — unless a NaN
+// or a zero is among the candidates: the scalar loop's sticky NaN (which keeps its payload) and its
+// first-wins ties between -0 and +0 depend on the order, which lanes change; false then, and the
+// caller takes the scalar loop. Any other tie is between equal values: the order cannot show.
+constexpr int kVecLanes = 16;
+NKIA_TARGET_CLONES bool extreme_f32(const float* x, int64_t n, bool max, float* out) {
+  if (n < kVecLanes) return false;
+  float acc[kVecLanes];
+  uint32_t nan[kVecLanes] = {};
+  for (int l = 0; l < kVecLanes; ++l) acc[l] = x[l];
+  int64_t i = kVecLanes;
+  if (max) {
+    for (; i + kVecLanes <= n; i += kVecLanes)
+      for (int l = 0; l < kVecLanes; ++l) {
+        const float e = x[i + l];
+        nan[l] |= e != e ? 1u : 0u;
+        acc[l] = e > acc[l] ? e : acc[l];
+      }
+  } else {
+    for (; i + kVecLanes <= n; i += kVecLanes)
+      for (int l = 0; l < kVecLanes; ++l) {
+        const float e = x[i + l];
+        nan[l] |= e != e ? 1u : 0u;
+        acc[l] = e < acc[l] ? e : acc[l];
+      }
+  }
+  float r = acc[0];
+  uint32_t any_nan = 0;
+  for (int l = 0; l < kVecLanes; ++l) {
+    any_nan |= nan[l] | (acc[l] != acc[l] ? 1u : 0u);
+    r = max ? (acc[l] > r ? acc[l] : r) : (acc[l] < r ? acc[l] : r);
+  }
+  for (; i < n; ++i) {
+    const float e = x[i];
+    any_nan |= e != e ? 1u : 0u;
+    r = max ? (e > r ? e : r) : (e < r ? e : r);
+  }
+  if (any_nan != 0 || r == 0.0f) return false;
+  *out = r;
+  return true;
 }
 
 }  // namespace
@@ -145,6 +188,12 @@ Tensor reduce(ReduceOp op, const Tensor& a, std::span<const int> axes, bool keep
         double* d = dst + c * sd;
         if (sd == 0 && (op == ReduceOp::kSum || op == ReduceOp::kMean)) {
           *d += sum_f32(v, m);  // a whole row into one slot: lane-parallel
+          continue;
+        }
+        if (float e; sd == 0 && (op == ReduceOp::kMax || op == ReduceOp::kMin) && *d == *d &&
+                     extreme_f32(v, m, op == ReduceOp::kMax, &e)) {
+          // e is neither NaN nor zero: the scalar rule below picks the same value.
+          if (op == ReduceOp::kMax ? e > *d : e < *d) *d = e;
           continue;
         }
         auto update = [&](auto f) {

@@ -57,6 +57,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -1436,6 +1437,73 @@ TEST(Reduce, NaNEmptyAxesAndErrors) {
   EXPECT_EQ(reduce(ReduceOp::kSum, big, {}, false, DType::kBFloat16).dtype(), DType::kBFloat16);
   EXPECT_EQ(reduce(ReduceOp::kSum, big, {}, false, DType::kBFloat16).item(),
             static_cast<double>(bf16_to_f32(bf16_from_f32(static_cast<float>(1000 * double(0.1f))))));
+}
+
+// A row's max or min into one slot runs in lanes; it must give the sequential rule's bits: NaN
+// sticky with its payload, a tie between -0 and +0 kept by the first, ±inf, long and short rows.
+TEST(Reduce, MaxAndMinAlongARowGiveTheSequentialRulesBits) {
+  auto sequential = [](const std::vector<float>& row, bool max) {
+    double r = max ? -INFINITY : INFINITY;
+    for (float f : row) {
+      const double e = f;
+      r = (r != r || e != e) ? r + e : (max ? (e > r ? e : r) : (e < r ? e : r));
+    }
+    return static_cast<float>(r);
+  };
+  auto bits = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+  };
+  uint32_t state = 12345;
+  auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
+  float payload_nan;
+  const uint32_t nan_bits = 0x7fc01234u;
+  std::memcpy(&payload_nan, &nan_bits, 4);
+  for (int64_t n : {1, 15, 16, 17, 33, 1000, 1024, 2500}) {
+    for (int kind = 0; kind < 6; ++kind) {
+      std::vector<float> row(static_cast<size_t>(n));
+      for (auto& v : row) v = static_cast<float>(static_cast<int32_t>(next() % 2001) - 1000) / 64.0f;
+      const auto at = [&](uint32_t k) { return static_cast<size_t>(k % static_cast<uint32_t>(n)); };
+      switch (kind) {
+        case 0: break;
+        case 1:  // only zeros of both signs, then negatives: the max is a zero whose sign the order decides
+          for (auto& v : row) v = -std::fabs(v) - 1;
+          row[at(next())] = 0.0f;
+          row[at(next())] = -0.0f;
+          row[at(next())] = 0.0f;
+          break;
+        case 2: row[at(next())] = payload_nan; break;
+        case 3:
+          row[at(next())] = INFINITY;
+          row[at(next())] = -INFINITY;
+          break;
+        case 4:
+          for (auto& v : row) v = std::fabs(v) + 1;
+          row[at(next())] = -0.0f;
+          row[at(next())] = 0.0f;
+          break;
+        case 5:  // every element equal
+          for (auto& v : row) v = 3.5f;
+          break;
+      }
+      Tensor t = Tensor::from_f32({2, n}, [&] {
+        std::vector<float> two = row;
+        two.insert(two.end(), row.begin(), row.end());
+        return two;
+      }());
+      const int axes[] = {1};
+      for (bool max : {true, false}) {
+        Tensor r = reduce(max ? ReduceOp::kMax : ReduceOp::kMin, t, axes);
+        const float want = sequential(row, max);
+        for (int k = 0; k < 2; ++k)
+          EXPECT_EQ(bits(r.data_as<float>()[k]), bits(want)) << "n=" << n << " kind=" << kind << " max=" << max;
+      }
+    }
+  }
 }
 
 TEST(Reduce, IntegerMeanIsNotRoundedElementwise) {
