@@ -126,39 +126,27 @@ void BM_SinF32Libm(benchmark::State& state) {
 }
 BENCHMARK(BM_SinF32Libm)->Apply(TileArgs);
 
-void BM_SumLastAxisF32(benchmark::State& state) {
+// A reduction of a [p, f] tile along `axis` (1: along each row, into one slot; 0: across rows).
+void reduce_tile(benchmark::State& state, ReduceOp op, int axis) {
   const int64_t p = state.range(0), f = state.range(1);
   Tensor a = rand_tile(p, f, DType::kFloat32, 1);
-  const int axes[] = {1};
+  const int axes[] = {axis};
   for (auto _ : state) {
-    Tensor r = reduce(ReduceOp::kSum, a, axes);
+    Tensor r = reduce(op, a, axes);
     benchmark::DoNotOptimize(r.data());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * p * f * 4);
+}
+void BM_SumLastAxisF32(benchmark::State& state) {
+  reduce_tile(state, ReduceOp::kSum, 1);
 }
 BENCHMARK(BM_SumLastAxisF32)->Apply(TileArgs);
-
 void BM_MaxLastAxisF32(benchmark::State& state) {
-  const int64_t p = state.range(0), f = state.range(1);
-  Tensor a = rand_tile(p, f, DType::kFloat32, 1);
-  const int axes[] = {1};
-  for (auto _ : state) {
-    Tensor r = reduce(ReduceOp::kMax, a, axes);
-    benchmark::DoNotOptimize(r.data());
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * p * f * 4);
+  reduce_tile(state, ReduceOp::kMax, 1);
 }
 BENCHMARK(BM_MaxLastAxisF32)->Apply(TileArgs);
-
 void BM_MaxPartitionAxisF32(benchmark::State& state) {
-  const int64_t p = state.range(0), f = state.range(1);
-  Tensor a = rand_tile(p, f, DType::kFloat32, 1);
-  const int axes[] = {0};
-  for (auto _ : state) {
-    Tensor r = reduce(ReduceOp::kMax, a, axes);
-    benchmark::DoNotOptimize(r.data());
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * p * f * 4);
+  reduce_tile(state, ReduceOp::kMax, 0);
 }
 BENCHMARK(BM_MaxPartitionAxisF32)->Apply(TileArgs);
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -120,6 +121,16 @@ TEST(SharedMemory, AdoptedBuffersAboveTheCopyLimitAreMapped) {
   }
 }
 
+// Whether a forked child finds `check()` true (it runs in the child, which exits with the answer).
+bool true_in_forked_child(const std::function<bool()>& check) {
+  const pid_t pid = ::fork();
+  if (pid < 0) return false;
+  if (pid == 0) ::_exit(check() ? 0 : 1);
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 // A copied buffer's memory is reused by the next received buffer of the same size, which holds its
 // own bytes: nothing of the earlier buffer shows through.
 TEST(SharedMemory, CopiedBuffersReuseTheirMemory) {
@@ -142,12 +153,9 @@ TEST(SharedMemory, CopiedBuffersReuseTheirMemory) {
   // Past its bytes, nothing of the longer buffer before it (the mapping runs to the huge page's end).
   EXPECT_EQ(std::count((*r)->bytes() + n, (*r)->bytes() + n + 500, 0), 500);
   // Idle memory is not inherited by forked children; memory in use again is.
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) ::_exit(std::memcmp((*r)->bytes(), second->bytes(), static_cast<size_t>(n)) == 0 ? 0 : 1);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a child could not read a reused buffer";
+  EXPECT_TRUE(true_in_forked_child([&] {
+    return std::memcmp((*r)->bytes(), second->bytes(), static_cast<size_t>(n)) == 0;
+  })) << "a child could not read a reused buffer";
   auto other = filled(n - 4096 * 600, 5);  // another size: memory of its own
   ASSERT_TRUE(other->seal());
   auto o = received(*other);
@@ -187,15 +195,9 @@ TEST(SharedMemory, CopiesOfReusedBuffersAreKeptAndReadOnce) {
   }
   EXPECT_EQ(kept_copies_stats().misses, before.misses + 1);
   rest_kept_copies();
-  {  // at rest: not in a forked child, still here
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) ::_exit(mapped(at, 4096) ? 1 : 0);
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a forked child inherited a copy at rest";
-    EXPECT_TRUE(mapped(at, 4096));
-  }
+  // At rest: not in a forked child, still here.
+  EXPECT_TRUE(true_in_forked_child([&] { return !mapped(at, 4096); })) << "a forked child inherited a copy at rest";
+  EXPECT_TRUE(mapped(at, 4096));
   {
     // Under the first buffer's key, another descriptor of the same size is not read at all: the
     // kept copy answers (a sender never reuses a key; this shows that nothing was read).
@@ -205,12 +207,9 @@ TEST(SharedMemory, CopiesOfReusedBuffersAreKeptAndReadOnce) {
     EXPECT_EQ(std::memcmp((*r)->bytes(), first->bytes(), static_cast<size_t>(n)), 0);
     EXPECT_EQ(kept_copies_stats().hits, before.hits + 1);
     // In use again: a forked child reads it.
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) ::_exit(std::memcmp((*r)->bytes(), first->bytes(), static_cast<size_t>(n)) == 0 ? 0 : 1);
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a child could not read a kept copy in use";
+    EXPECT_TRUE(true_in_forked_child([&] {
+      return std::memcmp((*r)->bytes(), first->bytes(), static_cast<size_t>(n)) == 0;
+    })) << "a child could not read a kept copy in use";
   }
   {  // without a key, or with another one, a copy of its own
     auto r = received(*other);
