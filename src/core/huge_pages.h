@@ -16,6 +16,12 @@ namespace nki_agent {
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 inline constexpr size_t kHugeBufferMinBytes = size_t{4} << 20;
 
+// `n` rounded up to whole huge pages: a mapping of that size lies on a 2 MiB boundary and every block
+// of it can be a huge page.
+constexpr size_t huge_page_rounded(size_t n) {
+  return (n + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+}
+
 // Advises huge pages for the whole 2 MiB blocks within [p, p + n) when n is at least
 // kHugeBufferMinBytes; a no-op otherwise.
 void advise_huge_pages(void* p, size_t n);

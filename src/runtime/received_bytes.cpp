@@ -21,7 +21,7 @@ std::shared_ptr<ReceivedBytes> ReceivedBytes::make(int64_t n) {
   if (n >= kPooledMinBytes) {
     // Whole huge pages: replies of about the same size (case after case of one shape set) round
     // to the same mapping, which the pool hands back in place.
-    const size_t mapped = (static_cast<size_t>(n) + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    const size_t mapped = huge_page_rounded(static_cast<size_t>(n));
     const PooledMapping m = take_mapping(mapped);
     if (m.data == nullptr) return nullptr;
     r->data_ = static_cast<uint8_t*>(m.data);

@@ -49,7 +49,7 @@ class KeptCopies {
   std::shared_ptr<SharedMemory> find(uint64_t key, int64_t size) {
     std::lock_guard lock(mu_);
     for (auto it = kept_.begin(); it != kept_.end(); ++it) {
-      if (it->key != key) continue;
+      if (it->mem->reuse_key_ != key) continue;
       if (it->mem->byte_size() != size) {
         drop(it);
         return nullptr;
@@ -65,10 +65,11 @@ class KeptCopies {
     return nullptr;
   }
 
-  void keep(uint64_t key, const std::shared_ptr<SharedMemory>& m) {
+  // Keeps `m` under its reuse key.
+  void keep(const std::shared_ptr<SharedMemory>& m) {
     std::lock_guard lock(mu_);
     if (m->mapped_ > limit_) return;
-    kept_.push_back(Kept{key, m, true});
+    kept_.push_back(Kept{m, true});
     stats_.bytes += m->mapped_;
     ++stats_.misses;
     trim();
@@ -96,9 +97,8 @@ class KeptCopies {
 
  private:
   struct Kept {
-    uint64_t key = 0;
-    std::shared_ptr<SharedMemory> mem;
-    bool inherited = true;  // not MADV_DONTFORK
+    std::shared_ptr<SharedMemory> mem;  // under mem->reuse_key_
+    bool inherited = true;              // not MADV_DONTFORK
   };
 
   KeptCopies() {
@@ -198,7 +198,7 @@ Result<std::shared_ptr<SharedMemory>> SharedMemory::adopt(OwnedFd fd, uint64_t r
     auto m = adopt_copy(fd, st.st_size);
     if (!m) return m;
     (*m)->reuse_key_ = reuse_key;
-    KeptCopies::get().keep(reuse_key, *m);
+    KeptCopies::get().keep(*m);
     return m;
   }
   const int64_t mapped = page_rounded(st.st_size);
@@ -217,9 +217,9 @@ Result<std::shared_ptr<SharedMemory>> SharedMemory::adopt(OwnedFd fd, uint64_t r
 Result<std::shared_ptr<SharedMemory>> SharedMemory::adopt_copy(const OwnedFd& fd, int64_t size) {
   // A whole number of huge pages: the kernel then places the mapping on a 2 MiB boundary, and
   // every block of it can be a huge page (core/huge_pages.h).
-  const auto huge = static_cast<int64_t>(kHugePageBytes);
-  const int64_t mapped =
-      size >= static_cast<int64_t>(kHugeBufferMinBytes) ? (size + huge - 1) / huge * huge : page_rounded(size);
+  const int64_t mapped = size >= static_cast<int64_t>(kHugeBufferMinBytes)
+                             ? static_cast<int64_t>(huge_page_rounded(static_cast<size_t>(size)))
+                             : page_rounded(size);
   // The memory of an earlier request's buffer of this size when there is one (core/mapping_pool.h):
   // a verification sends the same shapes seed after seed.
   const PooledMapping room = take_mapping(static_cast<size_t>(mapped));

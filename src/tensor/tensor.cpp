@@ -90,7 +90,7 @@ Storage::Storage(int64_t nbytes, bool zero_fill) : nbytes_(nbytes) {
   // time), and go back to the mapping pool when freed: the next tensor of the size, in the next case
   // of a verification, reuses the memory instead of faulting in fresh pages (core/mapping_pool.h).
   if (n >= kHugeBufferMinBytes && !kAddressSanitizer) {
-    n = (n + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    n = huge_page_rounded(n);
     const PooledMapping m = take_mapping(n);
     if (m.data == nullptr) throw std::bad_alloc();
     data_ = static_cast<uint8_t*>(m.data);
