@@ -53,7 +53,13 @@ void BM_WorkerPoolEcho(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * state.range(0) * 2);
 }
-BENCHMARK(BM_WorkerPoolEcho)->ArgName("bytes")->Arg(1)->Arg(1 << 20)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_WorkerPoolEcho)
+    ->ArgName("bytes")
+    ->Arg(1)
+    ->Arg(1 << 20)
+    ->Arg(64 << 20)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace nki_agent

@@ -86,15 +86,82 @@ struct Pipe {
   }
 };
 
-// One pipe the parent reads. The result stream keeps everything up to its cap; the log streams
-// keep their head and count the rest.
+// One pipe the parent reads. The log streams keep their head and count the rest. The result stream
+// (`records`) keeps everything up to its cap, and reads the payload of its first record, the
+// result, straight into `data` at its place: no pass through a stack buffer and no record header to
+// cut off in front of it afterwards, each a full pass over a result of up to hundreds of MiB.
 struct Stream {
   int fd = -1;
   bool open = true;
   std::string data;
   int64_t total = 0;
   int64_t keep = 0;
+  // The result stream only.
+  bool records = false;
+  char head[sandbox_detail::kRecordHeaderBytes] = {};
+  size_t head_got = 0;  // bytes of the first record's header read so far
+  // The first record is a result within the cap: `data` is its payload, of `payload_len` bytes,
+  // `filled` of them read; what follows it goes to `rest`. Otherwise `data` keeps the stream as it
+  // came, from the header on.
+  bool direct = false;
+  size_t payload_len = 0;
+  size_t filled = 0;
+  std::string rest;
 };
+
+uint32_t read_u32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+// The result stream's first header is complete: read its payload in place when it is a result the
+// cap allows. `data` may still hold an earlier result's bytes (recycle_result_buffer keeps their
+// length, so that resizing to a payload of the same size writes nothing); the payload read over
+// them covers all of it before it counts (parse_stream), and every other path starts it anew.
+void first_header_read(Stream& s) {
+  const auto kind = static_cast<RecordKind>(static_cast<unsigned char>(s.head[0]));
+  const size_t len = read_u32(s.head + 1);
+  if (kind == RecordKind::kResult && static_cast<int64_t>(len + sandbox_detail::kRecordHeaderBytes) <= s.keep) {
+    if (s.data.capacity() < len) {
+      s.data.clear();
+      reserve_on_huge_pages(s.data, len);
+    }
+    s.data.resize(len);
+    s.direct = true;
+    s.payload_len = len;
+    return;
+  }
+  s.data.assign(s.head, sizeof s.head);
+}
+
+// Where the next bytes of `s` go: the first header, the payload in place, or `buf` (to be kept
+// within the cap by take()).
+std::pair<char*, size_t> next_target(Stream& s, char* buf, size_t buf_size, int64_t budget) {
+  if (s.records && s.head_got < sizeof s.head) return {s.head + s.head_got, sizeof s.head - s.head_got};
+  if (s.direct && s.filled < s.payload_len)
+    return {s.data.data() + s.filled,
+            std::min(s.payload_len - s.filled, static_cast<size_t>(std::max<int64_t>(1, budget)))};
+  return {buf, buf_size};
+}
+
+// `n` bytes arrived at `at` (next_target's answer).
+void take(Stream& s, const char* at, size_t n) {
+  if (s.records && s.head_got < sizeof s.head) {
+    s.head_got += n;
+    if (s.head_got == sizeof s.head) first_header_read(s);
+    return;
+  }
+  if (s.direct && s.filled < s.payload_len) {
+    s.filled += n;
+    return;
+  }
+  std::string& to = s.direct ? s.rest : s.data;
+  const int64_t held =
+      static_cast<int64_t>(to.size()) + (s.direct ? static_cast<int64_t>(s.payload_len + sizeof s.head) : int64_t{0});
+  const int64_t room = s.keep - held;
+  if (room > 0) to.append(at, static_cast<size_t>(std::min<int64_t>(room, static_cast<int64_t>(n))));
+}
 
 // Reads what is available now, at most kDrainBudget bytes so that a child writing as fast as the
 // parent reads cannot keep the parent from its deadline and cap checks. Returns the bytes read
@@ -104,12 +171,12 @@ int64_t drain(Stream& s) {
   char buf[64 * 1024];
   int64_t got = 0;
   while (got < kDrainBudget) {
-    ssize_t n = ::read(s.fd, buf, sizeof buf);
+    const auto [to, want] = next_target(s, buf, sizeof buf, kDrainBudget - got);
+    ssize_t n = ::read(s.fd, to, want);
     if (n > 0) {
       got += n;
       s.total += n;
-      const int64_t room = s.keep - static_cast<int64_t>(s.data.size());
-      if (room > 0) s.data.append(buf, static_cast<size_t>(std::min<int64_t>(room, n)));
+      take(s, to, static_cast<size_t>(n));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -132,36 +199,28 @@ struct ChildRecords {
   bool malformed = false;
 };
 
-uint32_t read_u32(const std::string& s, size_t pos) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(s[pos + static_cast<size_t>(i)]);
-  return v;
-}
-
-// Consumes `bytes` (the payload is moved out of it when it is the only record, the usual case).
-ChildRecords parse_records(std::string&& bytes) {
+// The records in `bytes`, a stream of them; the last result's payload is copied out.
+ChildRecords parse_records(std::string_view bytes) {
   ChildRecords r;
   size_t pos = 0;
-  size_t result_at = 0, result_len = 0;
   while (pos < bytes.size()) {
     if (bytes.size() - pos < sandbox_detail::kRecordHeaderBytes) {
       r.malformed = true;
       break;
     }
     const auto kind = static_cast<RecordKind>(static_cast<unsigned char>(bytes[pos]));
-    const size_t len = read_u32(bytes, pos + 1);
+    const size_t len = read_u32(bytes.data() + pos + 1);
     pos += sandbox_detail::kRecordHeaderBytes;
     if (len > bytes.size() - pos) {
       r.malformed = true;
       break;
     }
-    std::string_view body(bytes.data() + pos, len);
+    std::string_view body = bytes.substr(pos, len);
     pos += len;
     switch (kind) {
       case RecordKind::kResult:
         r.has_result = true;
-        result_at = pos - len;
-        result_len = len;
+        r.payload.assign(body);
         break;
       case RecordKind::kDiagnostic: {
         auto j = nlohmann::json::parse(body, nullptr, false);
@@ -189,13 +248,26 @@ ChildRecords parse_records(std::string&& bytes) {
       default: r.malformed = true; break;
     }
   }
-  if (r.has_result) {
-    if (result_at == sandbox_detail::kRecordHeaderBytes && result_at + result_len == bytes.size()) {
-      bytes.erase(0, result_at);  // in place: no second buffer, no new pages
-      r.payload = std::move(bytes);
-    } else {
-      r.payload = bytes.substr(result_at, result_len);
-    }
+  return r;
+}
+
+// The result stream's records (drain() read it); consumes its data. A payload read in place is moved
+// out, not copied, once all of it arrived; cut short, it is a malformed record, and none of the
+// bytes it was read over count.
+ChildRecords parse_stream(Stream& s) {
+  if (!s.direct) {
+    if (s.head_got < sizeof s.head) s.data.assign(s.head, s.head_got);
+    return parse_records(s.data);
+  }
+  if (s.filled < s.payload_len) {
+    ChildRecords r;
+    r.malformed = true;
+    return r;
+  }
+  ChildRecords r = parse_records(s.rest);
+  if (!r.has_result) {  // the usual case: one record, the result
+    r.has_result = true;
+    r.payload = std::move(s.data);
   }
   return r;
 }
@@ -413,11 +485,11 @@ SandboxReport run_sandboxed_report(const SandboxLimits& lim, const SandboxFn& ch
   streams[2].fd = err.read_end.get();
   streams[2].keep = lim.capture_bytes;
   Stream& res = streams[0];
-  // Memory a previous result already faulted in, if any (the child is forked: it may be inherited
-  // again, and freed).
+  // Memory a previous result already faulted in, if any, still holding that result's bytes (the
+  // child is forked: it may be inherited again, and freed).
+  res.records = true;
   res.data.swap(spare_result_buffer());
   set_inherited(res.data, true);
-  res.data.clear();
   auto over_caps = [&]() {
     if (res.total > lim.max_output_bytes + kResultRecordSlack) return KillReason::kResultCap;
     if (streams[1].total + streams[2].total > lim.max_log_bytes) return KillReason::kLogCap;
@@ -428,7 +500,6 @@ SandboxReport run_sandboxed_report(const SandboxLimits& lim, const SandboxFn& ch
       t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(lim.wall_seconds));
   KillReason reason = KillReason::kNone;
   bool exited = false;
-  bool reserved = false;
   while (!exited && reason == KillReason::kNone) {
     const auto now = Clock::now();
     if (now >= deadline) {
@@ -455,12 +526,6 @@ SandboxReport run_sandboxed_report(const SandboxLimits& lim, const SandboxFn& ch
     }
     for (nfds_t k = 0; k < pid_slot; ++k)
       if (fds[k].revents != 0) drain(streams[stream_of[k]]);
-    // The first record's header gives the payload size: make room once instead of growing.
-    if (!reserved && res.data.size() >= sandbox_detail::kRecordHeaderBytes) {
-      reserved = true;
-      reserve_on_huge_pages(res.data, static_cast<size_t>(std::min<int64_t>(
-                                          res.keep, read_u32(res.data, 1) + sandbox_detail::kRecordHeaderBytes)));
-    }
     reason = over_caps();
     if (pidfd.get() >= 0) {
       exited = n > pid_slot && (fds[pid_slot].revents & POLLIN) != 0;
@@ -499,7 +564,7 @@ SandboxReport run_sandboxed_report(const SandboxLimits& lim, const SandboxFn& ch
     c.total_bytes = streams[i].total;
     c.truncated = c.total_bytes > static_cast<int64_t>(c.bytes.size());
   }
-  ChildRecords rec = parse_records(std::move(res.data));
+  ChildRecords rec = parse_stream(res);
   rep.error = classify(lim, reason, status, o.cpu_seconds, rec);
   if (!rep.error) {
     if (static_cast<int64_t>(rec.payload.size()) > lim.max_output_bytes)
@@ -513,7 +578,6 @@ SandboxReport run_sandboxed_report(const SandboxLimits& lim, const SandboxFn& ch
 void recycle_result_buffer(std::string&& buffer) {
   std::string& spare = spare_result_buffer();
   if (buffer.capacity() > kMaxRecycledResultBytes || buffer.capacity() <= spare.capacity()) return;
-  buffer.clear();
   set_inherited(spare, true);  // the one it replaces is freed with `buffer`
   spare.swap(buffer);
   set_inherited(spare, false);

@@ -131,7 +131,9 @@ Result<SandboxOutput> run_sandboxed(const SandboxLimits& limits, const SandboxFn
 // after another on this thread: the next child's result is read into it — memory already in place —
 // instead of into fresh pages, which the kernel zeroes first (on a virtual machine a large share of
 // what a large result costs). One buffer of at most 256 MiB is kept, never inherited by a child
-// (MADV_DONTFORK: it counts against no child's address space).
+// (MADV_DONTFORK: it counts against no child's address space). It keeps its length, so that the
+// next result of the same size is read over it without being zeroed first; no byte of it is ever
+// reported as a later result's.
 void recycle_result_buffer(std::string&& buffer);
 
 // Appends the last lines of the captured stderr (and stdout) to `d` as notes, so that a crash

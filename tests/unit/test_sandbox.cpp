@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -87,6 +89,42 @@ TEST_F(Sandbox, BinaryPayloadSurvivesAndEmptyIsFine) {
   auto e = run_sandboxed(limits(), [] { return std::string(); });
   ASSERT_TRUE(e);
   EXPECT_TRUE(e->payload.empty());
+}
+
+// A worker reads each result into the buffer of the one before (recycle_result_buffer), which keeps
+// that result's bytes and length: a result of another size comes back exactly, and one cut short
+// is no result at all, never the earlier result's bytes.
+TEST_F(Sandbox, ResultsReadOverAnEarlierOnesBufferAreExactlyTheirOwn) {
+  auto run_and_recycle = [](char fill, int64_t bytes) {
+    auto r = run_sandboxed(limits(), [fill, bytes] { return std::string(static_cast<size_t>(bytes), fill); });
+    EXPECT_TRUE(r) << r.error().format();
+    if (!r) return;
+    EXPECT_EQ(r->payload.size(), static_cast<size_t>(bytes));
+    EXPECT_EQ(std::count(r->payload.begin(), r->payload.end(), fill), bytes);
+    recycle_result_buffer(std::move(r->payload));
+  };
+  run_and_recycle('a', 2 * kMiB);
+  run_and_recycle('b', kMiB + 3);  // shorter than what the buffer holds
+  run_and_recycle('c', 3 * kMiB);  // longer than its length and its capacity
+  run_and_recycle('d', 0);
+  run_and_recycle('e', 2 * kMiB);
+
+  // The child writes a result record's header for 1 MiB to its result pipe, then 1000 bytes of it,
+  // and exits.
+  auto cut = run_sandboxed_report(limits(), []() -> std::string {
+    for (int fd = 3; fd < 1024; ++fd) {
+      struct stat st {};
+      if (::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) || (::fcntl(fd, F_GETFL) & O_ACCMODE) != O_WRONLY) continue;
+      const char head[5] = {'R', 0, 0, 0x10, 0};  // little-endian 0x00100000
+      const std::string part(1000, 'f');
+      if (::write(fd, head, sizeof head) != 5 || ::write(fd, part.data(), part.size()) != 1000) break;
+      ::_exit(0);
+    }
+    return "the result pipe was not found";
+  });
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.error->code, kSandboxExit) << cut.error->format();
+  EXPECT_TRUE(cut.output.payload.empty());
 }
 
 TEST_F(Sandbox, HandlerDiagnosticPassesThrough) {
