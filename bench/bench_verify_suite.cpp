@@ -217,8 +217,10 @@ int run(const Options& o) {
     }
     warm.push_back(r.warm);
     first_warm.push_back(r.warm_runs.front());
-    if (r.torch > 0) ratio.push_back(r.warm / r.torch);
-    if (r.torch > 0) first_ratio.push_back(r.warm_runs.front() / r.torch);
+    if (r.torch > 0) {
+      ratio.push_back(r.warm / r.torch);
+      first_ratio.push_back(r.warm_runs.front() / r.torch);
+    }
   }
   std::sort(warm.begin(), warm.end());
   std::sort(first_warm.begin(), first_warm.end());
