@@ -100,11 +100,10 @@ struct Stream {
   bool records = false;
   char head[sandbox_detail::kRecordHeaderBytes] = {};
   size_t head_got = 0;  // bytes of the first record's header read so far
-  // The first record is a result within the cap: `data` is its payload, of `payload_len` bytes,
-  // `filled` of them read; what follows it goes to `rest`. Otherwise `data` keeps the stream as it
+  // The first record is a result within the cap: `data` is its payload (sized to it), `filled`
+  // bytes of it read; what follows it goes to `rest`. Otherwise `data` keeps the stream as it
   // came, from the header on.
   bool direct = false;
-  size_t payload_len = 0;
   size_t filled = 0;
   std::string rest;
 };
@@ -129,7 +128,6 @@ void first_header_read(Stream& s) {
     }
     s.data.resize(len);
     s.direct = true;
-    s.payload_len = len;
     return;
   }
   s.data.assign(s.head, sizeof s.head);
@@ -139,9 +137,9 @@ void first_header_read(Stream& s) {
 // within the cap by take()).
 std::pair<char*, size_t> next_target(Stream& s, char* buf, size_t buf_size, int64_t budget) {
   if (s.records && s.head_got < sizeof s.head) return {s.head + s.head_got, sizeof s.head - s.head_got};
-  if (s.direct && s.filled < s.payload_len)
+  if (s.direct && s.filled < s.data.size())
     return {s.data.data() + s.filled,
-            std::min(s.payload_len - s.filled, static_cast<size_t>(std::max<int64_t>(1, budget)))};
+            std::min(s.data.size() - s.filled, static_cast<size_t>(std::max<int64_t>(1, budget)))};
   return {buf, buf_size};
 }
 
@@ -152,13 +150,13 @@ void take(Stream& s, const char* at, size_t n) {
     if (s.head_got == sizeof s.head) first_header_read(s);
     return;
   }
-  if (s.direct && s.filled < s.payload_len) {
+  if (s.direct && s.filled < s.data.size()) {
     s.filled += n;
     return;
   }
   std::string& to = s.direct ? s.rest : s.data;
   const int64_t held =
-      static_cast<int64_t>(to.size()) + (s.direct ? static_cast<int64_t>(s.payload_len + sizeof s.head) : int64_t{0});
+      static_cast<int64_t>(to.size()) + (s.direct ? static_cast<int64_t>(s.data.size() + sizeof s.head) : int64_t{0});
   const int64_t room = s.keep - held;
   if (room > 0) to.append(at, static_cast<size_t>(std::min<int64_t>(room, static_cast<int64_t>(n))));
 }
@@ -259,7 +257,7 @@ ChildRecords parse_stream(Stream& s) {
     if (s.head_got < sizeof s.head) s.data.assign(s.head, s.head_got);
     return parse_records(s.data);
   }
-  if (s.filled < s.payload_len) {
+  if (s.filled < s.data.size()) {
     ChildRecords r;
     r.malformed = true;
     return r;
